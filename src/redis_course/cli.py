@@ -1,0 +1,170 @@
+"""The ``course`` command.  Run it through ``python3 run.py <command>``, which sets everything up first.
+
+    serve      build the notebooks and the site, serve it at http://127.0.0.1:8000
+    build      the same, without serving (``--strict`` by default)
+    test       run the whole test suite (pytest), on fakeredis and on the real server when it is up
+    doctor     what works on this machine, and what each missing piece means
+    jupyter    open JupyterLab on the notebooks in one language
+    notebooks  regenerate notebooks/<lang>/*.ipynb from the sources (``--check``: only report)
+    i18n       translation parity and outdated translations
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from . import paths
+from .backend import CourseError
+from .paths import LANGS
+
+
+def _log(text: str) -> None:
+    print(text, flush=True)
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from . import notebooks, site
+
+    _log("[course] generating notebooks/<lang>/*.ipynb from notebooks/*.py")
+    notebooks.sync()
+    _log("[course] executing the notebooks (cached in build/ until their source changes)")
+    notebooks.render_pages(redis_url=os.environ.get("REDIS_URL") if args.real else None, log=_log)
+    _log("[course] building the site")
+    site.build(strict=not args.no_strict, log=_log)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from . import site
+
+    if not args.no_build:
+        cmd_build(args)
+    site.serve(port=args.port)
+    return 0
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    from . import notebooks
+
+    notebooks.sync()
+    cmd = [sys.executable, "-m", "pytest", *args.pytest_args]
+    return subprocess.call(cmd, cwd=paths.ROOT)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from .doctor import run_doctor
+
+    return run_doctor()
+
+
+def cmd_jupyter(args: argparse.Namespace) -> int:
+    from . import notebooks
+
+    notebooks.sync()
+    env = dict(os.environ, COURSE_LANG=args.lang)
+    folder = paths.NOTEBOOKS / args.lang
+    _log(f"[course] JupyterLab on {folder.relative_to(paths.ROOT)}/ "
+         f"({'REDIS_URL=' + env['REDIS_URL'] if env.get('REDIS_URL') else 'fakeredis'})")
+    return subprocess.call([sys.executable, "-m", "jupyterlab", f"--notebook-dir={folder}",
+                            "--ServerApp.ip=127.0.0.1", *args.jupyter_args], env=env)
+
+
+def cmd_notebooks(args: argparse.Namespace) -> int:
+    from . import notebooks
+
+    stale = notebooks.sync(check=args.check)
+    for p in stale:
+        _log(f"{'stale' if args.check else 'written'}: {p.relative_to(paths.ROOT)}")
+    if args.check and stale:
+        _log("Run `python3 run.py notebooks` to regenerate them from notebooks/*.py.")
+        return 1
+    return 0
+
+
+def cmd_i18n(args: argparse.Namespace) -> int:
+    from . import i18n
+
+    if args.action == "check":
+        return i18n.main_check()
+    if args.action == "status":
+        return i18n.main_status()
+    return i18n.main_stamp(args.pages)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="course", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    b = sub.add_parser("build", help="build notebooks and site")
+    b.add_argument("--no-strict", action="store_true", help="do not fail on mkdocs warnings")
+    b.add_argument("--real", action="store_true", help="execute the notebooks on REDIS_URL instead of fakeredis")
+    b.set_defaults(func=cmd_build)
+
+    s = sub.add_parser("serve", help="build and serve the site at http://127.0.0.1:8000")
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--no-build", action="store_true", help="serve site/ as it is")
+    s.add_argument("--no-strict", action="store_true")
+    s.add_argument("--real", action="store_true")
+    s.set_defaults(func=cmd_serve)
+
+    t = sub.add_parser("test", help="run the whole test suite")
+    t.add_argument("pytest_args", nargs=argparse.REMAINDER)
+    t.set_defaults(func=cmd_test)
+
+    d = sub.add_parser("doctor", help="what works on this machine")
+    d.set_defaults(func=cmd_doctor)
+
+    j = sub.add_parser("jupyter", help="open JupyterLab on the notebooks in one language")
+    j.add_argument("--lang", choices=LANGS, default="en")
+    j.add_argument("jupyter_args", nargs=argparse.REMAINDER)
+    j.set_defaults(func=cmd_jupyter)
+
+    n = sub.add_parser("notebooks", help="regenerate notebooks/<lang>/*.ipynb")
+    n.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
+    n.set_defaults(func=cmd_notebooks)
+
+    i = sub.add_parser("i18n", help="translation parity and outdated translations")
+    i.add_argument("action", choices=["check", "status", "stamp"],
+                   help="check: fail on structural differences; status: list outdated pages; "
+                        "stamp: record that PAGES (docs/ru/... or docs/zh/...) are up to date")
+    i.add_argument("pages", nargs="*")
+    i.set_defaults(func=cmd_i18n)
+
+    try:
+        from .labs.cli import add_lab_commands
+    except ImportError:
+        pass
+    else:
+        add_lab_commands(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except CourseError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a clear line for people; the traceback only on request
+        if os.environ.get("COURSE_DEBUG"):
+            raise
+        from .site import SiteBuildError
+
+        if isinstance(exc, SiteBuildError):
+            print(exc, file=sys.stderr)
+            return 1
+        name = type(exc).__name__
+        print(f"course {args.command}: {name}: {exc}\n(set COURSE_DEBUG=1 to see the traceback)", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,44 @@
+"""Where things are in the course repository.  A lesson is found by its number alone."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+LANGS = ("en", "ru", "zh")
+LANG_NAMES = {"en": "English", "ru": "Русский", "zh": "简体中文"}
+
+
+def _find_root() -> Path:
+    env = os.environ.get("COURSE_ROOT")
+    if env:
+        return Path(env).resolve()
+    here = Path(__file__).resolve().parents[2]
+    if (here / "mkdocs.yml").exists():
+        return here
+    for d in [Path.cwd(), *Path.cwd().parents]:
+        if (d / "mkdocs.yml").exists() and (d / "src" / "redis_course").exists():
+            return d
+    return here
+
+
+ROOT = _find_root()
+DOCS = ROOT / "docs"
+NOTEBOOKS = ROOT / "notebooks"
+LABS = ROOT / "labs"
+BUILD = ROOT / "build"
+SITE = ROOT / "site"
+
+
+def lesson_ids() -> list[str]:
+    """Lesson folder names (``00-start``, ``01-incr``, ...) in number order, from docs/en."""
+    return sorted(p.name for p in (DOCS / "en").iterdir()
+                  if p.is_dir() and p.name[:2].isdigit() and (p / "index.md").exists())
+
+
+def find_lesson(number_or_id: str) -> str:
+    """``"1"``, ``"01"`` or ``"01-incr"`` → ``"01-incr"``."""
+    want = number_or_id.strip()
+    for lid in lesson_ids():
+        if lid == want or lid.split("-")[0] == want.zfill(2):
+            return lid
+    raise KeyError(number_or_id)
