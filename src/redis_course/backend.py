@@ -213,7 +213,7 @@ def connect(url: str | None = None, *, prefix: str | None = None, owned: bool = 
     server-wide commands are allowed.  Raises :class:`CourseError` with one clear sentence when the
     URL is malformed or the server is unreachable.  Costs one PING round trip on a real server.
     """
-    url = url if url is not None else os.environ.get(ENV_URL) or None
+    url = (os.environ.get(ENV_URL) if url is None else url) or None  # "" forces fakeredis
     prefix = prefix if prefix is not None else run_prefix()
     if url is None:
         client = _fake_class()(server=fake_server(), decode_responses=decode_responses,

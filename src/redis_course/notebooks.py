@@ -150,10 +150,27 @@ def execute(nb: nbformat.NotebookNode, *, redis_url: str | None = None, lang: st
     fails the run (unless tagged ``raises-exception``): ``nbclient.exceptions.CellExecutionError``.
     """
     nb = copy.deepcopy(nb)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+    import tempfile
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    # IPC transport: the kernel talks over Unix sockets in a private folder, not over TCP.
+    ipc_dir = tempfile.mkdtemp(prefix="course-kernel-")
+    km = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(ipc_dir, "k"))
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", km=km,
                             resources={"metadata": {"path": str(cwd or paths.NOTEBOOKS)}})
     env = kernel_env(redis_url, lang, prefix)
-    asyncio.run(client.async_execute(env=env))
+    async def run() -> None:
+        try:
+            await client.async_execute(env=env)
+        finally:
+            if await km.is_alive():
+                await km.shutdown_kernel(now=True)
+
+    try:
+        asyncio.run(run())
+    finally:
+        shutil.rmtree(ipc_dir, ignore_errors=True)
     nb.metadata.setdefault("course", {})["executed_on"] = _backend_line(nb)
     return nb
 

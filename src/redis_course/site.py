@@ -73,7 +73,7 @@ def write_config(lang: str) -> Path:
         "site_url": f"http://127.0.0.1:8000/{lang}/",
         "docs_dir": f"../docs/{lang}",
         "site_dir": f"../site/{lang}",
-        "theme": {"language": lang},
+        "theme": {"language": lang, "custom_dir": "../overrides"},
         "plugins": [{"search": SEARCH[lang]}],
         "nav": nav(lang),
     }

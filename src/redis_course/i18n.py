@@ -1,0 +1,203 @@
+"""Translation parity: every page in three languages with the same skeleton.
+
+For each page under ``docs/en`` (hand-written pages; generated ``notebook.md`` pages are skipped):
+
+* the page exists in ``docs/ru`` and ``docs/zh`` (or is a deliberate fallback that shows the
+  "not yet translated" note: front matter ``translation: pending``);
+* the explicit heading ids (``## Атомарность { #atomicity }``) are the same, in the same order;
+* fenced code blocks are byte-identical, in the same order;
+* links and images point to the same targets, in the same order;
+* the admonition and content-tab structure is the same.
+
+Outdated translations: a translated page records in its front matter the hash of the English page
+it was translated from (``source: 1a2b3c4d5e6f``).  ``course i18n status`` lists pages whose English
+original has changed since; ``course i18n stamp docs/ru/...`` records that a page is up to date.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import paths
+from .paths import LANGS
+
+GENERATED = {"notebook.md"}
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=indent)(?P=ticks)[ \t]*$",
+                    re.MULTILINE | re.DOTALL)
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$", re.MULTILINE)
+_HEADING_ID = re.compile(r"\{[^}]*#([A-Za-z0-9_\-:.]+)[^}]*\}\s*$")
+_LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_AUTOLINK = re.compile(r"<(https?://[^>]+)>")
+_ADMONITION = re.compile(r"^([ \t]*)(!!!|\?\?\?\+?)\s*([A-Za-z\-]+)", re.MULTILINE)
+_TAB = re.compile(r"^([ \t]*)===\+?\s", re.MULTILINE)
+_FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
+
+
+@dataclass
+class Skeleton:
+    headings: list[str] = field(default_factory=list)
+    missing_ids: list[str] = field(default_factory=list)
+    code: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+    blocks: list[str] = field(default_factory=list)
+    front: dict = field(default_factory=dict)
+
+
+def front_matter(text: str) -> dict:
+    import yaml
+
+    m = _FRONT.match(text)
+    return (yaml.safe_load(m.group(1)) or {}) if m else {}
+
+
+def skeleton(text: str) -> Skeleton:
+    sk = Skeleton(front=front_matter(text))
+    body = _FRONT.sub("", text, count=1)
+    for m in _FENCE.finditer(body):
+        sk.code.append(m.group("info").strip() + "\n" + m.group("body"))
+    prose = _FENCE.sub("", body)  # headings, links and blocks outside code only
+    for level, title in _HEADING.findall(prose):
+        m = _HEADING_ID.search(title)
+        if m:
+            sk.headings.append(f"{level} #{m.group(1)}")
+        else:
+            sk.missing_ids.append(f"{level} {title}")
+    sk.links = _LINK.findall(prose) + _AUTOLINK.findall(prose)
+    sk.blocks = [f"{ind}{kind} {typ}" for ind, kind, typ in _ADMONITION.findall(prose)]
+    sk.blocks += [f"{ind}===" for ind in _TAB.findall(prose)]
+    return sk
+
+
+def source_hash(text: str) -> str:
+    """Hash of an English page without its front matter (what a translation was made from)."""
+    return hashlib.sha256(_FRONT.sub("", text, count=1).encode("utf-8")).hexdigest()[:12]
+
+
+def pages(lang: str = "en") -> list[Path]:
+    root = paths.DOCS / lang
+    return sorted(p.relative_to(root) for p in root.rglob("*.md") if p.name not in GENERATED)
+
+
+def _diff_list(what: str, a: list[str], b: list[str]) -> list[str]:
+    if a == b:
+        return []
+    out = [f"{what} differ ({len(a)} in en, {len(b)} here)"]
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            x1, y1 = x.replace("\n", "⏎")[:80], y.replace("\n", "⏎")[:80]
+            out.append(f"  first difference at #{i + 1}: en {x1!r} ≠ {y1!r}")
+            break
+    else:
+        longer, name = (a, "en") if len(a) > len(b) else (b, "here")
+        out.append(f"  extra in {name}: {longer[min(len(a), len(b))].replace(chr(10), '⏎')[:80]!r}")
+    return out
+
+
+def check_page(rel: Path, lang: str) -> list[str]:
+    """Problems of the ``lang`` version of page ``rel`` against English; [] when in parity."""
+    en_text = (paths.DOCS / "en" / rel).read_text(encoding="utf-8")
+    path = paths.DOCS / lang / rel
+    if not path.exists():
+        return [f"missing: docs/{lang}/{rel} (translate docs/en/{rel}, or add it with "
+                f"front matter `translation: pending` and a visible not-yet-translated note)"]
+    text = path.read_text(encoding="utf-8")
+    en, tr = skeleton(en_text), skeleton(text)
+    problems: list[str] = []
+    if tr.front.get("translation") == "pending":
+        if "course-untranslated" not in text:
+            problems.append("marked `translation: pending` but shows no not-yet-translated note "
+                            "(a block with class course-untranslated)")
+        return problems
+    for h in en.missing_ids:
+        problems.append(f"heading without an explicit id in docs/en/{rel}: {h!r} (add {{ #some-id }})")
+    for h in tr.missing_ids:
+        problems.append(f"heading without an explicit id: {h!r} (use the id of the English heading)")
+    problems += _diff_list("heading ids", en.headings, tr.headings)
+    problems += _diff_list("code blocks", en.code, tr.code)
+    problems += _diff_list("links and images", en.links, tr.links)
+    problems += _diff_list("admonitions and tabs", en.blocks, tr.blocks)
+    return problems
+
+
+def check_all() -> dict[str, list[str]]:
+    """``{"docs/ru/01-incr/index.md": [problem, ...], ...}`` for every page with a problem."""
+    report: dict[str, list[str]] = {}
+    en_pages = set(pages("en"))
+    for lang in LANGS[1:]:
+        for rel in sorted(en_pages):
+            problems = check_page(rel, lang)
+            if problems:
+                report[f"docs/{lang}/{rel}"] = problems
+        for rel in sorted(set(pages(lang)) - en_pages):
+            report[f"docs/{lang}/{rel}"] = [f"no English original docs/en/{rel}"]
+    return report
+
+
+def outdated() -> dict[str, str]:
+    """Translated pages whose English original changed since they were stamped."""
+    out: dict[str, str] = {}
+    for rel in pages("en"):
+        want = source_hash((paths.DOCS / "en" / rel).read_text(encoding="utf-8"))
+        for lang in LANGS[1:]:
+            path = paths.DOCS / lang / rel
+            if not path.exists():
+                continue
+            got = front_matter(path.read_text(encoding="utf-8")).get("source")
+            if str(got) != want:
+                out[f"docs/{lang}/{rel}"] = ("never stamped" if got is None else
+                                             f"English page changed (translated from {got}, now {want})")
+    return out
+
+
+def stamp(page: Path) -> None:
+    """Record in the translated page's front matter the hash of its current English original."""
+    page = page.resolve()
+    lang_dir = next(paths.DOCS / l for l in LANGS[1:] if (paths.DOCS / l) in page.parents)
+    rel = page.relative_to(lang_dir)
+    want = source_hash((paths.DOCS / "en" / rel).read_text(encoding="utf-8"))
+    text = page.read_text(encoding="utf-8")
+    m = _FRONT.match(text)
+    if m:
+        lines = [ln for ln in m.group(1).splitlines() if not ln.startswith("source:")]
+        lines.append(f"source: {want}")
+        text = "---\n" + "\n".join(lines) + "\n---\n" + text[m.end():]
+    else:
+        text = f"---\nsource: {want}\n---\n\n" + text
+    page.write_text(text, encoding="utf-8")
+
+
+def main_check() -> int:
+    report = check_all()
+    for page, problems in report.items():
+        print(page)
+        for p in problems:
+            print(f"  - {p}")
+    stale = outdated()
+    if stale:
+        print(f"\n{len(stale)} translated page(s) older than their English original "
+              f"(`python3 run.py i18n status` lists them).")
+    n = len(pages("en"))
+    print(f"\nparity: {n} page(s) × {len(LANGS)} languages, {len(report)} with problems")
+    return 1 if report else 0
+
+
+def main_status() -> int:
+    stale = outdated()
+    for page, why in stale.items():
+        print(f"{page}: {why}")
+    if not stale:
+        print("every translation is up to date with its English page")
+    return 0
+
+
+def main_stamp(pages_: list[str]) -> int:
+    if not pages_:
+        print("name the translated pages to stamp, e.g. docs/ru/01-incr/index.md", file=sys.stderr)
+        return 2
+    for p in pages_:
+        stamp(Path(p))
+        print(f"stamped {p}")
+    return 0
