@@ -86,12 +86,46 @@ def check_command(args: tuple[Any, ...], where: str) -> None:
                 raise ServerWideCommandRefused(msg("refused_command", command=hit.group(1).upper(), where=where))
 
 
+class _GuardedPacker:
+    """Wraps redis-py's command packer: every command is packed here before it is sent."""
+
+    def __init__(self, packer: Any, where: Any) -> None:
+        self._packer, self._where = packer, where
+
+    def pack(self, *args: Any):
+        check_command(args, self._where())
+        return self._packer.pack(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._packer, name)
+
+
 class _GuardMixin:
-    """Checks every command at the moment it is packed for the wire (plain calls, pipelines, MULTI)."""
+    """Checks every command at the moment it is packed for the wire (plain calls, pipelines, MULTI).
+
+    redis-py's ``send_command`` and ``pack_commands`` (pipelines) pack through ``_command_packer``
+    without calling ``pack_command``, so the packer itself is wrapped, and the public entry points
+    check too (for redis-py versions that pack differently).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        packer = getattr(self, "_command_packer", None)
+        if packer is not None:
+            self._command_packer = _GuardedPacker(packer, self._guard_where)
+
+    def send_command(self, *args: Any, **kwargs: Any):  # type: ignore[override]
+        check_command(args, self._guard_where())
+        return super().send_command(*args, **kwargs)  # type: ignore[misc]
 
     def pack_command(self, *args: Any):  # type: ignore[override]
         check_command(args, self._guard_where())
         return super().pack_command(*args)  # type: ignore[misc]
+
+    def pack_commands(self, commands: Any):  # type: ignore[override]
+        for cmd in commands:
+            check_command(tuple(cmd), self._guard_where())
+        return super().pack_commands(commands)  # type: ignore[misc]
 
     def _guard_where(self) -> str:
         path = getattr(self, "path", None)
