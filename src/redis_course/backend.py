@@ -257,7 +257,10 @@ def connect(url: str | None = None, *, prefix: str | None = None, owned: bool = 
             print(client.describe())
         return client
 
-    where = _describe_url(url) if "://" in url else url
+    try:
+        where = _describe_url(url) if "://" in url else url
+    except ValueError:  # e.g. a port that is not a number
+        where = url
     scheme = urlparse(url).scheme
     conn_class = {"redis": GuardedConnection, "rediss": GuardedSSLConnection,
                   "unix": GuardedUnixConnection}.get(scheme)
@@ -265,28 +268,38 @@ def connect(url: str | None = None, *, prefix: str | None = None, owned: bool = 
         raise CourseError(msg("bad_url", url=url, detail=f"unknown scheme {scheme!r}" if scheme else "no scheme"))
     if owned:
         conn_class = {"redis": Connection, "rediss": SSLConnection, "unix": UnixDomainSocketConnection}[scheme]
-    try:
-        pool = redis.ConnectionPool.from_url(
+    socket_timeout = kwargs.pop("socket_timeout", SOCKET_TIMEOUT)
+    connect_timeout = kwargs.pop("socket_connect_timeout", CONNECT_TIMEOUT)
+    # The first PING is part of connecting: a server that accepts but never answers must fail within
+    # the connect timeout, not the (longer) timeout for replies.
+    first_timeout = min(t for t in (socket_timeout, connect_timeout, SOCKET_TIMEOUT) if t is not None)
+
+    def make_pool(read_timeout):
+        return redis.ConnectionPool.from_url(
             url, connection_class=conn_class, decode_responses=decode_responses, protocol=PROTOCOL,
-            socket_timeout=kwargs.pop("socket_timeout", SOCKET_TIMEOUT),
-            socket_connect_timeout=kwargs.pop("socket_connect_timeout", CONNECT_TIMEOUT), **kwargs)
+            socket_timeout=read_timeout, socket_connect_timeout=connect_timeout, **kwargs)
+
+    try:
+        probe_pool, pool = make_pool(first_timeout), make_pool(socket_timeout)
     except ValueError as exc:
         raise CourseError(msg("bad_url", url=url, detail=str(exc))) from None
     client = CourseRedis(connection_pool=pool)
     client.backend, client.prefix, client.owned, client.where = "redis", prefix, owned, where
     try:
-        client.ping()
+        CourseRedis(connection_pool=probe_pool).ping()
     except redis.exceptions.AuthenticationError as exc:
-        raise CourseError(msg("auth", where=where, detail=exc)) from None
+        raise CourseError(msg("auth", where=where, detail=_sentence_part(exc))) from None
     except redis.exceptions.TimeoutError:
-        raise CourseError(msg("timeout", where=where, seconds=CONNECT_TIMEOUT)) from None
+        raise CourseError(msg("timeout", where=where, seconds=f"{first_timeout:g}")) from None
     except redis.exceptions.ConnectionError as exc:
         detail = str(exc).split(". ")[-1].strip(". ") or "connection failed"
         raise CourseError(msg("refused", where=where, detail=detail)) from None
     except redis.exceptions.ResponseError as exc:
         if "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
-            raise CourseError(msg("auth", where=where, detail=exc)) from None
+            raise CourseError(msg("auth", where=where, detail=_sentence_part(exc))) from None
         raise
+    finally:
+        probe_pool.disconnect()
     if not owned and prefix not in _cleanup_registered:
         # Leave nothing behind on somebody else's server: this run's keys go when the process ends.
         _cleanup_registered.add(prefix)
@@ -294,6 +307,11 @@ def connect(url: str | None = None, *, prefix: str | None = None, owned: bool = 
     if verbose:
         print(client.describe())
     return client
+
+
+def _sentence_part(exc: Exception) -> str:
+    """A server's error text without its final punctuation, to sit inside one of our sentences."""
+    return str(exc).strip().rstrip(".?! ") or type(exc).__name__
 
 
 def _cleanup_quietly(url: str, prefix: str) -> None:

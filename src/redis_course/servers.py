@@ -61,6 +61,13 @@ def redis_server_version() -> str | None:
     return out.strip() or None
 
 
+def _major(version: str | None) -> int:
+    try:
+        return int((version or "0").split(".")[0])
+    except ValueError:
+        return 0
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -92,10 +99,22 @@ class PrivateRedis:
         return self.data_dir / "redis.sock"
 
     @property
+    def password(self) -> str | None:
+        """The password given with ``--requirepass`` in ``extra_args``, if any."""
+        args = list(self.extra_args)
+        for i, a in enumerate(args[:-1]):
+            if a == "--requirepass":
+                return args[i + 1]
+        return None
+
+    @property
     def url(self) -> str:
+        from urllib.parse import quote
+
+        auth = f":{quote(self.password, safe='')}@" if self.password else ""
         if self.unix_socket:
-            return f"unix://{self.socket_path}"
-        return f"redis://127.0.0.1:{self.port}/0"
+            return f"unix://{auth}{self.socket_path}"
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def command_line(self) -> list[str]:
         binary = redis_server_binary()
@@ -106,6 +125,9 @@ class PrivateRedis:
                 "--logfile", str(Path(self.data_dir) / "redis.log"), *PERSISTENCE[self.persistence]]
         if self.unix_socket:
             args += ["--unixsocket", str(self.socket_path), "--unixsocketperm", "777"]
+        if _major(redis_server_version()) >= 7:
+            # Redis 7 refuses DEBUG unless enabled; demos on a private server may use it (local clients only).
+            args += ["--enable-debug-command", "local"]
         return args + list(self.extra_args)
 
     def start(self, timeout: float = 10.0) -> "PrivateRedis":
