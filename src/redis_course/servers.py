@@ -46,7 +46,10 @@ class RedisServerMissing(CourseError):
 
 def redis_server_binary() -> str | None:
     """Path of ``redis-server`` (``COURSE_REDIS_SERVER`` overrides), or None."""
-    return os.environ.get("COURSE_REDIS_SERVER") or shutil.which("redis-server") or (
+    override = os.environ.get("COURSE_REDIS_SERVER")
+    if override:  # a program that does not exist there counts as missing, not as a crash later
+        return shutil.which(override)
+    return shutil.which("redis-server") or (
         "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else None)
 
 
