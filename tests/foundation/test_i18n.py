@@ -1,0 +1,220 @@
+"""Translation parity and outdated-translation detection, on the real docs and on broken copies."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from redis_course import i18n, paths
+
+COURSE = Path(sys.executable).with_name("course")
+
+EN = '''# Counting { #counting }
+
+Intro with a [link](../00-start/index.md) and <https://redis.io/docs/>.
+
+## Increment { #increment }
+
+!!! tip "A tip"
+    Text.
+
+=== "redis-cli"
+
+    ```text
+    redis> INCR n
+    (integer) 1
+    ```
+
+=== "Python"
+
+    ```python
+    r.incr(r.key("n"))
+    ```
+
+## Done { #done }
+
+![diagram](img/diagram.svg)
+'''
+
+RU = '''# Счётчики { #counting }
+
+Вступление со [ссылкой](../00-start/index.md) и <https://redis.io/docs/>.
+
+## Увеличение { #increment }
+
+!!! tip "Совет"
+    Текст.
+
+=== "redis-cli"
+
+    ```text
+    redis> INCR n
+    (integer) 1
+    ```
+
+=== "Python"
+
+    ```python
+    r.incr(r.key("n"))
+    ```
+
+## Готово { #done }
+
+![схема](img/diagram.svg)
+'''
+
+ZH = RU.replace("Счётчики", "计数器").replace("Вступление со [ссылкой]", "简介和[链接]").replace(
+    "Увеличение", "递增").replace("Совет", "提示").replace("Текст.", "正文。").replace("Готово", "完成").replace(
+    "схема", "示意图").replace(" и <https", " 以及 <https")
+
+PAGE = Path("zz-parity") / "index.md"
+
+
+@pytest.fixture
+def docs(tmp_path, monkeypatch):
+    """A copy of docs/ plus one page with every structure the checker knows, in parity in all languages."""
+    root = tmp_path / "course"
+    shutil.copytree(paths.DOCS, root / "docs", ignore=shutil.ignore_patterns("notebook.md", "*.ipynb"))
+    for lang, text in (("en", EN), ("ru", RU), ("zh", ZH)):
+        (root / "docs" / lang / PAGE).parent.mkdir(parents=True)
+        (root / "docs" / lang / PAGE).write_text(text, encoding="utf-8")
+    # only the synthetic page matters below: drop the copied pages' own problems, if any
+    monkeypatch.setattr(paths, "ROOT", root)
+    monkeypatch.setattr(paths, "DOCS", root / "docs")
+    for page, _ in i18n.check_all().items():
+        lang, rel = page.split("/", 2)[1:]
+        for lang_ in paths.LANGS:
+            (root / "docs" / lang_ / rel).unlink(missing_ok=True)
+    return root / "docs"
+
+
+def _edit(docs: Path, lang: str, old: str, new: str) -> None:
+    page = docs / lang / PAGE
+    text = page.read_text(encoding="utf-8")
+    assert old in text, old
+    page.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _problems(lang: str = "ru") -> list[str]:
+    return i18n.check_all().get(f"docs/{lang}/{PAGE}", [])
+
+
+def test_repository_docs_are_in_parity():
+    report = i18n.check_all()
+    assert report == {}, "\n".join(f"{p}: {'; '.join(v)}" for p, v in report.items())
+
+
+def test_synthetic_page_is_in_parity(docs):
+    assert i18n.check_all() == {}
+    sk = i18n.skeleton(EN)
+    assert sk.headings == ["# #counting", "## #increment", "## #done"]
+    assert len(sk.code) == 2 and sk.links == ["../00-start/index.md", "img/diagram.svg", "https://redis.io/docs/"]
+    assert sk.blocks == ["!!! tip", "===", "==="]
+
+
+def test_missing_page(docs):
+    (docs / "zh" / PAGE).unlink()
+    assert _problems("zh")[0].startswith(f"missing: docs/zh/{PAGE}")
+    assert _problems("ru") == []
+
+
+def test_page_without_english_original(docs):
+    extra = docs / "ru" / "zz-only-ru.md"
+    extra.write_text("# Только по-русски { #only }\n", encoding="utf-8")
+    assert i18n.check_all()["docs/ru/zz-only-ru.md"] == ["no English original docs/en/zz-only-ru.md"]
+
+
+def test_differing_heading_id(docs):
+    _edit(docs, "ru", "{ #increment }", "{ #uvelichenie }")
+    assert any(p.startswith("heading ids differ") for p in _problems())
+
+
+def test_heading_without_id(docs):
+    _edit(docs, "zh", "## 完成 { #done }", "## 完成")
+    problems = _problems("zh")
+    assert any("heading without an explicit id" in p and "完成" in p for p in problems)
+
+
+def test_heading_without_id_in_english(docs):
+    _edit(docs, "en", "## Done { #done }", "## Done")
+    assert any("heading without an explicit id in docs/en/" in p for p in _problems())
+
+
+def test_changed_code_block(docs):
+    _edit(docs, "ru", 'r.incr(r.key("n"))', 'r.incr(r.key("n"))  # счётчик')
+    assert any(p.startswith("code blocks differ") for p in _problems())
+
+
+def test_changed_link_target(docs):
+    _edit(docs, "zh", "(img/diagram.svg)", "(img/diagram-zh.svg)")
+    assert any(p.startswith("links and images differ") for p in _problems("zh"))
+
+
+def test_changed_autolink(docs):
+    _edit(docs, "ru", "<https://redis.io/docs/>", "<https://redis.io/ru/>")
+    assert any(p.startswith("links and images differ") for p in _problems())
+
+
+def test_missing_admonition(docs):
+    _edit(docs, "ru", '!!! tip "Совет"\n    Текст.\n', "Совет: текст.\n")
+    assert any(p.startswith("admonitions and tabs differ") for p in _problems())
+
+
+def test_missing_tab(docs):
+    _edit(docs, "zh", '=== "Python"\n', "")
+    assert any(p.startswith("admonitions and tabs differ") for p in _problems("zh"))
+
+
+def test_pending_translation_needs_the_note(docs):
+    pending = '---\ntranslation: pending\n---\n\n' + EN
+    (docs / "ru" / PAGE).write_text(pending, encoding="utf-8")
+    assert any("translation: pending" in p and "course-untranslated" in p for p in _problems())
+    note = '!!! info "Ещё не переведено"\n    Эта страница пока только на английском.\n{ .course-untranslated }\n\n'
+    (docs / "ru" / PAGE).write_text(pending.replace("# Counting", note + "# Counting"), encoding="utf-8")
+    assert _problems() == []
+
+
+def test_outdated_after_the_english_page_changes(docs):
+    assert f"docs/ru/{PAGE}" in i18n.outdated()  # never stamped
+    i18n.stamp(docs / "ru" / PAGE)
+    i18n.stamp(docs / "zh" / PAGE)
+    assert f"docs/ru/{PAGE}" not in i18n.outdated() and f"docs/zh/{PAGE}" not in i18n.outdated()
+    assert i18n.front_matter((docs / "ru" / PAGE).read_text(encoding="utf-8"))["source"]
+    assert _problems() == []  # the front matter does not disturb parity
+    _edit(docs, "en", "Intro with", "An introduction with")
+    stale = i18n.outdated()
+    assert stale[f"docs/ru/{PAGE}"].startswith("English page changed")
+    assert stale[f"docs/zh/{PAGE}"].startswith("English page changed")
+    i18n.stamp(docs / "ru" / PAGE)  # restamping twice keeps one source line
+    i18n.stamp(docs / "ru" / PAGE)
+    assert (docs / "ru" / PAGE).read_text(encoding="utf-8").count("source:") == 1
+    assert f"docs/ru/{PAGE}" not in i18n.outdated()
+
+
+def _course_i18n(docs: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, COURSE_ROOT=str(docs.parent))
+    return subprocess.run([str(COURSE), "i18n", *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_course_i18n_check_exit_codes(docs):
+    ok = _course_i18n(docs, "check")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "0 with problems" in ok.stdout
+    _edit(docs, "ru", "{ #increment }", "{ #other }")
+    bad = _course_i18n(docs, "check")
+    assert bad.returncode == 1 and f"docs/ru/{PAGE}" in bad.stdout and "heading ids differ" in bad.stdout
+
+
+def test_course_i18n_stamp_and_status(docs):
+    assert _course_i18n(docs, "stamp").returncode == 2  # no pages named
+    stamped = _course_i18n(docs, "stamp", str(docs / "ru" / PAGE))
+    assert stamped.returncode == 0 and "stamped" in stamped.stdout
+    _edit(docs, "en", "Intro with", "An introduction with")
+    status = _course_i18n(docs, "status")
+    assert status.returncode == 0 and f"docs/ru/{PAGE}: English page changed" in status.stdout
+    check = _course_i18n(docs, "check")
+    assert check.returncode == 0 and "older than their English original" in check.stdout
