@@ -1,0 +1,560 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] lang="en"
+# # INCR and its family
+#
+# Every claim of the lesson, executed. The notebook runs on fakeredis by default and on your server
+# when `REDIS_URL` is set. Where the two really answer differently, the text says so and the next
+# cell shows a form that agrees on both.
+
+# %% [markdown] lang="ru"
+# # INCR и его семейство
+#
+# Все утверждения урока — в виде выполняемого кода. По умолчанию блокнот работает на fakeredis,
+# а если задан `REDIS_URL` — на вашем сервере. Там, где ответы действительно различаются, текст
+# об этом предупреждает, а следующая ячейка показывает форму, которая совпадает на обоих.
+
+# %% [markdown] lang="zh"
+# # INCR 及其同族命令
+#
+# 本课的每一个论断都在这里实际执行。笔记本默认运行在 fakeredis 上，设置了 `REDIS_URL` 时则运行在你的服务器上。
+# 两者的回复确实不同的地方，文字会明确指出，紧随其后的单元格会给出在两边结果一致的写法。
+
+# %% tags=["varies"]
+from redis_course import connect, needs_real_redis
+
+r = connect(verbose=True)
+
+# %% [markdown] lang="en"
+# A small helper prints what a call returned, or the exception redis-py raised for an error reply.
+
+# %% [markdown] lang="ru"
+# Небольшой помощник печатает результат вызова или исключение, которое redis-py выбросил в ответ
+# на ошибку сервера.
+
+# %% [markdown] lang="zh"
+# 一个小工具函数：打印调用的返回值，或者 redis-py 针对错误回复抛出的异常。
+
+# %%
+import math
+import threading
+
+import redis
+
+
+def attempt(fn, *args, **kwargs):
+    """Call fn; print its result, or the class and message of the exception it raised."""
+    try:
+        result = fn(*args, **kwargs)
+    except (redis.exceptions.RedisError, ValueError) as e:
+        print(f"{type(e).__name__}: {e}")
+    else:
+        print(repr(result))
+
+
+# %% [markdown] lang="en"
+# ## INCR returns the new value
+#
+# A missing key counts as 0, so the first `INCR` returns 1. The value is stored as a string.
+
+# %% [markdown] lang="ru"
+# ## INCR возвращает новое значение
+#
+# Отсутствующий ключ считается нулём, поэтому первый `INCR` возвращает 1. Хранится значение строкой.
+
+# %% [markdown] lang="zh"
+# ## INCR 返回新值
+#
+# 不存在的键按 0 计算，所以第一次 `INCR` 返回 1。值以字符串形式存储。
+
+# %%
+visits = r.key("visits")
+print(r.exists(visits))
+print(r.incr(visits))
+print(r.incr(visits))
+print(repr(r.get(visits)), r.type(visits))
+
+# %% [markdown] lang="en"
+# The reply is the value *your* increment produced, so it can serve as a unique id.
+# Compare that with reading, adding in Python and writing back: two clients that read before
+# either writes both write the same number, and one increment is lost.
+
+# %% [markdown] lang="ru"
+# Ответ — это значение, которое получилось именно после *вашего* инкремента, поэтому он годится как
+# уникальный идентификатор. Сравните с «прочитать, прибавить в Python, записать»: если два клиента
+# прочитали значение до того, как кто-то из них записал, оба запишут одно и то же число и один
+# инкремент потеряется.
+
+# %% [markdown] lang="zh"
+# 回复是*你这一次*自增得到的值，因此可以直接用作唯一 ID。
+# 对比“先读、在 Python 里加一、再写回”：如果两个客户端都在对方写入之前读取了值，它们会写入同一个数字，
+# 其中一次自增就丢失了。
+
+# %%
+ids = r.key("ids", "order")
+print([r.incr(ids) for _ in range(3)])
+
+lost = r.key("lost")
+r.set(lost, 0)
+seen_by_a = int(r.get(lost))   # client A reads 0
+seen_by_b = int(r.get(lost))   # client B reads 0 before A writes
+r.set(lost, seen_by_a + 1)     # A writes 1
+r.set(lost, seen_by_b + 1)     # B writes 1 as well
+print(r.get(lost))             # two increments, one counted
+
+# %% [markdown] lang="en"
+# The same with real concurrency: four threads, 300 increments each. With `GET` + `SET` the total
+# depends on how the threads interleave (it changes from run to run); with `INCR` it is always 1200.
+
+# %% [markdown] lang="ru"
+# То же самое с настоящей конкуренцией: четыре потока по 300 инкрементов. С `GET` + `SET` итог
+# зависит от того, как чередуются потоки (и меняется от запуска к запуску); с `INCR` он всегда 1200.
+
+# %% [markdown] lang="zh"
+# 换成真正的并发：四个线程，每个自增 300 次。用 `GET` + `SET` 时，结果取决于线程如何交错（每次运行都可能不同）；
+# 用 `INCR` 时总是 1200。
+
+# %% tags=["varies"]
+def race(step, key, threads=4, times=300):
+    r.delete(key)
+    workers = [threading.Thread(target=lambda: [step(key) for _ in range(times)]) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return int(r.get(key))
+
+
+def get_then_set(key):
+    r.set(key, int(r.get(key) or 0) + 1)
+
+
+print("GET + SET:", race(get_then_set, r.key("race", "getset")))
+print("INCR:     ", race(r.incr, r.key("race", "incr")))
+
+# %%
+print(race(r.incr, r.key("race", "incr")) == 1200)
+
+# %% [markdown] lang="en"
+# ## A signed 64-bit integer
+#
+# The range is −2⁶³ … 2⁶³ − 1. An increment past either end is refused and the value stays.
+
+# %% [markdown] lang="ru"
+# ## Знаковое 64-битное целое
+#
+# Диапазон — от −2⁶³ до 2⁶³ − 1. Инкремент за его границу отклоняется, а значение не меняется.
+
+# %% [markdown] lang="zh"
+# ## 有符号 64 位整数
+#
+# 取值范围是 −2⁶³ … 2⁶³ − 1。越过任何一端的自增都会被拒绝，值保持不变。
+
+# %%
+big = r.key("big")
+r.set(big, 2**63 - 2)
+attempt(r.incr, big)
+attempt(r.incr, big)
+print(r.get(big))
+
+low = r.key("low")
+r.set(low, -(2**63))
+attempt(r.decr, low)
+print(r.get(low))
+
+# %% [markdown] lang="en"
+# Only canonical base-10 integers are accepted: no spaces, no leading zeros, no plus sign, no
+# decimal point or exponent, nothing out of range. All get the same reply.
+
+# %% [markdown] lang="ru"
+# Принимаются только целые числа в канонической десятичной записи: без пробелов, ведущих нулей,
+# знака плюс, десятичной точки и экспоненты, и только в пределах диапазона. Всё остальное получает
+# один и тот же ответ.
+
+# %% [markdown] lang="zh"
+# 只接受规范的十进制整数：不能有空格、前导零、加号、小数点或指数，也不能超出范围。其他一切都得到同一个回复。
+
+# %%
+n = r.key("n")
+for text in ["41", "-7", "abc", "", " 1", "1 ", "007", "+1", "-0", "1.5", "1e3", "9223372036854775808"]:
+    r.set(n, text)
+    print(f"{text!r:24}", end=" ")
+    attempt(r.incr, n)
+
+# %% [markdown] lang="en"
+# The argument of `INCRBY` follows the same rule. A value of another type gets `WRONGTYPE`.
+# All of these are `redis.exceptions.ResponseError`; redis-py drops the `ERR ` prefix.
+# `None` or `True` as an increment never reach the server: redis-py raises `DataError` itself.
+
+# %% [markdown] lang="ru"
+# Аргумент `INCRBY` подчиняется тому же правилу. Значение другого типа даёт `WRONGTYPE`.
+# Всё это — `redis.exceptions.ResponseError`; префикс `ERR ` redis-py отбрасывает.
+# `None` или `True` в качестве приращения до сервера не доходят: redis-py сам выбрасывает `DataError`.
+
+# %% [markdown] lang="zh"
+# `INCRBY` 的参数遵循同样的规则。其他类型的值会得到 `WRONGTYPE`。
+# 这些都是 `redis.exceptions.ResponseError`；redis-py 会去掉 `ERR ` 前缀。
+# 把 `None` 或 `True` 作为增量时，请求根本不会发到服务器：redis-py 自己就会抛出 `DataError`。
+
+# %%
+r.set(n, 10)
+attempt(r.incrby, n, 1.5)
+attempt(r.incrby, n, "2")
+queue = r.key("queue")
+r.rpush(queue, "job1")
+attempt(r.incr, queue)
+attempt(r.incrby, n, None)
+attempt(r.incrby, n, True)
+print(r.get(n), r.lrange(queue, 0, -1))
+
+# %% [markdown] lang="en"
+# ## Integer encoding (real server only)
+#
+# The server keeps a canonical 64-bit integer as a machine integer. `OBJECT ENCODING` shows it;
+# fakeredis does not implement `OBJECT`, so on fakeredis this cell only explains itself.
+
+# %% [markdown] lang="ru"
+# ## Целочисленная кодировка (только настоящий сервер)
+#
+# Каноническое 64-битное целое сервер хранит как машинное целое. Это видно в `OBJECT ENCODING`;
+# в fakeredis команды `OBJECT` нет, поэтому на fakeredis ячейка лишь объясняет, почему пропущена.
+
+# %% [markdown] lang="zh"
+# ## 整数编码（仅真实服务器）
+#
+# 服务器把规范的 64 位整数直接存成机器整数，`OBJECT ENCODING` 可以看到这一点；
+# fakeredis 没有实现 `OBJECT`，所以在 fakeredis 上这个单元格只会说明它为何被跳过。
+
+# %% tags=["varies"]
+if needs_real_redis(r, "OBJECT ENCODING"):
+    e = r.key("e")
+    for value in ["10", "-5", "9223372036854775807", "007", "10.5", "123456789012345678901"]:
+        r.set(e, value)
+        print(f"{value!r:24} {r.object('encoding', e)}")
+    r.delete(e)
+    r.incr(e)
+    print("INCR on a missing key   ", r.object("encoding", e))
+    r.append(e, "2")
+    print("after APPEND            ", r.object("encoding", e))
+    r.incr(e)
+    print("after the next INCR     ", r.object("encoding", e))
+
+# %% [markdown] lang="en"
+# ## DECR, INCRBY, DECRBY
+#
+# Same rules; `DECR` has no floor.
+
+# %% [markdown] lang="ru"
+# ## DECR, INCRBY, DECRBY
+#
+# Правила те же; у `DECR` нет нижней границы.
+
+# %% [markdown] lang="zh"
+# ## DECR、INCRBY、DECRBY
+#
+# 规则相同；`DECR` 没有下限。
+
+# %%
+stock = r.key("stock")
+print(r.decr(stock), r.incrby(stock, 10), r.decrby(stock, 3), r.incrby(stock, -6))
+
+# %% [markdown] lang="en"
+# If a limit matters, check the returned value and undo your own step:
+
+# %% [markdown] lang="ru"
+# Если граница важна, проверяйте возвращённое значение и откатывайте собственный шаг:
+
+# %% [markdown] lang="zh"
+# 如果下限很重要，就检查返回值，并撤销你自己的这一步：
+
+# %%
+r.set(stock, 2)
+for order in range(3):
+    left = r.decr(stock)
+    if left < 0:
+        r.incr(stock)  # undo our own step, refuse the order
+        print(f"order {order}: sold out")
+    else:
+        print(f"order {order}: ok, {left} left")
+print(r.get(stock))
+
+# %% [markdown] lang="en"
+# **Redis and fakeredis differ here.** `DECRBY key -9223372036854775808`: Redis 7.0 replies
+# "decrement would overflow"; fakeredis replies "increment or decrement would overflow", and on a
+# key holding −2⁶³ it accepts the command and stores 0.
+
+# %% [markdown] lang="ru"
+# **Здесь Redis и fakeredis расходятся.** `DECRBY key -9223372036854775808`: Redis 7.0 отвечает
+# «decrement would overflow»; fakeredis — «increment or decrement would overflow», а на ключе со
+# значением −2⁶³ и вовсе принимает команду и записывает 0.
+
+# %% [markdown] lang="zh"
+# **这里 Redis 与 fakeredis 不一致。** `DECRBY key -9223372036854775808`：Redis 7.0 回复
+# “decrement would overflow”；fakeredis 回复 “increment or decrement would overflow”，而且当键的值为 −2⁶³ 时，
+# 它竟然接受这条命令并存入 0。
+
+# %% tags=["backend-differs"]
+m = r.key("m")
+attempt(r.decrby, m, -(2**63))
+r.set(m, -(2**63))
+attempt(r.decrby, m, -(2**63))
+
+# %% [markdown] lang="en"
+# What both agree on: on a missing key it is an overflow error. Use `INCRBY` with a signed amount instead.
+
+# %% [markdown] lang="ru"
+# В чём они сходятся: на отсутствующем ключе это ошибка переполнения. Вместо такого вызова используйте
+# `INCRBY` со знаковым приращением.
+
+# %% [markdown] lang="zh"
+# 两者一致的地方：在不存在的键上，这是一个溢出错误。需要加减带符号的数量时，请改用 `INCRBY`。
+
+# %%
+r.delete(m)
+try:
+    r.decrby(m, -(2**63))
+except redis.exceptions.ResponseError as e:
+    print(type(e).__name__, "would overflow" in str(e))
+print(r.incrby(m, -(2**63)))
+
+# %% [markdown] lang="en"
+# ## INCRBYFLOAT
+#
+# With values that are exact in binary both backends print the same. The reply is a string,
+# which redis-py converts to a `float`; exponents are accepted, infinity and NaN are not.
+
+# %% [markdown] lang="ru"
+# ## INCRBYFLOAT
+#
+# Для значений, точно представимых в двоичном виде, оба бэкенда печатают одно и то же. Ответ —
+# строка, которую redis-py превращает во `float`; экспонента допускается, бесконечность и NaN — нет.
+
+# %% [markdown] lang="zh"
+# ## INCRBYFLOAT
+#
+# 对于能用二进制精确表示的值，两个后端输出完全相同。回复是字符串，redis-py 会把它转换成 `float`；
+# 输入可以带指数，但不接受无穷大和 NaN。
+
+# %%
+price = r.key("price")
+r.set(price, "10.50")
+print(r.incrbyfloat(price, 0.25), r.incrbyfloat(price, -5))
+x = r.key("x")
+r.set(x, "5.0e3")
+print(r.incrbyfloat(x, 200), r.get(x), r.incrbyfloat(x, "1.5e2"), r.incr(x))
+attempt(r.incrbyfloat, x, "inf")
+attempt(r.incrbyfloat, x, "nan")
+attempt(r.incrbyfloat, x, "abc")
+
+# %% [markdown] lang="en"
+# **Redis and fakeredis differ here.** Redis adds in C `long double` (80-bit on x86-64) and prints
+# at most 17 significant digits; fakeredis adds in a Python `float`. Neither is exact.
+
+# %% [markdown] lang="ru"
+# **Здесь Redis и fakeredis расходятся.** Redis складывает в C `long double` (80 бит на x86-64)
+# и печатает не больше 17 значащих цифр; fakeredis складывает в Python `float`. Точен ни тот, ни другой.
+
+# %% [markdown] lang="zh"
+# **这里 Redis 与 fakeredis 不一致。** Redis 用 C 的 `long double`（在 x86-64 上为 80 位）做加法，
+# 最多输出 17 位有效数字；fakeredis 用 Python 的 `float` 做加法。两者都不精确。
+
+# %% tags=["backend-differs"]
+f = r.key("f")
+r.incrbyfloat(f, 0.1)
+r.incrbyfloat(f, 0.2)
+print(r.get(f))
+r.set(f, 1000)
+r.incrbyfloat(f, 0.1)
+print(r.get(f))
+r.delete(f)
+for _ in range(10):
+    r.incrbyfloat(f, 0.1)
+print(r.get(f))
+
+# %% [markdown] lang="en"
+# Compared as numbers, both are close to what you meant, and that is all you can rely on:
+
+# %% [markdown] lang="ru"
+# Если сравнивать как числа, оба близки к задуманному — и это всё, на что можно полагаться:
+
+# %% [markdown] lang="zh"
+# 按数值比较时，两者都接近你想要的结果——这也是你唯一能依赖的：
+
+# %%
+r.delete(f)
+r.incrbyfloat(f, 0.1)
+r.incrbyfloat(f, 0.2)
+print(math.isclose(float(r.get(f)), 0.3))
+r.set(f, 1000)
+r.incrbyfloat(f, 0.1)
+print(math.isclose(float(r.get(f)), 1000.1))
+
+# %% [markdown] lang="en"
+# **Redis and fakeredis differ here too.** Redis parses the increment with `strtold`: it accepts
+# `1e400` (beyond a double, but within `long double`) and even hexadecimal `0x10`; fakeredis refuses both.
+# `HINCRBYFLOAT` with `inf` is refused by both, with different texts.
+
+# %% [markdown] lang="ru"
+# **И здесь Redis и fakeredis расходятся.** Redis разбирает приращение функцией `strtold`: принимает
+# `1e400` (за пределами double, но в пределах `long double`) и даже шестнадцатеричное `0x10`;
+# fakeredis отклоняет и то и другое. `HINCRBYFLOAT` с `inf` отклоняют оба, но с разным текстом.
+
+# %% [markdown] lang="zh"
+# **这里两者同样不一致。** Redis 用 `strtold` 解析增量：它接受 `1e400`（超出 double 但在 `long double` 范围内），
+# 甚至接受十六进制的 `0x10`；fakeredis 两者都拒绝。`HINCRBYFLOAT` 加 `inf` 两边都会拒绝，但错误文本不同。
+
+# %% tags=["backend-differs"]
+huge = r.key("huge")
+attempt(r.incrbyfloat, huge, "1e400")
+print(len(r.get(huge) or ""))
+hexa = r.key("hexa")
+attempt(r.incrbyfloat, hexa, "0x10")
+attempt(r.hincrbyfloat, r.key("h"), "f", "inf")
+
+# %% [markdown] lang="en"
+# What both agree on: infinity itself is refused, and so is a value that is not a number.
+
+# %% [markdown] lang="ru"
+# В чём они сходятся: сама бесконечность отклоняется, как и значение, которое не является числом.
+
+# %% [markdown] lang="zh"
+# 两者一致的地方：无穷大本身会被拒绝，不是数字的值也会被拒绝。
+
+# %%
+for bad in ["inf", "-inf", "nan", "ten"]:
+    try:
+        r.incrbyfloat(r.key("g"), bad)
+    except redis.exceptions.ResponseError as e:
+        print(bad, type(e).__name__)
+print(r.exists(r.key("g")))
+
+# %% [markdown] lang="en"
+# ## Money in integer cents
+#
+# Integers are exact on every backend and every CPU. Parse user input with `Decimal`.
+
+# %% [markdown] lang="ru"
+# ## Деньги — в целых копейках
+#
+# Целые числа точны на любом бэкенде и любом процессоре. Пользовательский ввод разбирайте через `Decimal`.
+
+# %% [markdown] lang="zh"
+# ## 用整数“分”记账
+#
+# 整数在任何后端、任何 CPU 上都是精确的。解析用户输入时请使用 `Decimal`。
+
+# %%
+from decimal import Decimal
+
+
+def to_cents(text: str) -> int:
+    cents = Decimal(text) * 100
+    if cents != cents.to_integral_value():
+        raise ValueError(f"{text!r} has more than two decimal places")
+    return int(cents)
+
+
+balance = r.key("balance", 42)
+for amount in ["19.99", "0.10", "0.20"] * 10:
+    r.incrby(balance, to_cents(amount))
+cents = int(r.get(balance))
+print(cents, f"{cents // 100}.{cents % 100:02d}")
+attempt(to_cents, "0.001")
+
+# %% [markdown] lang="en"
+# ## Counters in a hash
+
+# %% [markdown] lang="ru"
+# ## Счётчики в хеше
+
+# %% [markdown] lang="zh"
+# ## 哈希中的计数器
+
+# %%
+post = r.key("post", 17)
+print(r.hincrby(post, "views", 1), r.hincrby(post, "views", 1), r.hincrby(post, "likes", 1))
+print(r.hgetall(post))
+r.hset(post, "rating", "4.5")
+attempt(r.hincrby, post, "rating", 1)
+print(r.hincrbyfloat(post, "rating", 0.25))
+r.hset(post, "max", 2**63 - 1)
+attempt(r.hincrby, post, "max", 1)
+
+# %% [markdown] lang="en"
+# ## Take the value and reset it
+#
+# `GETSET` (deprecated since 6.2), `SET ... GET` and `GETDEL` read and replace in one step.
+# `GETSET` and a plain `SET ... GET` drop the key's TTL; `KEEPTTL` keeps it.
+
+# %% [markdown] lang="ru"
+# ## Забрать значение и обнулить
+#
+# `GETSET` (устарела с 6.2), `SET ... GET` и `GETDEL` читают и заменяют за один шаг.
+# `GETSET` и обычный `SET ... GET` снимают TTL ключа; `KEEPTTL` его сохраняет.
+
+# %% [markdown] lang="zh"
+# ## 取走值并清零
+#
+# `GETSET`（自 6.2 起已弃用）、`SET ... GET` 和 `GETDEL` 都在一步之内完成读取和替换。
+# `GETSET` 和普通的 `SET ... GET` 会清除键的 TTL；加上 `KEEPTTL` 则会保留。
+
+# %%
+hits = r.key("hits")
+r.incrby(hits, 3)
+print(r.getset(hits, 0), r.get(hits))
+r.incr(hits)
+print(r.set(hits, 0, get=True), r.get(hits))
+r.incr(hits)
+print(r.getdel(hits), r.get(hits), r.getdel(hits))
+
+r.set(hits, 5, ex=100)
+print(r.getset(hits, 0), r.ttl(hits))
+r.set(hits, 5, ex=100)
+print(r.set(hits, 0, get=True, keepttl=True), r.ttl(hits) > 0)
+attempt(r.getdel, queue)
+
+# %% [markdown] lang="en"
+# Why not `GET` then `DEL`? Increments that land between the two commands vanish. Here another
+# client's increment arrives in the gap:
+
+# %% [markdown] lang="ru"
+# Почему не `GET`, а потом `DEL`? Инкременты, пришедшие между двумя командами, пропадают. Здесь
+# инкремент другого клиента попадает в этот промежуток:
+
+# %% [markdown] lang="zh"
+# 为什么不能先 `GET` 再 `DEL`？落在两条命令之间的自增会凭空消失。下面另一个客户端的自增恰好落在这个间隙里：
+
+# %%
+r.set(hits, 7)
+taken = int(r.get(hits))   # we read 7
+r.incr(hits)               # another client counts one more view
+r.delete(hits)             # and we delete it with ours
+print(taken, r.get(hits))  # 7 moved, 1 view lost
+
+r.set(hits, 7)
+taken = int(r.getdel(hits))
+r.incr(hits)               # arrives after GETDEL: starts the next period
+print(taken, r.get(hits))  # 7 moved, 1 kept
+
+# %% [markdown] lang="en"
+# Clean up this run's keys.
+
+# %% [markdown] lang="ru"
+# Удаляем ключи этого запуска.
+
+# %% [markdown] lang="zh"
+# 清理本次运行写入的键。
+
+# %%
+print(r.cleanup() > 0)
