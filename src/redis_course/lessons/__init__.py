@@ -1,0 +1,15 @@
+"""Code that a lesson teaches and its notebook, tests and benchmarks import, written once.
+
+A lesson's notebook shows this code with :func:`show` (the source, not a copy) and runs it.
+"""
+from __future__ import annotations
+
+import inspect
+
+
+def show(obj) -> None:
+    """Print the source of a function, class or script constant exactly as the course runs it."""
+    if isinstance(obj, str):
+        print(obj.strip("\n"))
+        return
+    print(inspect.getsource(obj).rstrip("\n"))
