@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
@@ -55,3 +56,55 @@ def r(backend_url):
     client = connect(backend_url if backend_url else "", prefix=f"course:test:{secrets.token_hex(4)}:")
     yield client
     client.cleanup()
+
+
+# ---------------------------------------------------------------- foreign keys stay untouched
+# When the real server is up, 10,000 keys that are not the course's are written under a unique
+# `foreign:<hex>:` prefix before the first test and checked after the last one: any key deleted,
+# changed, added or with a TTL that grew fails the whole run.  COURSE_FOREIGN_KEYS=0 skips this.
+
+_foreign: dict = {}
+
+
+def pytest_sessionstart(session):
+    if hasattr(session.config, "workerinput") or os.environ.get("COURSE_FOREIGN_KEYS") == "0":
+        return  # xdist workers: the controller does it once
+    if not real_redis_up():
+        return
+    from foundation import foreign_keys
+
+    prefix = foreign_keys.new_prefix()
+    r = connect(REAL_URL, prefix=prefix, decode_responses=False)
+    _foreign.update(client=r, snapshot=foreign_keys.seed(r, prefix))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session, exitstatus):
+    if not _foreign:
+        return
+    from foundation import foreign_keys
+
+    r, snap = _foreign.pop("client"), _foreign.pop("snapshot")
+    try:
+        problems = foreign_keys.verify(r, snap)
+    except Exception as exc:  # the server went away, for instance: that is a failure too
+        problems = [f"could not check the foreign keys: {type(exc).__name__}: {exc}"]
+    finally:
+        try:
+            foreign_keys.delete(r, snap.prefix)
+        except Exception:
+            pass
+    if problems:
+        lines = [f"FOREIGN KEYS CHANGED: {len(problems)} problem(s) with the {len(snap.keys)} keys under "
+                 f"{snap.prefix} that the course does not own:"]
+        lines += [f"  {p}" for p in problems[:50]]
+        lines += [f"  ... and {len(problems) - 50} more"] if len(problems) > 50 else []
+        report = session.config.pluginmanager.get_plugin("terminalreporter")
+        if report:
+            report.ensure_newline()
+        for line in lines:
+            if report:
+                report.write_line(line, red=True, bold=True)
+            else:
+                print(line, file=sys.stderr)
+        session.exitstatus = 1
