@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REAL_URL, require_real_redis
+from foundation.shared import REAL_URL, require_real_redis
 from redis_course import CourseError, ServerWideCommandRefused, connect
 from redis_course.backend import CONNECT_TIMEOUT, check_command
 from redis_course.servers import free_port, private_redis, redis_server_binary

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import require_real_redis
+from foundation.shared import require_real_redis
 from foundation import foreign_keys
 from redis_course import connect
 

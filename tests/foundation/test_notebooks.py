@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import nbformat
 import pytest
 
-from conftest import REAL_URL, real_redis_up
+from foundation.shared import REAL_URL, real_redis_up
 from redis_course import connect, notebooks, paths
 
 SOURCES = notebooks.sources()

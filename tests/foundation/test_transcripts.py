@@ -177,7 +177,7 @@ def test_missing_reply_lines_are_detected():
 
 
 def test_real_backend_refuses_a_server_the_course_does_not_own():
-    from conftest import require_real_redis
+    from foundation.shared import require_real_redis
     from redis_course import ServerWideCommandRefused, connect
 
     url = require_real_redis()
