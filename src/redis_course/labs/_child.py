@@ -1,0 +1,172 @@
+"""The process that runs one student's module (started by :mod:`.sandbox`; trusted until the import).
+
+    python -I -S -c BOOT IMPORT_PATH CONFIG_JSON
+
+Sequence: (as root) new namespaces → fork: the outer process stays root and only waits, relaying a
+kill to the inner one, which is PID 1 of its namespace (killing it kills every process it made) →
+private mounts (repository, submissions and outputs hidden; private /tmp) → resource limits → own
+uid → output to a size-limited file → import the student's module → answer requests.
+
+Protocol (JSON lines): requests ``{"id", "fn", "args", "kwargs"}`` arrive on ``req_fd``; replies
+``{"id", "ok": value}``, ``{"id", "error": {type, message, traceback}}`` or ``{"id", "crash": why}`` go
+to ``resp_fd``; first line ``{"event": "ready"}`` or ``{"event": "import_error", ...}``.  The grader
+trusts none of it: it parses JSON only and checks every answer against its own Redis connection.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import traceback
+
+
+def _send(fd: int, obj: dict) -> None:
+    data = (json.dumps(obj, allow_nan=False) + "\n").encode()
+    while data:
+        n = os.write(fd, data)
+        data = data[n:]
+
+
+def _short(text: object, limit: int = 2000) -> str:
+    try:
+        s = str(text)
+    except BaseException:  # noqa: BLE001 - a hostile __str__
+        s = "<unprintable>"
+    return s if len(s) <= limit else s[:limit] + "…"
+
+
+def _tb_tail(exc: BaseException, module_file: str) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == module_file]
+    return "\n".join(f"line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in frames[-3:])[-1500:]
+
+
+def _isolate(cfg: dict) -> tuple[int, int]:
+    from redis_course.labs import isolation as iso
+
+    flags = iso.CLONE_NEWNS | iso.CLONE_NEWPID | iso.CLONE_NEWIPC | iso.CLONE_NEWUTS
+    if not cfg.get("network"):
+        flags |= iso.CLONE_NEWNET
+    iso.prctl(iso.PR_SET_PDEATHSIG, signal.SIGTERM)  # the grader died: stop
+    iso.unshare(flags)
+    iso.make_mounts_private()
+    uid = gid = iso.UID_BASE + os.getpid()
+    inner = os.fork()
+    if inner:  # outer: root, runs no student code; relays a stop to the whole namespace
+        os.close(cfg["req_fd"])
+        os.close(cfg["resp_fd"])
+
+        def stop(*_: object) -> None:
+            try:
+                os.kill(inner, signal.SIGKILL)
+            finally:
+                os._exit(137)
+
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, stop)
+        while True:
+            try:
+                _, status = os.waitpid(inner, 0)
+                break
+            except InterruptedError:
+                continue
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    # inner: PID 1 of a fresh PID namespace
+    iso.mount_proc()
+    keep = [os.path.realpath(p) for p in cfg["keep"]]
+    for d in cfg.get("private", []):
+        iso.overlay_empty(d, keep, mode=0o1777)
+    for d in cfg.get("hide", []):
+        iso.overlay_empty(d, keep)
+    iso.expose(keep, uid, gid, keep)
+    os.chown(cfg["workdir"], uid, gid)
+    for name in os.listdir(cfg["workdir"]):
+        os.chown(os.path.join(cfg["workdir"], name), uid, gid)
+    return uid, gid
+
+
+def main(config_json: str) -> None:
+    cfg = json.loads(config_json)
+    req_fd, resp_fd = cfg["req_fd"], cfg["resp_fd"]
+    limits = cfg["limits"]
+    sys.dont_write_bytecode = True
+    from redis_course.labs import isolation as iso
+
+    root = cfg.get("isolate") and os.geteuid() == 0
+    if root:
+        uid, gid = _isolate(cfg)
+        nproc = limits["nproc"]
+    else:
+        uid = gid = -1
+        nproc = iso.processes_of(os.getuid()) + limits["nproc"]
+    os.chdir(cfg["workdir"])
+    iso.set_limits(limits["cpu_s"], limits["memory_mb"], nproc, limits["fsize_mb"], limits["nofile"])
+    if root:
+        iso.drop_privileges(uid, gid)
+        iso.prctl(iso.PR_SET_PDEATHSIG, signal.SIGKILL)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file too big: an OSError, not a silent death
+    out = os.open("output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    os.close(null)
+    os.environ.clear()
+    os.environ.update({"PATH": "/usr/bin:/bin", "HOME": cfg["workdir"], "TMPDIR": cfg["workdir"],
+                       "LANG": "C.UTF-8", "COURSE_KEY_PREFIX": cfg["prefix"]})
+
+    from redis_course.backend import connect
+
+    module_file = cfg["module"]
+    try:
+        r = connect(cfg["url"], prefix=cfg["prefix"], socket_connect_timeout=3)
+    except Exception as exc:  # noqa: BLE001
+        _send(resp_fd, {"event": "import_error", "type": "RedisUnavailable", "message": _short(exc)})
+        os._exit(0)
+
+    import importlib.util
+
+    try:
+        spec = importlib.util.spec_from_file_location("lab", module_file)
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules["lab"] = module
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too
+        detail = _short(exc)
+        if isinstance(exc, SyntaxError):
+            detail = f"line {exc.lineno}: {exc.msg}"
+        _send(resp_fd, {"event": "import_error", "type": type(exc).__name__, "message": detail,
+                        "traceback": _tb_tail(exc, module_file)})
+        os._exit(0)
+    _send(resp_fd, {"event": "ready"})
+
+    buf = b""
+    while True:
+        chunk = os.read(req_fd, 1 << 16)
+        if not chunk:
+            os._exit(0)
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            _send(resp_fd, _handle(json.loads(line), module, r, module_file))
+
+
+def _handle(req: dict, module: object, r: object, module_file: str) -> dict:
+    rid, name = req["id"], req["fn"]
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        return {"id": rid, "error": {"type": "AttributeError", "message": f"the module has no function {name}()"}}
+    try:
+        result = fn(r, *req.get("args", []), **req.get("kwargs", {}))
+    except Exception as exc:  # noqa: BLE001
+        return {"id": rid, "error": {"type": type(exc).__name__, "message": _short(exc),
+                                     "traceback": _tb_tail(exc, module_file)}}
+    except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: not an answer
+        return {"id": rid, "crash": f"{type(exc).__name__} raised inside {name}()"}
+    try:
+        return {"id": rid, "ok": json.loads(json.dumps(result, allow_nan=False))}
+    except BaseException:  # noqa: BLE001
+        return {"id": rid, "error": {"type": "TypeError", "message": (
+            f"{name}() returned a {type(result).__name__}, which is not a JSON value "
+            "(int, float, str, bool, None, list or dict)")}}

@@ -1,0 +1,106 @@
+"""The lab commands of ``course`` (added to its parser by :func:`add_lab_commands`).
+
+    course check [LAB] [--lang en|ru|zh]     public tests of one or all labs, with hints
+    course release OUT                        write the student edition of the repository
+    course grade SUBMISSIONS --out RESULTS    grade every student's labs (public + hidden tests)
+    course labs sync [--check]                regenerate starter.py from solution.py
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ..messages import LANGS, current_lang
+
+
+def _limits(args: argparse.Namespace):
+    from .sandbox import Limits
+
+    kw = {}
+    for name in ("call_timeout_s", "memory_mb", "cpu_s"):
+        v = getattr(args, name, None)
+        if v is not None:
+            kw[name] = v
+    return Limits(**kw) if kw else None
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from . import check
+
+    os.environ["COURSE_LANG"] = args.lang
+    source = Path(args.file) if args.file else None
+    if args.solution:
+        from .model import find_lab
+
+        source = find_lab(args.lab).solution_file if args.lab else None
+        if source is None:
+            raise SystemExit("--solution needs a LAB")
+    return check.main(args.lab, args.lang, backend=args.backend, source=source)
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from . import release
+
+    out = release.release(Path(args.out), force=args.force)
+    print(f"student edition written to {out}")
+    return 0
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from . import grade
+
+    summary = grade.grade(Path(args.submissions), Path(args.out), labs=args.lab or None, lang=args.lang,
+                          backend=args.backend, workers=args.workers, limits=_limits(args),
+                          progress=not args.no_progress)
+    print(summary.render())
+    return 0 if summary.ok else 1
+
+
+def cmd_labs(args: argparse.Namespace) -> int:
+    from . import starter
+    from .model import check_languages, discover
+
+    stale = starter.sync(check=args.check)
+    for p in stale:
+        print(f"{'stale' if args.check else 'written'}: {p}")
+    problems = [p for lab in discover() for p in check_languages(lab)]
+    for p in problems:
+        print(f"missing translation: {p}")
+    if args.check and stale:
+        print("Run `python3 run.py labs sync` to regenerate the starters from solution.py.")
+    return 1 if (args.check and stale) or problems else 0
+
+
+def add_lab_commands(sub) -> None:
+    c = sub.add_parser("check", help="run the public tests of one or all labs, with hints")
+    c.add_argument("lab", nargs="?", help="lab number or folder, e.g. 01 or 01-incr (default: all)")
+    c.add_argument("--lang", choices=LANGS, default=current_lang())
+    c.add_argument("--backend", choices=["auto", "redis-server", "fakeredis"], default="auto",
+                   help="the private Redis to use when REDIS_URL is not set (auto: redis-server if installed)")
+    c.add_argument("--file", help="check this file instead of the lab's lab.py")
+    c.add_argument("--solution", action="store_true", help="check the reference solution (instructors)")
+    c.set_defaults(func=cmd_check)
+
+    r = sub.add_parser("release", help="write the student edition of the repository to OUT")
+    r.add_argument("out")
+    r.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    r.set_defaults(func=cmd_release)
+
+    g = sub.add_parser("grade", help="grade SUBMISSIONS (one folder or zip per student)")
+    g.add_argument("submissions")
+    g.add_argument("--out", required=True, help="folder for grades.csv, feedback, results.json, JUnit XML")
+    g.add_argument("--lab", action="append", help="grade only this lab (repeatable)")
+    g.add_argument("--lang", choices=LANGS, default="en", help="language of the feedback")
+    g.add_argument("--backend", choices=["auto", "redis-server", "fakeredis"], default="auto")
+    g.add_argument("--workers", type=int, default=None, help="parallel grading processes (default: CPU cores)")
+    g.add_argument("--call-timeout", dest="call_timeout_s", type=float, help="seconds per function call")
+    g.add_argument("--memory-mb", dest="memory_mb", type=int, help="address-space limit of student code")
+    g.add_argument("--cpu-s", dest="cpu_s", type=float, help="CPU seconds per student process")
+    g.add_argument("--no-progress", action="store_true")
+    g.set_defaults(func=cmd_grade)
+
+    labs = sub.add_parser("labs", help="lab maintenance: regenerate starters")
+    labs.add_argument("action", choices=["sync"])
+    labs.add_argument("--check", action="store_true", help="only report stale starters (exit 1 if any)")
+    labs.set_defaults(func=cmd_labs)

@@ -1,0 +1,72 @@
+"""A fakeredis server on a Unix socket, in its own process: the private Redis of a grading run when
+``redis-server`` is not installed.
+
+    python -m redis_course.labs.fakeserver /path/to/redis.sock
+
+Student code reaches it only through the socket; a Lua script that never ends or a flood of
+commands stalls this process, never the grader, which kills and restarts it.
+"""
+from __future__ import annotations
+
+import os
+import socketserver
+import sys
+import threading
+from itertools import count
+
+
+def make_server(path: str):
+    from fakeredis import FakeServer
+    from fakeredis._clients._tcp_server import TCPFakeRequestHandler
+
+    from ..backend import FAKE_SERVER_VERSION
+
+    class UnixFakeServer(socketserver.ThreadingUnixStreamServer):
+        daemon_threads = True
+
+        def __init__(self) -> None:
+            self._shutdown_event = threading.Event()
+            self.client_ids = count(1)
+            self.clients: dict = {}
+            super().__init__(path, TCPFakeRequestHandler)
+            self.fake_server = FakeServer(server_type="redis", version=FAKE_SERVER_VERSION)
+
+        def get_request(self):  # Unix peers have no address: give each connection its own id
+            sock, _ = self.socket.accept()
+            return sock, ("unix", next(self.client_ids))
+
+    return UnixFakeServer()
+
+
+def _isolate(path: str, keep: list[str]) -> None:
+    """As root: no network, only the socket's folder and Python visible, then run as ``nobody``."""
+    from . import isolation as iso
+    from .redisbox import unprivileged_ids
+
+    uid, gid = unprivileged_ids()
+    iso.unshare(iso.CLONE_NEWNS | iso.CLONE_NEWNET | iso.CLONE_NEWIPC)
+    iso.make_mounts_private()
+    keep = [os.path.realpath(k) for k in [os.path.dirname(path), *keep]]
+    iso.expose(keep, uid, gid, keep)
+    iso.drop_privileges(uid, gid)
+
+
+def main(argv: list[str]) -> int:
+    path, keep = argv[0], [k for k in argv[1:] if k]
+    import fakeredis  # noqa: F401 - loaded while every file is still readable
+    import lupa  # noqa: F401
+
+    if os.geteuid() == 0:
+        _isolate(path, keep)
+    server = make_server(path)
+    os.chmod(path, 0o777)
+    print("ready", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,162 @@
+"""A lab on disk: ``labs/NN-topic/``.
+
+Instructor edition::
+
+    lab.yml          title {en, ru, zh}, functions [..], timeout_s (10), needs_real_redis (false)
+    hints.yml        hint-id: {en, ru, zh}
+    solution.py      reference code with # BEGIN SOLUTION / # END SOLUTION regions
+    starter.py       generated from solution.py (``course labs sync``)
+    tests/public/    tests the student sees and runs (``course check``)
+    tests/hidden/    tests only the grader runs
+    wrong/*.py       known-wrong implementations (each must lose points)
+
+Student edition: ``lab.py`` (the starter, edited by the student), lab.yml, hints.yml, tests/public/.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import yaml
+
+from .. import paths
+from ..messages import LANGS
+
+LAB_DIR = re.compile(r"^\d\d-[a-z0-9][a-z0-9-]*$")
+VISIBILITIES = ("public", "hidden")
+
+
+class LabError(Exception):
+    """A lab's files are missing or malformed."""
+
+
+@dataclass(frozen=True)
+class Lab:
+    path: Path
+    meta: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.path.name
+
+    @property
+    def number(self) -> str:
+        return self.id.split("-")[0]
+
+    def title(self, lang: str = "en") -> str:
+        t = self.meta.get("title") or {}
+        if isinstance(t, str):
+            return t
+        return t.get(lang) or t.get("en") or self.id
+
+    @property
+    def functions(self) -> list[str]:
+        return list(self.meta.get("functions") or [])
+
+    @property
+    def timeout_s(self) -> float:
+        return float(self.meta.get("timeout_s", 10))
+
+    @property
+    def needs_real_redis(self) -> bool:
+        return bool(self.meta.get("needs_real_redis", False))
+
+    @cached_property
+    def hints(self) -> dict[str, dict[str, str]]:
+        f = self.path / "hints.yml"
+        if not f.exists():
+            return {}
+        data = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
+        if not isinstance(data, dict):
+            raise LabError(f"{f}: expected a mapping hint-id -> {{en, ru, zh}}")
+        return {str(k): (v if isinstance(v, dict) else {"en": str(v)}) for k, v in data.items()}
+
+    def hint(self, hint_id: str | None, lang: str = "en") -> str:
+        if not hint_id:
+            return ""
+        texts = self.hints.get(hint_id) or {}
+        return (texts.get(lang) or texts.get("en") or "").strip()
+
+    # -- files -------------------------------------------------------------------------------
+    @property
+    def solution_file(self) -> Path:
+        return self.path / "solution.py"
+
+    @property
+    def starter_file(self) -> Path:
+        return self.path / "starter.py"
+
+    @property
+    def lab_file(self) -> Path:
+        """The student's file in the student edition."""
+        return self.path / "lab.py"
+
+    @property
+    def student_file(self) -> Path:
+        """What ``course check`` runs: lab.py in the student edition, the starter in the instructor repo."""
+        return self.lab_file if self.lab_file.exists() else self.starter_file
+
+    @property
+    def is_instructor_edition(self) -> bool:
+        return self.solution_file.exists()
+
+    @property
+    def wrong_files(self) -> list[Path]:
+        d = self.path / "wrong"
+        return sorted(p for p in d.glob("*.py") if not p.name.startswith("_")) if d.is_dir() else []
+
+    def tests_dir(self, visibility: str) -> Path:
+        if visibility not in VISIBILITIES:
+            raise ValueError(f"visibility must be one of {VISIBILITIES}")
+        return self.path / "tests" / visibility
+
+    def test_files(self, visibility: str) -> list[Path]:
+        d = self.tests_dir(visibility)
+        return sorted(d.glob("test_*.py")) if d.is_dir() else []
+
+
+def load_lab(path: Path) -> Lab:
+    meta_file = path / "lab.yml"
+    if not meta_file.exists():
+        raise LabError(f"{path}: no lab.yml")
+    meta = yaml.safe_load(meta_file.read_text(encoding="utf-8")) or {}
+    if not isinstance(meta, dict):
+        raise LabError(f"{meta_file}: expected a mapping")
+    return Lab(path=path.resolve(), meta=meta)
+
+
+def labs_root() -> Path:
+    return paths.LABS
+
+
+def discover(root: Path | None = None) -> list[Lab]:
+    """All labs under ``root`` (default: the repository's labs/), in number order."""
+    root = Path(root) if root else labs_root()
+    if not root.is_dir():
+        return []
+    return [load_lab(p) for p in sorted(root.iterdir())
+            if p.is_dir() and LAB_DIR.match(p.name) and (p / "lab.yml").exists()]
+
+
+def find_lab(spec: str, root: Path | None = None) -> Lab:
+    """``"0"``, ``"00"`` or ``"00-demo"`` → that lab."""
+    want = spec.strip().rstrip("/").split("/")[-1]
+    for lab in discover(root):
+        if lab.id == want or (want.isdigit() and lab.number == want.zfill(2)):
+            return lab
+    known = ", ".join(lab.id for lab in discover(root)) or "none"
+    raise LabError(f"no lab {spec!r} (labs: {known})")
+
+
+def check_languages(lab: Lab) -> list[str]:
+    """Problems with a lab's translations: a title or hint missing a language."""
+    problems = []
+    for lang in LANGS:
+        if isinstance(lab.meta.get("title"), dict) and not lab.meta["title"].get(lang):
+            problems.append(f"{lab.id}/lab.yml: title has no {lang!r}")
+        for hid, texts in lab.hints.items():
+            if not texts.get(lang):
+                problems.append(f"{lab.id}/hints.yml: {hid!r} has no {lang!r}")
+    return problems

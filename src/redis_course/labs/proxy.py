@@ -1,0 +1,108 @@
+"""The ``lab`` fixture: the student's module, seen from a test running in the grader.
+
+``lab.count_view(17)`` sends ``count_view(r, 17)`` to the student's sandboxed process and returns
+the JSON-decoded result.  ``lab.parallel(n)`` gives ``n`` proxies with a process each;
+``lab.run_concurrently(calls, processes=16)`` runs the calls spread over that many processes at once.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any, Callable, Sequence
+
+from .errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
+from .sandbox import Sandbox
+
+CAUGHT = (StudentError, StudentTimeout, StudentCrash)
+
+
+class _Function:
+    """``lab.count_view``: prints as ``lab.count_view`` in assertion messages."""
+
+    def __init__(self, proxy: "LabProxy", name: str) -> None:
+        self._proxy, self.__name__ = proxy, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._proxy.call(self.__name__, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"lab.{self.__name__}"
+
+
+class LabProxy:
+    def __init__(self, new_sandbox: Callable[[], Sandbox], sandbox: Sandbox | None = None) -> None:
+        self._new_sandbox = new_sandbox
+        self._sandbox = sandbox
+
+    def __repr__(self) -> str:
+        return "lab"
+
+    def _box(self) -> Sandbox:
+        if self._sandbox is None:
+            self._sandbox = self._new_sandbox()
+        return self._sandbox
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        return _Function(self, name)
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Call the student's ``name(r, *args, **kwargs)``; arguments must be JSON values."""
+        try:
+            json.dumps([args, kwargs], allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"lab.{name}(): arguments must be JSON values ({exc})") from None
+        return self._box().call(name, args, kwargs)
+
+    def output(self) -> str:
+        """The end of what the student's code printed so far."""
+        return self._box().output_tail()
+
+    def parallel(self, n: int) -> list["LabProxy"]:
+        """``n`` independent proxies (``n`` processes, same Redis, same key prefix), started at once."""
+        boxes = [self._new_sandbox() for _ in range(n)]
+        for box in boxes:
+            box.spawn()
+        for box in boxes:
+            box.wait_ready()
+        return [LabProxy(self._new_sandbox, box) for box in boxes]
+
+    def run_concurrently(self, calls: Sequence[tuple], processes: int = 16) -> list[Any]:
+        """Run ``[(name, args), (name, args, kwargs), ...]`` over ``processes`` processes at the same
+        moment; results in order, with the exception object in place of a call that failed."""
+        calls = [(c[0], tuple(c[1]) if len(c) > 1 else (), dict(c[2]) if len(c) > 2 else {}) for c in calls]
+        if not calls:
+            return []
+        proxies = self.parallel(max(1, min(processes, len(calls))))
+        n = len(proxies)
+        results: list[Any] = [None] * len(calls)
+        barrier = threading.Barrier(n)
+
+        def work(k: int) -> None:
+            try:
+                barrier.wait(timeout=30)
+            except threading.BrokenBarrierError:
+                pass
+            for i in range(k, len(calls), n):
+                name, args, kwargs = calls[i]
+                try:
+                    results[i] = proxies[k].call(name, *args, **kwargs)
+                except StudentImportError:
+                    raise
+                except CAUGHT as exc:
+                    results[i] = exc
+
+        threads = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for p in proxies:
+            p.close()
+        return results
+
+    def close(self) -> None:
+        if self._sandbox is not None:
+            self._sandbox.kill()

@@ -1,0 +1,199 @@
+"""The pytest plugin of lab tests, loaded explicitly by the grader: ``-p redis_course.labs.pytest_plugin``.
+
+It reads the run's settings from the JSON file named by ``COURSE_LAB_RUN`` (written by
+:mod:`.runner`), starts the run's private Redis, provides the fixtures ``lab`` and ``redis``, the
+markers ``points``, ``hint`` and ``real_redis``, and writes every test's outcome and points to the
+results file.  The tests come from the trusted repository; the submission's folder is never on
+pytest's path, so no conftest.py or plugin from a submission can load.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from pathlib import Path
+
+import pytest
+
+from .errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
+from .proxy import LabProxy
+from .redisbox import RunRedis
+from .sandbox import Limits, Sandbox
+
+ENV_RUN = "COURSE_LAB_RUN"
+
+
+class LabRun:
+    """Everything one grading run of one lab shares: its Redis, the student's source, the results."""
+
+    def __init__(self, cfg: dict) -> None:
+        self.cfg = cfg
+        self.lab_dir = Path(cfg["lab_dir"])
+        self.limits = Limits(**cfg.get("limits", {}))
+        self.run_dir = Path(cfg["run_dir"])
+        self.prefix = cfg.get("prefix") or f"course:{secrets.token_hex(4)}:"
+        self.source = Path(cfg["source_file"]).read_bytes()
+        self.results_path = Path(cfg["results"])
+        self.server: RunRedis | None = None
+        self.url = cfg.get("url") or ""
+        self.backend = cfg.get("backend", "auto")
+        self.sandboxes: list[Sandbox] = []
+        self.records: dict[str, dict] = {}
+        self.order: list[str] = []
+        self.proxy: LabProxy | None = None
+        self.started = time.monotonic()
+
+    def start(self) -> None:
+        if self.backend in ("redis-server", "fakeredis", "auto"):
+            self.server = RunRedis(self.run_dir / "redis", self.backend).start()
+            self.backend = self.server.backend
+            self.url = self.server.url
+        self.proxy = LabProxy(self.new_sandbox)
+        self.proxy._box().spawn()  # the student's process starts while pytest collects
+
+    def new_sandbox(self) -> Sandbox:
+        box = Sandbox(self.source, self.url, self.prefix, self.run_dir, self.limits,
+                      hide=tuple(self.cfg.get("hide", ())))
+        self.sandboxes.append(box)
+        return box
+
+    def client(self):
+        from ..backend import connect
+
+        if self.server is not None:
+            return self.server.client(self.prefix)
+        return connect(self.url, prefix=self.prefix, socket_timeout=5)
+
+    def fresh_redis(self):
+        """The grader's client on a clean, healthy Redis (restarted if the student broke it)."""
+        if self.server is not None:
+            self.server.reset()
+        client = self.client()
+        if self.server is None:
+            client.cleanup()
+        return client
+
+    @property
+    def is_fake(self) -> bool:
+        return self.backend == "fakeredis"
+
+    def write(self) -> None:
+        import_error = None
+        box = self.proxy._sandbox if self.proxy else None
+        if box is not None and box.import_failure is not None:
+            import_error = box.import_failure.detail
+        data = {"lab": self.lab_dir.name, "backend": self.backend, "import_error": import_error,
+                "output": box.output_tail() if box is not None else "",
+                "tests": [self.records[n] for n in self.order]}
+        tmp = self.results_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+        tmp.replace(self.results_path)
+
+    def close(self) -> None:
+        for box in self.sandboxes:
+            box.kill()
+        if self.server is not None:
+            self.server.close()
+
+
+_run: LabRun | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _run
+    config.addinivalue_line("markers", "points(n): the test is worth n points")
+    config.addinivalue_line("markers", "hint(id): the hint (hints.yml) shown when the test fails")
+    config.addinivalue_line("markers", "real_redis: needs a real Redis server; skipped on fakeredis")
+    path = os.environ.get(ENV_RUN)
+    if path and _run is None:
+        _run = LabRun(json.loads(Path(path).read_text(encoding="utf-8")))
+        _run.start()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _run
+    if _run is not None:
+        _run.write()
+        _run.close()
+        _run = None
+
+
+def _visibility(item: pytest.Item) -> str:
+    return "hidden" if "hidden" in Path(str(item.fspath)).parts else "public"
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _run is None:
+        return
+    for item in items:
+        pts = item.get_closest_marker("points")
+        hint = item.get_closest_marker("hint")
+        name = item.name
+        _run.order.append(item.nodeid)
+        _run.records[item.nodeid] = {
+            "name": name, "visibility": _visibility(item),
+            "max_points": float(pts.args[0]) if pts and pts.args else 0.0, "points": 0.0,
+            "hint": hint.args[0] if hint and hint.args else None, "outcome": "not-run", "message": "",
+            "event": None, "duration": 0.0
+        }
+        if item.get_closest_marker("real_redis") and _run.is_fake:
+            item.add_marker(pytest.mark.skip(reason="needs a real Redis server"))
+    _run.write()
+
+
+@pytest.fixture
+def lab() -> LabProxy:
+    if _run is None or _run.proxy is None:
+        pytest.fail("the lab fixture needs the grader (run `course check`)", pytrace=False)
+    return _run.proxy
+
+
+@pytest.fixture
+def redis():
+    if _run is None:
+        pytest.fail("the redis fixture needs the grader (run `course check`)", pytrace=False)
+    client = _run.fresh_redis()
+    yield client
+    client.close()
+
+
+def _describe(exc: BaseException) -> tuple[str, str | None]:
+    """A short message for a failed test and the event kind (timeout, crash, import-error)."""
+    if isinstance(exc, StudentImportError):
+        return f"Your module could not be used: {exc.detail}", "import-error"
+    if isinstance(exc, StudentTimeout):
+        return f"{exc.function}() did not finish within {exc.seconds:g} s", "timeout"
+    if isinstance(exc, StudentCrash):
+        return f"{exc.function}(): {exc.detail}", "crash"
+    if isinstance(exc, StudentError):
+        where = exc.traceback.strip().splitlines()
+        loc = f" ({where[-1].split(':')[0].strip()})" if where else ""
+        return f"{exc.function}() raised {exc.type}: {exc.message}{loc}", None
+    if isinstance(exc, AssertionError):
+        lines = [ln for ln in (str(exc).strip() or "assertion failed").splitlines() if " = lab\n" not in ln + "\n"]
+        return "\n".join(ln[:300] for ln in lines[:3]), None
+    return f"{type(exc).__name__}: {str(exc)[:500]}", None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report = outcome.get_result()
+    if _run is None or item.nodeid not in _run.records:
+        return
+    rec = _run.records[item.nodeid]
+    rec["duration"] = round(rec["duration"] + report.duration, 4)
+    if report.skipped and rec["outcome"] in ("not-run", "passed"):
+        rec["outcome"] = "skipped"
+        rec["message"] = str(report.longrepr[2] if isinstance(report.longrepr, tuple) else "skipped")
+    elif report.failed:
+        rec["outcome"] = "failed" if report.when == "call" else "error"
+        rec["points"] = 0.0
+        if call.excinfo is not None and not rec["message"]:
+            rec["message"], rec["event"] = _describe(call.excinfo.value)
+    elif report.passed and report.when == "call" and rec["outcome"] == "not-run":
+        rec["outcome"] = "passed"
+        rec["points"] = rec["max_points"]
+    if report.when == "teardown":
+        _run.write()

@@ -1,0 +1,185 @@
+"""Run one lab's tests against one student file, in a fresh grader process, and return the results.
+
+    result = run_lab(lab, Path("labs/00-demo/lab.py"), visibility=("public",))
+    result.points, result.max_points, result.status, result.tests
+
+The grader process is ``python -m pytest -p redis_course.labs.pytest_plugin`` on the lab's test
+files from the trusted repository, with an ini file of its own (no addopts, no conftest from
+anywhere above the lab), no cache and no plugin autoloading.  It starts the private Redis and the
+student's sandboxed process; it is killed if the whole run exceeds its wall time.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .model import Lab
+from .sandbox import Limits, make_run_dir
+
+STATUSES = ("ok", "missing", "import-error", "timeout", "crash", "grader-error")
+
+
+@dataclass
+class TestResult:
+    name: str
+    visibility: str
+    points: float
+    max_points: float
+    outcome: str            # passed | failed | error | skipped | not-run
+    hint: str | None = None
+    message: str = ""
+    event: str | None = None  # timeout | crash | import-error
+    duration: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+    @property
+    def counted(self) -> bool:
+        return self.outcome != "skipped"
+
+    @property
+    def title(self) -> str:
+        name = self.name.split("[")[0]
+        name = name[5:] if name.startswith("test_") else name
+        name = name[:-7] if name.endswith("_hidden") else name
+        return name.replace("_", " ")
+
+
+@dataclass
+class LabResult:
+    lab: str
+    status: str
+    tests: list[TestResult] = field(default_factory=list)
+    backend: str = ""
+    message: str = ""
+    output: str = ""
+    seconds: float = 0.0
+
+    @property
+    def points(self) -> float:
+        return sum(t.points for t in self.tests if t.counted)
+
+    @property
+    def max_points(self) -> float:
+        return sum(t.max_points for t in self.tests if t.counted)
+
+    def to_dict(self) -> dict:
+        return {"lab": self.lab, "status": self.status, "backend": self.backend, "message": self.message,
+                "points": self.points, "max_points": self.max_points, "seconds": round(self.seconds, 3),
+                "tests": [t.__dict__ for t in self.tests]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "LabResult":
+        tests = [TestResult(**t) for t in d.get("tests", [])]
+        return cls(lab=d["lab"], status=d["status"], tests=tests, backend=d.get("backend", ""),
+                   message=d.get("message", ""), seconds=d.get("seconds", 0.0))
+
+
+INI = "[pytest]\naddopts =\nconsider_namespace_packages = false\n"
+
+
+def _status(tests: list[TestResult], import_error: str | None) -> str:
+    if import_error:
+        return "import-error"
+    events = {t.event for t in tests}
+    if "timeout" in events:
+        return "timeout"
+    if "crash" in events:
+        return "crash"
+    return "ok"
+
+
+def wall_timeout(lab: Lab, limits: Limits, n_tests: int) -> float:
+    return 30 + limits.start_timeout_s + n_tests * (limits.call_timeout_s * 3 + 5)
+
+
+def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] = ("public",),
+            backend: str = "auto", url: str | None = None, limits: Limits | None = None,
+            hide: tuple[str, ...] = (), run_dir: Path | None = None, keep_dir: bool = False) -> LabResult:
+    """Grade ``source_file`` (the student's lab.py) with the lab's tests of the given visibilities.
+
+    ``backend``: ``auto`` / ``redis-server`` / ``fakeredis`` (a private server for this run), or
+    ``url`` (then ``url`` is used under a fresh key prefix: a student's own REDIS_URL).
+    """
+    started = time.monotonic()
+    if source_file is None or not Path(source_file).is_file():
+        return LabResult(lab.id, "missing", message="no lab.py for this lab")
+    source_file = Path(source_file).resolve()
+    limits = limits or Limits(call_timeout_s=lab.timeout_s)
+    files = [str(f) for v in visibility for f in lab.test_files(v)]
+    if not files:
+        return LabResult(lab.id, "ok", message="this lab has no tests of that kind")
+    own_dir = run_dir is None
+    run_dir = make_run_dir() if run_dir is None else run_dir
+    results = run_dir / "results.json"
+    cfg = {"lab_dir": str(lab.path), "source_file": str(source_file), "run_dir": str(run_dir),
+           "results": str(results), "limits": limits.to_dict(), "backend": "url" if url else backend,
+           "url": url or "", "hide": [str(h) for h in hide]}
+    (run_dir / "run.json").write_text(json.dumps(cfg), encoding="utf-8")
+    (run_dir / "pytest.ini").write_text(INI, encoding="utf-8")
+    cmd = [sys.executable, "-m", "pytest", "-p", "redis_course.labs.pytest_plugin", "-p", "no:cacheprovider",
+           "-c", str(run_dir / "pytest.ini"), "--rootdir", str(lab.path), "--confcutdir", str(lab.path),
+           "--import-mode=importlib", "-q", "--no-header", "-p", "no:randomly", *files]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COURSE_LAB_"))}
+    env.update(COURSE_LAB_RUN=str(run_dir / "run.json"), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+               PYTHONDONTWRITEBYTECODE="1")
+    log = run_dir / "pytest.log"
+    timed_out = False
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=run_dir,
+                                start_new_session=True, stdin=subprocess.DEVNULL)
+        try:
+            proc.wait(wall_timeout(lab, limits, len(files) * 10))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _killpg(proc)
+    result = _read_results(lab, results, log, timed_out)
+    if not timed_out and proc.returncode not in (0, 1) and result.status == "ok":
+        tail = log.read_text(encoding="utf-8", errors="replace")[-3000:] if log.exists() else ""
+        result.status, result.message = "grader-error", f"pytest exit code {proc.returncode}\n{tail}"
+    result.seconds = time.monotonic() - started
+    if own_dir and not keep_dir:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    return result
+
+
+def _killpg(proc: subprocess.Popen) -> None:
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(3)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(5)
+
+
+def _read_results(lab: Lab, results: Path, log: Path, timed_out: bool) -> LabResult:
+    try:
+        data = json.loads(results.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        tail = log.read_text(encoding="utf-8", errors="replace")[-2000:] if log.exists() else ""
+        return LabResult(lab.id, "timeout" if timed_out else "grader-error",
+                         message=f"the grader produced no results\n{tail}")
+    tests = [TestResult(name=t["name"], visibility=t["visibility"], points=float(t["points"]),
+                        max_points=float(t["max_points"]), outcome=t["outcome"], hint=t.get("hint"),
+                        message=t.get("message", ""), event=t.get("event"), duration=t.get("duration", 0.0))
+             for t in data.get("tests", [])]
+    if timed_out:
+        for t in tests:
+            if t.outcome == "not-run":
+                t.outcome, t.event, t.message = "failed", "timeout", "the lab's time limit ran out"
+    status = "timeout" if timed_out else _status(tests, data.get("import_error"))
+    return LabResult(lab.id, status, tests, backend=data.get("backend", ""),
+                     message=data.get("import_error") or "", output=data.get("output", ""))

@@ -1,0 +1,311 @@
+"""One student module in a separate, resource-limited process (see :mod:`._child` for that side).
+
+The grader never runs student code itself.  :class:`Sandbox` starts the child, sends it requests
+over a pipe and reads JSON replies with a deadline and a size limit.  A child that hangs is killed
+(:class:`StudentTimeout`), one that dies or sends garbage is reported (:class:`StudentCrash`), and
+the next call starts a fresh one.
+
+When the grader is root the child also gets its own namespaces, mounts, uid and no network (see
+:mod:`.isolation`); otherwise it runs as the same user with resource limits only — that is the
+student checking their own code on their own machine.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import secrets
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
+
+BOOT = ("import sys; sys.path[:0] = sys.argv[1].split(':'); "
+        "from redis_course.labs._child import main; main(sys.argv[2])")
+MAX_SOURCE_BYTES = 1 << 20  # a lab.py bigger than 1 MiB is refused
+PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+@dataclass
+class Limits:
+    """Resource limits of one student process (all configurable from the command line or a test)."""
+
+    call_timeout_s: float = 10.0   # wall time for one function call
+    start_timeout_s: float = 20.0  # wall time to start and import the module
+    cpu_s: float = 60.0            # CPU seconds over the process's whole life
+    memory_mb: int = 1024          # address space
+    nproc: int = 32                # processes and threads
+    fsize_mb: int = 16             # largest file it may write (its output included)
+    nofile: int = 64               # open files
+    max_message: int = 1 << 20     # largest reply accepted, bytes
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def import_path() -> str:
+    """sys.path entries for the child: redis_course's source folder and redis' site-packages."""
+    import redis
+
+    import redis_course
+
+    entries: list[str] = []
+    for mod in (redis_course, redis):
+        p = str(Path(mod.__file__).resolve().parents[1])
+        if p not in entries:
+            entries.append(p)
+    return ":".join(entries)
+
+
+def python_paths() -> list[str]:
+    """What the child's interpreter must be able to read (kept visible inside its mount namespace)."""
+    paths = [sys.base_prefix, sys.prefix, *import_path().split(":")]
+    exe = os.path.realpath(sys.executable)
+    paths.append(os.path.dirname(exe))
+    out: list[str] = []
+    for p in map(os.path.realpath, paths):
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def make_run_dir(prefix: str = "course-grade-") -> Path:
+    """A directory for one run's sockets and child folders: others may enter it, not list it."""
+    base = None
+    if is_root() and os.path.isdir("/run") and os.access("/run", os.W_OK):
+        base = "/run"
+    d = Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+    os.chmod(d, 0o711)
+    return d
+
+
+_ids = itertools.count(1)
+
+
+@dataclass
+class Sandbox:
+    source: bytes                  # the student's module (read by the grader, never a path it follows)
+    url: str                       # the student's Redis (unix:// for a private server)
+    prefix: str
+    run_dir: Path
+    limits: Limits = field(default_factory=Limits)
+    isolate: bool | None = None    # default: when root
+    hide: tuple[str, ...] = ()     # folders the child must not see (repository, submissions, outputs)
+
+    def __post_init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.workdir: Path | None = None
+        self._resp_fd: int | None = None
+        self._req_fd: int | None = None
+        self._buf = b""
+        self._ready = False
+        self.import_failure: StudentImportError | None = None
+        if self.isolate is None:
+            self.isolate = is_root()
+
+    # -- life cycle ------------------------------------------------------------------------------
+    def spawn(self) -> None:
+        """Start the child (returns at once; :meth:`wait_ready` waits for the import)."""
+        self.kill()
+        self.workdir = self.run_dir / f"sb-{secrets.token_hex(8)}"
+        self.workdir.mkdir(mode=0o700)
+        (self.workdir / "lab.py").write_bytes(self.source)
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        network = not self.url.startswith("unix://")
+        cfg = {
+            "module": str(self.workdir / "lab.py"), "workdir": str(self.workdir), "url": self.url,
+            "prefix": self.prefix, "req_fd": req_r, "resp_fd": resp_w, "isolate": bool(self.isolate),
+            "network": network, "limits": self.limits.to_dict(), "private": list(PRIVATE_DIRS),
+            "hide": [os.path.realpath(h) for h in self.hide],
+            "keep": [str(self.workdir), os.path.dirname(self.url[len("unix://"):]) if not network else "",
+                     *python_paths()],
+        }
+        cfg["keep"] = [k for k in cfg["keep"] if k]
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", BOOT, import_path(), json.dumps(cfg)],
+                pass_fds=(req_r, resp_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, start_new_session=True, cwd=self.workdir, close_fds=True)
+        finally:
+            os.close(req_r)
+            os.close(resp_w)
+        self._req_fd, self._resp_fd, self._buf, self._ready = req_w, resp_r, b"", False
+        os.set_blocking(self._resp_fd, False)
+
+    def wait_ready(self) -> None:
+        if self._ready:
+            return
+        if self.proc is None:
+            self.spawn()
+        try:
+            msg = self._read(time.monotonic() + self.limits.start_timeout_s, "")
+        except StudentTimeout:
+            self.kill()
+            self.import_failure = StudentImportError("", f"the module did not load within "
+                                                         f"{self.limits.start_timeout_s:g} s")
+            raise self.import_failure from None
+        except StudentCrash as exc:
+            self.import_failure = StudentImportError("", f"the process ended while loading the module ({exc.detail})")
+            raise self.import_failure from None
+        if msg.get("event") == "ready":
+            self._ready = True
+            return
+        self.kill()
+        kind = str(msg.get("type", "Error"))[:100]
+        self.import_failure = StudentImportError("", f"loading the module failed: {kind}: "
+                                                     f"{str(msg.get('message', ''))[:500]}")
+        raise self.import_failure
+
+    def start(self) -> "Sandbox":
+        self.spawn()
+        self.wait_ready()
+        return self
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        """Stop the child and everything it started (its PID namespace when isolated)."""
+        proc, self.proc = self.proc, None
+        for fd in (self._req_fd, self._resp_fd):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._req_fd = self._resp_fd = None
+        self._ready = False
+        if proc is not None and proc.poll() is None:
+            try:
+                if self.isolate:
+                    proc.send_signal(signal.SIGTERM)  # the root outer process kills the namespace
+                    try:
+                        proc.wait(2)
+                    except subprocess.TimeoutExpired:
+                        pass
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.workdir is not None:
+            self._last_output = self.output_tail()
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None
+
+    close = kill
+
+    # -- calls -----------------------------------------------------------------------------------
+    def call(self, fn: str, args: tuple | list = (), kwargs: dict | None = None, timeout: float | None = None):
+        """``fn(r, *args, **kwargs)`` in the child; the JSON-decoded result."""
+        if self.import_failure is not None:
+            raise self.import_failure
+        if not self.alive:
+            self.spawn()
+        self.wait_ready()
+        rid = next(_ids)
+        payload = json.dumps({"id": rid, "fn": fn, "args": list(args), "kwargs": kwargs or {}}) + "\n"
+        try:
+            os.write(self._req_fd, payload.encode())  # type: ignore[arg-type]
+        except (BrokenPipeError, OSError):
+            self.kill()
+            raise StudentCrash(fn, "the student's process had ended") from None
+        timeout = self.limits.call_timeout_s if timeout is None else timeout
+        try:
+            msg = self._read(time.monotonic() + timeout, fn)
+        except StudentTimeout:
+            self.kill()
+            raise StudentTimeout(fn, timeout) from None
+        except StudentCrash:
+            self.kill()
+            raise
+        if msg.get("id") != rid:
+            self.kill()
+            raise StudentCrash(fn, "the student's process sent an answer nobody asked for")
+        if "ok" in msg:
+            return msg["ok"]
+        if "error" in msg and isinstance(msg["error"], dict):
+            e = msg["error"]
+            raise StudentError(str(e.get("type", "Error"))[:100], str(e.get("message", ""))[:2000], fn,
+                               str(e.get("traceback", ""))[:2000])
+        detail = str(msg.get("crash", "a malformed answer"))[:300]
+        self.kill()
+        raise StudentCrash(fn, detail)
+
+    def _read(self, deadline: float, fn: str) -> dict:
+        """One JSON line from the child, or StudentTimeout / StudentCrash."""
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise StudentTimeout(fn, 0)
+            ready, _, _ = select.select([self._resp_fd], [], [], min(left, 0.5))
+            if not ready:
+                continue
+            try:
+                chunk = os.read(self._resp_fd, 1 << 16)  # type: ignore[arg-type]
+            except BlockingIOError:
+                continue
+            if not chunk:
+                code = self.proc.wait(5) if self.proc else None
+                raise StudentCrash(fn, _exit_reason(code))
+            self._buf += chunk
+            if len(self._buf) > self.limits.max_message and b"\n" not in self._buf[: self.limits.max_message]:
+                raise StudentCrash(fn, f"the answer was larger than {self.limits.max_message} bytes")
+        line, self._buf = self._buf.split(b"\n", 1)
+        if len(line) > self.limits.max_message:
+            raise StudentCrash(fn, f"the answer was larger than {self.limits.max_message} bytes")
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            raise StudentCrash(fn, "the student's process wrote something that is not a JSON answer") from None
+        if not isinstance(msg, dict):
+            raise StudentCrash(fn, "the student's process wrote something that is not a JSON answer")
+        return msg
+
+    # -- output ----------------------------------------------------------------------------------
+    def output_tail(self, limit: int = 2000) -> str:
+        """The end of what the student's code printed (read without following links)."""
+        if self.workdir is None:
+            return getattr(self, "_last_output", "")
+        try:
+            fd = os.open(self.workdir / "output.log", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return ""
+        try:
+            st = os.fstat(fd)
+            if not (st.st_mode & 0o170000 == 0o100000):
+                return ""
+            os.lseek(fd, max(0, st.st_size - limit), os.SEEK_SET)
+            return os.read(fd, limit).decode("utf-8", "replace")
+        finally:
+            os.close(fd)
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is None:
+        return "the process ended"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = {"SIGXCPU": " (CPU time limit)", "SIGKILL": " (killed)", "SIGSEGV": " (crashed)"}.get(name, "")
+        return f"the process was stopped by {name}{hint}"
+    if code >= 128 + 1 and code - 128 in {s.value for s in signal.Signals}:
+        return f"the process was stopped by {signal.Signals(code - 128).name}"
+    return f"the process exited with code {code}"

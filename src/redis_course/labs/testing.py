@@ -1,0 +1,49 @@
+"""What lab tests import::
+
+    from redis_course.labs.testing import points, hint, StudentError, StudentTimeout
+
+    @points(2)
+    @hint("first-view")
+    def test_first_view_is_one(lab, redis):
+        assert lab.count_view(17) == 1
+
+``student_raises("ValueError")`` checks that the student's function raised that exception type (a
+timeout or a crash does not count).
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+import pytest
+
+from .errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
+
+__all__ = ["points", "hint", "student_raises", "StudentError", "StudentTimeout", "StudentCrash",
+           "StudentImportError"]
+
+
+def points(n: float):
+    """Mark a test as worth ``n`` points (all or nothing)."""
+    if not isinstance(n, (int, float)) or n < 0:
+        raise ValueError("points(n) needs a number >= 0")
+    return pytest.mark.points(n)
+
+
+def hint(hint_id: str):
+    """Name the hint (an id in the lab's hints.yml) shown to the student when this test fails."""
+    return pytest.mark.hint(hint_id)
+
+
+@contextlib.contextmanager
+def student_raises(type_name: str) -> Iterator[list[StudentError]]:
+    """``with student_raises("ValueError"):`` passes only if the student's code raised that type."""
+    caught: list[StudentError] = []
+    try:
+        yield caught
+    except StudentError as exc:
+        if exc.type != type_name:
+            raise AssertionError(f"expected {type_name}, the function raised {exc.type}: {exc.message}") from None
+        caught.append(exc)
+    else:
+        raise AssertionError(f"expected the function to raise {type_name}, it returned normally")

@@ -1,0 +1,40 @@
+"""Words of the lab commands' tables and feedback, in the course's three languages."""
+from __future__ import annotations
+
+TEXTS: dict[str, dict[str, str]] = {
+    "lab": {"en": "Lab", "ru": "Лаба", "zh": "实验"},
+    "test": {"en": "Test", "ru": "Тест", "zh": "测试"},
+    "points": {"en": "Points", "ru": "Баллы", "zh": "得分"},
+    "result": {"en": "Result", "ru": "Результат", "zh": "结果"},
+    "total": {"en": "Total", "ru": "Итого", "zh": "总计"},
+    "hint": {"en": "Hint", "ru": "Подсказка", "zh": "提示"},
+    "passed": {"en": "passed", "ru": "пройден", "zh": "通过"},
+    "failed": {"en": "failed", "ru": "не пройден", "zh": "未通过"},
+    "error": {"en": "error", "ru": "ошибка", "zh": "错误"},
+    "skipped": {"en": "skipped", "ru": "пропущен", "zh": "跳过"},
+    "not-run": {"en": "not run", "ru": "не запущен", "zh": "未运行"},
+    "timeout": {"en": "time limit", "ru": "превышено время", "zh": "超时"},
+    "crash": {"en": "process crashed", "ru": "процесс упал", "zh": "进程崩溃"},
+    "import-error": {"en": "module not loaded", "ru": "модуль не загрузился", "zh": "模块无法加载"},
+    "missing": {"en": "no lab.py", "ru": "нет lab.py", "zh": "缺少 lab.py"},
+    "grader-error": {"en": "grader error", "ru": "ошибка проверки", "zh": "评分程序出错"},
+    "backend": {"en": "Redis used", "ru": "Redis для проверки", "zh": "使用的 Redis"},
+    "all_passed": {"en": "All public tests pass. The grader also runs hidden tests.",
+                   "ru": "Все открытые тесты пройдены. При оценке запускаются и скрытые тесты.",
+                   "zh": "所有公开测试均已通过。评分时还会运行隐藏测试。"},
+    "some_failed": {"en": "Fix the failing tests and run the check again.",
+                    "ru": "Исправьте непройденные тесты и запустите проверку снова.",
+                    "zh": "请修复未通过的测试，然后再次运行检查。"},
+    "feedback_title": {"en": "Feedback for {student}", "ru": "Отзыв для {student}", "zh": "{student} 的反馈"},
+    "score_line": {"en": "Score: **{points:g} / {max_points:g}**", "ru": "Итог: **{points:g} из {max_points:g}**",
+                   "zh": "得分：**{points:g} / {max_points:g}**"},
+    "hidden_test": {"en": "hidden test", "ru": "скрытый тест", "zh": "隐藏测试"},
+    "what_happened": {"en": "What happened", "ru": "Что произошло", "zh": "发生了什么"},
+    "your_output": {"en": "What your code printed (end)", "ru": "Что напечатал ваш код (конец)",
+                    "zh": "你的代码输出（末尾）"},
+}
+
+
+def t(key: str, lang: str = "en", **fields: object) -> str:
+    texts = TEXTS[key]
+    return texts.get(lang, texts["en"]).format(**fields)
