@@ -1,0 +1,114 @@
+"""Hidden tests of lab 03: only the grader runs these."""
+import time
+from datetime import datetime, timezone
+
+from redis_course.labs.testing import StudentError, hint, points
+
+GRADER_CANARY = "grader-canary-03-counters-9b27e4c1"  # the release test proves this never leaves the repo
+
+
+def ts(*args) -> float:
+    return datetime(*args, tzinfo=timezone.utc).timestamp()
+
+
+NOON = ts(2024, 3, 5, 12, 0)
+
+
+def keys_without_ttl(redis) -> list[str]:
+    """This run's counter and ranking keys that exist without a TTL."""
+    found = redis.course_keys("views:*") + redis.course_keys("top:*")
+    return [redis.unprefixed(k) for k in found if redis.pttl(k) == -1]
+
+
+@points(2)
+@hint("utc-day")
+def test_day_boundary_is_utc_whatever_the_machine_zone_hidden(lab, redis):
+    late = ts(2024, 3, 5, 23, 30)  # 23:30 UTC: already 6 March in Tokyo, still 5 March in New York
+    early = ts(2024, 3, 6, 0, 30)  # 00:30 UTC: still 5 March in New York
+    try:
+        for zone in ["Asia/Tokyo", "America/New_York"]:
+            lab.set_machine_timezone(zone)
+            assert lab.day_of(late) == "2024-03-05", f"with the machine in {zone}"
+            assert lab.day_of(early) == "2024-03-06", f"with the machine in {zone}"
+        lab.record_view("home", late)
+        lab.record_view("home", early)
+    finally:
+        lab.set_machine_timezone(None)
+    assert redis.get(redis.key("views", "home", "2024-03-05")) == "1"
+    assert redis.get(redis.key("views", "home", "2024-03-06")) == "1"
+
+
+@points(2)
+@hint("expire-every-hit")
+def test_later_views_do_not_extend_the_ttl_hidden(lab, redis):
+    lab.record_view("home", NOON, 1000)
+    time.sleep(0.25)
+    lab.record_view("home", NOON, 1000)
+    for key in (redis.key("views", "home", "2024-03-05"), redis.key("top", "2024-03-05")):
+        left = redis.pttl(key)
+        # created ~250 ms ago with 1000 ms: at most ~750 ms left; a TTL set again would be near 1000
+        assert 0 < left <= 850, f"{redis.unprefixed(key)}: {left} ms left, the TTL was extended"
+
+
+@points(3)
+@hint("expire-every-hit")
+def test_window_closes_under_steady_traffic_hidden(lab, redis):
+    seen = []
+    deadline = time.monotonic() + 0.75
+    while time.monotonic() < deadline:  # a view every 30 ms for 0.75 s, windows of 250 ms
+        seen.append(lab.record_view("home", NOON, 250))
+        time.sleep(0.03)
+    assert 1 in seen[1:], (f"{len(seen)} views in a row counted {seen[-1]}: the 250 ms window never "
+                           f"closed while views kept arriving")
+
+
+@points(3)
+@hint("crash")
+def test_a_crash_between_commands_leaves_no_key_without_ttl_hidden(lab, redis):
+    crashed = 0
+    for budget in range(0, 4):  # the process dies after 0, 1, 2, 3 round trips
+        page = f"page-{budget}"
+        day = NOON + 86400 * budget  # a new day: new keys every time
+        assert lab.arm_crash(budget) is True
+        try:
+            lab.record_view(page, day)
+        except StudentError as exc:
+            crashed += exc.type == "SimulatedCrash"
+        finally:
+            lab.arm_crash(None)
+        assert keys_without_ttl(redis) == [], (
+            f"after a crash following round trip {budget} these keys have no TTL and never expire: "
+            f"{keys_without_ttl(redis)}")
+    assert crashed >= 1, "the simulated crash never happened"
+
+
+@points(2)
+@hint("read-modify-write")
+def test_concurrent_views_are_all_counted_hidden(lab, redis):
+    results = lab.run_concurrently([("record_view", ("home", NOON))] * 200, processes=8)
+    errors = [res for res in results if isinstance(res, Exception)]
+    assert not errors, f"record_view raised: {errors[0]}"
+    assert sorted(results) == list(range(1, 201)), "two views got the same number: an update was lost"
+    assert redis.get(redis.key("views", "home", "2024-03-05")) == "200"
+    assert redis.zscore(redis.key("top", "2024-03-05"), "home") == 200
+
+
+@points(1)
+@hint("week")
+def test_reading_creates_nothing_hidden(lab, redis):
+    assert lab.last_7_days("never-seen", NOON) == [0] * 7
+    assert lab.views_today("never-seen", NOON) == 0
+    assert lab.top_pages(NOON, 5) == []
+    assert redis.course_keys("*") == []
+
+
+@points(1)
+@hint("top")
+def test_top_pages_count_only_that_day_hidden(lab, redis):
+    for _ in range(4):
+        lab.record_view("old-news", NOON - 86400)
+    lab.record_view("home", NOON)
+    lab.record_view("home", NOON)
+    lab.record_view("about", NOON)
+    assert lab.top_pages(NOON, 10) == [["home", 2], ["about", 1]]
+    assert lab.top_pages(NOON - 86400, 1) == [["old-news", 4]]
