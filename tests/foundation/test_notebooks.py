@@ -72,7 +72,9 @@ def test_generated_notebooks_are_fresh():
 
 def test_a_changed_source_makes_the_notebooks_stale(tmp_path, monkeypatch):
     copy = tmp_path / "notebooks"
-    shutil.copytree(paths.NOTEBOOKS, copy, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    for lang in paths.LANGS:  # one notebook is enough, and keeps this quick
+        (copy / lang).mkdir(parents=True)
+    shutil.copyfile(paths.NOTEBOOKS / "00-start.py", copy / "00-start.py")
     monkeypatch.setattr(paths, "NOTEBOOKS", copy)
     notebooks.sync()  # the copy is fresh whatever the state of the working tree
     assert notebooks.sync(check=True) == []
