@@ -171,7 +171,8 @@ def _describe(exc: BaseException) -> tuple[str, str | None]:
         loc = f" ({where[-1].split(':')[0].strip()})" if where else ""
         return f"{exc.function}() raised {exc.type}: {exc.message}{loc}", None
     if isinstance(exc, AssertionError):
-        lines = [ln for ln in (str(exc).strip() or "assertion failed").splitlines() if " = lab\n" not in ln + "\n"]
+        lines = [ln for ln in (str(exc).strip() or "assertion failed").splitlines()
+                 if " = lab\n" not in ln + "\n" and " = <" not in ln]
         return "\n".join(ln[:300] for ln in lines[:3]), None
     return f"{type(exc).__name__}: {str(exc)[:500]}", None
 
