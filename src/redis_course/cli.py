@@ -145,7 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["test"]:  # everything after `test` belongs to pytest, options included
+        args = argparse.Namespace(command="test", func=cmd_test, pytest_args=argv[1:])
+    else:
+        args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except CourseError as exc:
