@@ -183,11 +183,15 @@ class Decision:
 
 
 _CLOCK = """
-local now = tonumber(ARGV[1])
+-- ARGV[1]: now in ms (a controlled clock) or '' for the server's clock
+local now, slack = tonumber(ARGV[1]), 60000
 if not now then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  slack = 0
 end
+-- slack: keys expire on the server's real clock; under a controlled clock they get a minute more,
+-- so a key never vanishes while the controlled clock still needs it (decisions never rely on expiry)
 local limit, window = tonumber(ARGV[2]), tonumber(ARGV[3])
 """
 
@@ -201,7 +205,7 @@ if tonumber(h[1]) == w then n = tonumber(h[2]) end
 if n >= limit then return {0, 0, reset, reset} end
 n = n + 1
 redis.call('HSET', KEYS[1], 'w', w, 'n', n)
-redis.call('PEXPIRE', KEYS[1], reset)
+redis.call('PEXPIRE', KEYS[1], reset + slack)
 return {1, limit - n, 0, reset}
 """
 
@@ -214,7 +218,7 @@ local reset = s + window - now
 if n >= limit then return {0, 0, reset, reset} end
 n = n + 1
 redis.call('HSET', KEYS[1], 's', s, 'n', n)
-redis.call('PEXPIRE', KEYS[1], reset)
+redis.call('PEXPIRE', KEYS[1], reset + slack)
 return {1, limit - n, 0, reset}
 """
 
@@ -233,7 +237,7 @@ end
 redis.call('RPUSH', KEYS[1], now)
 if not head then head = now end
 local reset = head + window - now
-redis.call('PEXPIRE', KEYS[1], reset)
+redis.call('PEXPIRE', KEYS[1], reset + slack)
 return {1, limit - n - 1, 0, reset}
 """
 
@@ -248,7 +252,7 @@ if n >= limit then
   return {0, 0, tonumber(oldest[2]) + window - now, tonumber(newest[2]) + window - now}
 end
 redis.call('ZADD', KEYS[1], now, ARGV[4])
-redis.call('PEXPIRE', KEYS[1], window)
+redis.call('PEXPIRE', KEYS[1], window + slack)
 return {1, limit - n - 1, 0, window}
 """
 
@@ -279,7 +283,7 @@ if prev * (window - e) > room then
 end
 cur = cur + 1
 redis.call('HSET', KEYS[1], 'w', w, 'cur', cur, 'prev', prev)
-redis.call('PEXPIRE', KEYS[1], reset)
+redis.call('PEXPIRE', KEYS[1], reset + slack)
 local remaining = math.floor((limit * window - prev * (window - e) - cur * window) / window)
 return {1, remaining, 0, reset}
 """
@@ -302,7 +306,7 @@ end
 t = t - window
 local reset = math.ceil((full - t) / limit)      -- when the bucket is full again
 redis.call('HSET', KEYS[1], 't', t, 'ts', ts)
-redis.call('PEXPIRE', KEYS[1], reset)
+redis.call('PEXPIRE', KEYS[1], reset + slack)
 return {1, math.floor(t / window), 0, reset}
 """
 
@@ -320,7 +324,7 @@ if now_us < allow_at then
   return {0, 0, math.ceil((allow_at - now_us) / 1000), math.ceil((tat - now_us) / 1000)}
 end
 local reset = math.ceil((new_tat - now_us) / 1000)
-redis.call('SET', KEYS[1], new_tat, 'PX', reset)
+redis.call('SET', KEYS[1], new_tat, 'PX', reset + slack)
 return {1, math.floor((now_us - allow_at) / interval), 0, reset}
 """
 
