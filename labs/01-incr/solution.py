@@ -1,0 +1,138 @@
+"""Lab 01: counters with the INCR family.
+
+Every function takes the Redis client ``r`` first. Build key names with ``r.key(...)``:
+``r.key("views", "post", 17)`` is the key ``views:post:17`` under your run's prefix.
+Each function needs one or two Redis commands; none needs MULTI, WATCH or Lua.
+"""
+import redis
+
+#: The largest value a Redis integer can hold (2**63 - 1).
+MAX_INT64 = 2**63 - 1
+
+
+def count_view(r, post_id: int) -> int:
+    """Count one view of post ``post_id``; return the new number of views as an ``int``.
+
+    Key: ``views:post:<post_id>``. Use INCR: O(1), atomic, a missing key counts as 0. Many
+    processes call this at the same time, and no view may be lost.
+    """
+    # BEGIN SOLUTION
+    return r.incr(r.key("views", "post", post_id))
+    # END SOLUTION
+
+
+def view_count(r, post_id: int) -> int:
+    """Return the number of views of post ``post_id``: ``0`` for a post never viewed.
+
+    Key: ``views:post:<post_id>``. Use GET (O(1)); it replies ``None`` for a missing key.
+    Reading must not create the key.
+    """
+    # BEGIN SOLUTION
+    value = r.get(r.key("views", "post", post_id))
+    return int(value) if value is not None else 0
+    # END SOLUTION
+
+
+def take_views(r, post_id: int) -> int:
+    """Take the views counted so far for post ``post_id`` and restart its counter from zero.
+
+    Return the number taken (``0`` if there were none). Views counted by other processes while
+    this runs must end up either in the returned number or in the counter afterwards, never lost.
+    Use GETDEL (O(1), Redis 6.2+) or ``SET key 0 GET``: one command that reads and resets.
+    """
+    # BEGIN SOLUTION
+    value = r.getdel(r.key("views", "post", post_id))
+    return int(value) if value is not None else 0
+    # END SOLUTION
+
+
+def next_id(r, kind: str) -> int:
+    """Return a new unique id for objects of ``kind`` (``"order"``, ``"user"``, ...): 1, 2, 3, ...
+
+    Key: ``ids:<kind>``. Use INCR (O(1)): its reply is unique even when many processes ask at once.
+    Each kind has its own sequence.
+    """
+    # BEGIN SOLUTION
+    return r.incr(r.key("ids", kind))
+    # END SOLUTION
+
+
+def safe_incr(r, name: str, amount: int = 1) -> dict:
+    """Add ``amount`` to the counter ``name`` (key ``<name>``) and report what happened, never crash.
+
+    Return ``{"ok": True, "value": <new value>}`` on success. When Redis refuses, return
+    ``{"ok": False, "error": <code>, "found": <what the key holds>}`` and leave the key unchanged:
+
+    * ``"not_integer"`` — the value is not a canonical 64-bit integer (``"abc"``, ``" 1"``, ``"007"``, ``"1.5"``);
+      ``found`` is the stored string;
+    * ``"overflow"`` — the result would leave −2**63 … 2**63 − 1; ``found`` is the stored string;
+    * ``"wrong_type"`` — the key is not a string (a list, a hash, ...); ``found`` is its type name from TYPE.
+
+    Use INCRBY (O(1)); Redis checks the value and refuses atomically, so do not check first with
+    GET. redis-py raises ``redis.exceptions.ResponseError`` for each refusal; its message tells them
+    apart (``WRONGTYPE ...``, ``... would overflow``, ``value is not an integer or out of range``).
+    Only after a refusal read what the key holds (GET or TYPE, O(1)), for the report.
+    """
+    # BEGIN SOLUTION
+    key = r.key(name)
+    try:
+        return {"ok": True, "value": r.incrby(key, amount)}
+    except redis.exceptions.ResponseError as e:
+        text = str(e)
+        if text.startswith("WRONGTYPE"):
+            return {"ok": False, "error": "wrong_type", "found": r.type(key)}
+        if "overflow" in text:
+            return {"ok": False, "error": "overflow", "found": r.get(key)}
+        return {"ok": False, "error": "not_integer", "found": r.get(key)}
+    # END SOLUTION
+
+
+def deposit(r, account: int, cents: int) -> int:
+    """Add ``cents`` (an integer number of cents, > 0) to the balance of ``account``; return the new balance.
+
+    Key: ``balance:<account>``, holding an integer number of cents. Use INCRBY (O(1)).
+
+    * ``cents`` that is not an ``int`` (a ``float`` such as ``19.99``, a ``str``, a ``bool``): raise ``TypeError``;
+    * ``cents <= 0``: raise ``ValueError``;
+    * a deposit that would take the balance past 2**63 − 1: raise ``OverflowError``, balance unchanged.
+
+    Nothing may be written to Redis when the arguments are refused.
+    """
+    # BEGIN SOLUTION
+    if type(cents) is not int:
+        raise TypeError(f"cents must be an int, not {type(cents).__name__}")
+    if cents <= 0:
+        raise ValueError(f"a deposit must be positive, got {cents}")
+    if cents > MAX_INT64:
+        raise OverflowError(f"{cents} cents is more than a balance can hold")
+    try:
+        return r.incrby(r.key("balance", account), cents)
+    except redis.exceptions.ResponseError as e:
+        if "overflow" in str(e):
+            raise OverflowError(f"deposit of {cents} cents would overflow account {account}") from None
+        raise
+    # END SOLUTION
+
+
+def withdraw(r, account: int, cents: int) -> int:
+    """Take ``cents`` (an ``int`` > 0) from the balance of ``account``; return the new balance.
+
+    Key: ``balance:<account>``. The balance must never end below 0: when there is not enough money,
+    raise ``ValueError`` and leave the balance as it was. Many processes withdraw at once.
+
+    Use DECRBY (O(1)) and look at the value it returns: if it went below 0, give the money back
+    with INCRBY and raise. Checking first with GET and then decrementing lets two processes both
+    see enough money and overdraw. Argument checks as in :func:`deposit` (``TypeError``, ``ValueError``).
+    """
+    # BEGIN SOLUTION
+    if type(cents) is not int:
+        raise TypeError(f"cents must be an int, not {type(cents).__name__}")
+    if cents <= 0:
+        raise ValueError(f"a withdrawal must be positive, got {cents}")
+    key = r.key("balance", account)
+    left = r.decrby(key, cents)
+    if left < 0:
+        r.incrby(key, cents)  # undo our own step; other processes' steps are untouched
+        raise ValueError(f"insufficient funds in account {account}")
+    return left
+    # END SOLUTION
