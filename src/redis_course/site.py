@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import functools
 import http.server
+import os
 import re
 import socketserver
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -21,11 +23,19 @@ import yaml
 from . import paths
 from .paths import LANGS
 
-# Chinese is segmented with zero-width spaces by the search plugin (jieba): split on them too.
+# Search (each setting is checked in a browser by tests/site/test_browser.py):
+# - Material appends a wildcard to every query word ("счётчик" → "счётчик*") and lunr does not stem
+#   wildcard terms, so stemming the index would only hide words: keep Material's default pipeline
+#   (stop words, no stemmer).  Prefix search finds "счётчика", "счётчики" from "счётчик".
+# - zh: the search plugin segments Chinese with jieba at build time and joins the words with
+#   zero-width spaces (U+200B); the separator must split on them (and on Chinese punctuation), or a
+#   whole sentence becomes one token.  `lang: zh` works in the browser: Material indexes with its own
+#   tokenizer (not lunr.zh's, which needs jieba in Node) and segments Chinese queries by the index.
 SEARCH = {
     "en": {"lang": "en"},
     "ru": {"lang": "ru"},
-    "zh": {"lang": "zh", "separator": r"[\s\u200b\-_,:!=\[\]()\"`/]+|\.(?!\d)|&[lg]t;|(?!\b)(?=[A-Z][a-z])"},
+    "zh": {"lang": "zh",
+           "separator": r"[\s\u200b\u3000、。，．？！；：（）\-_,:!=\[\]()\"`/]+|\.(?!\d)|&[lg]t;|(?!\b)(?=[A-Z][a-z])"},
 }
 SITE_NAME = {
     "en": "Redis counters, atomicity and rate limiting",
@@ -65,19 +75,26 @@ def nav(lang: str) -> list:
     return items
 
 
-def write_config(lang: str) -> Path:
-    paths.BUILD.mkdir(exist_ok=True)
+def write_config(lang: str, site_dir: Path | None = None, config_dir: Path | None = None) -> Path:
+    """Write ``mkdocs.<lang>.yml`` into ``config_dir`` (default ``build/``); paths in it are relative
+    to that folder.  The site goes to ``site_dir`` (default ``site/<lang>``)."""
+    config_dir = Path(config_dir or paths.BUILD)
+    config_dir.mkdir(parents=True, exist_ok=True)
+
+    def rel(target: Path) -> str:
+        return Path(os.path.relpath(target, config_dir)).as_posix()
+
     cfg = {
-        "INHERIT": "../mkdocs.yml",
+        "INHERIT": rel(paths.ROOT / "mkdocs.yml"),
         "site_name": SITE_NAME[lang],
         "site_url": f"http://127.0.0.1:8000/{lang}/",
-        "docs_dir": f"../docs/{lang}",
-        "site_dir": f"../site/{lang}",
-        "theme": {"language": lang, "custom_dir": "../overrides"},
+        "docs_dir": rel(paths.DOCS / lang),
+        "site_dir": rel(Path(site_dir) if site_dir else paths.SITE / lang),
+        "theme": {"language": lang, "custom_dir": rel(paths.ROOT / "overrides")},
         "plugins": [{"search": SEARCH[lang]}],
         "nav": nav(lang),
     }
-    out = paths.BUILD / f"mkdocs.{lang}.yml"
+    out = config_dir / f"mkdocs.{lang}.yml"
     out.write_text(yaml.safe_dump(cfg, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return out
 
@@ -87,8 +104,15 @@ ROOT_INDEX = """<!doctype html>
 <title>Redis counters, atomicity and rate limiting</title>
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <script>
-  var l = (navigator.language || "en").toLowerCase();
-  var to = l.indexOf("ru") === 0 ? "ru/" : l.indexOf("zh") === 0 ? "zh/" : "en/";
+  // The first of the reader's preferred languages that the course has; English otherwise.
+  var prefs = navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language || "en"];
+  var to = "en/";
+  for (var i = 0; i < prefs.length; i++) {
+    var l = String(prefs[i]).toLowerCase();
+    if (l.indexOf("en") === 0) { to = "en/"; break; }
+    if (l.indexOf("ru") === 0) { to = "ru/"; break; }
+    if (l.indexOf("zh") === 0) { to = "zh/"; break; }
+  }
   location.replace(to);
 </script>
 <noscript><meta http-equiv="refresh" content="0; url=en/"></noscript>
@@ -98,18 +122,38 @@ ROOT_INDEX = """<!doctype html>
 """
 
 
-def build(langs=LANGS, strict: bool = True, log=print) -> Path:
-    """Build ``site/<lang>/`` for each language with ``mkdocs build`` (``--strict``: warnings fail)."""
-    paths.SITE.mkdir(exist_ok=True)
-    for lang in langs:
-        cfg = write_config(lang)
-        cmd = [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(cfg)] + (["--strict"] if strict else [])
-        proc = subprocess.run(cmd, cwd=paths.ROOT, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise SiteBuildError(f"mkdocs build failed for docs/{lang}:\n{proc.stdout}{proc.stderr}")
-        log(f"  site/{lang}/ built")
-    (paths.SITE / "index.html").write_text(ROOT_INDEX, encoding="utf-8")
-    return paths.SITE
+_NOISE = re.compile(r"INFO\b|Building prefix dict|Loading model|Prefix dict|Dumping model")
+
+
+def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = None) -> Path:
+    """Build ``<site_dir>/<lang>/`` for each language with ``mkdocs build`` (``--strict``: warnings
+    fail) and the root ``index.html`` that sends readers to their language.  ``site_dir`` defaults to
+    ``site/``; another folder (tests build into a temporary one) leaves ``site/`` and ``build/`` alone."""
+    out = Path(site_dir) if site_dir else paths.SITE
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="course-mkdocs-") as tmp:
+        procs = {}
+        for lang in langs:  # the languages are independent: build them side by side
+            if site_dir:
+                cfg = write_config(lang, site_dir=out / lang, config_dir=Path(tmp))
+            else:
+                cfg = write_config(lang)
+            # No -q: it raises mkdocs' log level to ERROR, and --strict then never sees a warning.
+            cmd = [sys.executable, "-m", "mkdocs", "build", "-f", str(cfg)] + (["--strict"] if strict else [])
+            procs[lang] = subprocess.Popen(cmd, cwd=paths.ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                           text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+        failed = []
+        for lang, proc in procs.items():
+            output, _ = proc.communicate()
+            if proc.returncode != 0:
+                problems = [line for line in output.splitlines() if not _NOISE.match(line)]
+                failed.append(f"mkdocs build failed for docs/{lang}:\n" + "\n".join(problems))
+            else:
+                log(f"  {out.name}/{lang}/ built")
+        if failed:
+            raise SiteBuildError("\n".join(failed))
+    (out / "index.html").write_text(ROOT_INDEX, encoding="utf-8")
+    return out
 
 
 class SiteBuildError(RuntimeError):
