@@ -51,12 +51,14 @@ def test_every_key_has_a_ttl_and_decisions_take_one_round_trip(r, name, limiter)
     with rl.count_round_trips() as c:
         decisions = rl.replay(r, limiter, rl.bursty_trace(), "ttl")
     assert c["n"] == len(decisions)
-    limiter(r, "server-clock")     # TIME on the server: the TTL is exactly when the state stops mattering
+    # TIME on the server: the TTL is exactly when the state stops mattering (a minute window here, so
+    # the key is still there when we look, however slow the machine)
+    limiter(r, "server-clock", 10, 60_000)
     assert r.course_keys("rl:*")
     assert rl.keys_without_ttl(r) == []
     for k in r.course_keys("rl:*"):
         # a controlled clock adds a minute of slack: expiry runs on the server's real clock
-        assert 0 < r.pttl(k) <= (2000 if k.endswith(":server-clock") else 62000)
+        assert 0 < r.pttl(k) <= (120_000 if k.endswith(":server-clock") else 62_000)
 
 
 def test_bursty_trace_is_the_one_the_page_shows(r):

@@ -332,12 +332,18 @@ _scripts: dict[str, object] = {}
 _scripts_lock = threading.Lock()
 
 
+def _registered(r, name: str, text: str):
+    """The redis-py Script for ``text``: it sends EVALSHA and falls back to loading the script once."""
+    script = _scripts.get(name)
+    if script is None:
+        with _scripts_lock:
+            script = _scripts.setdefault(name, r.register_script(text))
+    return script
+
+
 def _script(r, name: str, text: str):
-    """The registered script ``name`` (redis-py Script: EVALSHA, falling back to EVAL once)."""
-    with _scripts_lock:
-        script = _scripts.get(name)
-        if script is None:
-            script = _scripts[name] = r.register_script(text)
+    """Call the script ``name`` on ``r``: ``_script(r, name, text)(keys=[...], args=[...])``."""
+    script = _registered(r, name, text)
     return lambda keys=(), args=(): script(keys=list(keys), args=list(args), client=r)
 
 
@@ -346,8 +352,9 @@ def _decide(r, name: str, text: str, key: str, now_ms: int | None, limit: int, w
     if limit < 1 or window_ms < 1:
         raise ValueError("limit and window_ms must be at least 1")
     now = "" if now_ms is None else int(now_ms)
-    allowed, remaining, retry, reset = _script(r, name, text)(keys=[key], args=[now, limit, window_ms, *extra])
-    return Decision(bool(allowed), int(remaining), int(retry), int(reset))
+    script = _registered(r, name, text)
+    allowed, remaining, retry, reset = script(keys=[key], args=[now, limit, window_ms, *extra], client=r)
+    return Decision(allowed == 1, remaining, retry, reset)
 
 
 def fill(r, limiter: Callable[..., Decision], client_id: str, requests: int, limit: int,
@@ -358,18 +365,14 @@ def fill(r, limiter: Callable[..., Decision], client_id: str, requests: int, lim
     """
     name, text, kind = limiter.spec  # type: ignore[attr-defined]
     key = r.key("rl", kind, client_id)
-    _script(r, name, text)  # registers it
+    script = _registered(r, name, text)
     pipe = r.pipeline(transaction=False)
     now = "" if now_ms is None else int(now_ms)
     for _ in range(requests):
         extra = [secrets.token_hex(6)] if limiter is sliding_log else []
-        _registered(name)(keys=[key], args=[now, limit, window_ms, *extra], client=pipe)
+        script(keys=[key], args=[now, limit, window_ms, *extra], client=pipe)
     pipe.execute()
     return key
-
-
-def _registered(name: str):
-    return _scripts[name]
 
 
 def fixed_window(r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_MS,
