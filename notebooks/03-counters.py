@@ -1,0 +1,935 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] lang="en"
+# # Counter patterns: windows, TTL, hashes, history, unique visitors
+#
+# This notebook runs every example of the lesson [Counter patterns](index.md). It prints the same
+# thing on fakeredis and on a real Redis, except where a cell says otherwise. Time never comes from
+# the machine's clock or zone in printed output: the examples pass explicit datetimes, and the few
+# examples that need real time passing use TTLs of a few hundred milliseconds.
+
+# %% [markdown] lang="ru"
+# # Паттерны счётчиков: окна, TTL, хеши, история, уникальные посетители
+#
+# Этот блокнот выполняет каждый пример урока [Паттерны счётчиков](index.md). На fakeredis и на
+# настоящем Redis он печатает одно и то же, кроме ячеек, где сказано иначе. Время в печатаемом выводе
+# никогда не берётся из часов или часового пояса машины: примеры передают явные datetime, а тем
+# немногим, кому нужно, чтобы время действительно шло, хватает TTL в несколько сотен миллисекунд.
+
+# %% [markdown] lang="zh"
+# # 计数器模式：窗口、TTL、哈希、历史与独立访客
+#
+# 这个笔记本运行课程[计数器模式](index.md)中的每一个示例。除非单元格另有说明，它在 fakeredis 和真实 Redis 上输出相同的内容。
+# 输出中的时间从不取自机器的时钟或时区：示例显式传入 datetime，少数需要真实时间流逝的示例只用几百毫秒的 TTL。
+
+# %% tags=["varies"]
+import os
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+import redis
+
+from redis_course import connect, needs_real_redis
+
+r = connect(verbose=True)
+UTC = timezone.utc
+
+# %% [markdown] lang="en"
+# ## One key per counter per day
+#
+# The key name carries the window: `views:post:17:2026-05-01` counts the views of post 17 on the
+# UTC day 1 May 2026. A new day means a new key, so the counter never has to be reset. `day_key`
+# builds the name from an explicit, timezone-aware datetime.
+
+# %% [markdown] lang="ru"
+# ## Один ключ на счётчик на день
+#
+# Имя ключа несёт окно: `views:post:17:2026-05-01` считает просмотры поста 17 за день 1 мая 2026 года
+# по UTC. Новый день — новый ключ, поэтому счётчик никогда не нужно сбрасывать. `day_key` строит имя из
+# явного datetime с часовым поясом.
+
+# %% [markdown] lang="zh"
+# ## 每个计数器每天一个键
+#
+# 键名携带窗口：`views:post:17:2026-05-01` 统计文章 17 在 UTC 日 2026 年 5 月 1 日的浏览量。新的一天就是新的键，
+# 所以计数器永远不需要清零。`day_key` 用一个显式的、带时区的 datetime 生成键名。
+
+# %%
+def day_key(r, post_id, when):
+    """views:post:<id>:<YYYY-MM-DD> for the UTC day of `when` (an aware datetime); no round trip."""
+    return r.key("views", "post", post_id, when.astimezone(UTC).strftime("%Y-%m-%d"))
+
+
+now = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)  # an explicit clock, never datetime.now()
+k = day_key(r, 17, now)
+print(r.unprefixed(k))
+print(r.incr(k), r.incr(k), r.incr(k))
+
+# %% [markdown] lang="en"
+# The price is one key per counter per window: 50 posts kept for 30 days are 1,500 keys, and a
+# per-user daily counter for a million users is a million keys a day. Each small key costs a few
+# dozen bytes of overhead on the server (measured further down).
+
+# %% [markdown] lang="ru"
+# Цена — один ключ на счётчик на каждое окно: 50 постов за 30 дней — это 1 500 ключей, а дневной
+# счётчик на пользователя при миллионе пользователей — миллион ключей в день. Каждый маленький ключ
+# стоит на сервере несколько десятков байт накладных расходов (замер ниже).
+
+# %% [markdown] lang="zh"
+# 代价是每个计数器的每个窗口一个键：50 篇文章保留 30 天就是 1,500 个键，一百万用户的每用户每日计数器每天就是一百万个键。
+# 每个小键在服务器上都有几十字节的额外开销（后面会实测）。
+
+# %%
+month = [day_key(r, post, now - timedelta(days=d)) for post in range(101, 151) for d in range(30)]
+with r.pipeline(transaction=False) as p:  # one round trip for 1,500 INCRs
+    for key in month:
+        p.incr(key)
+    p.execute()
+print(r.exists(*month), "keys")
+deleted = r.delete(*month)
+
+# %% [markdown] lang="en"
+# ## Self-closing windows: the date in the key plus a TTL
+#
+# The date closes the window; the TTL only collects the garbage. Give each day's key a TTL that
+# outlives the day by a margin (here two days), so that yesterday's total can still be read this
+# morning. `ttl_until_day_end` computes it from the explicit `now`.
+
+# %% [markdown] lang="ru"
+# ## Самозакрывающиеся окна: дата в ключе плюс TTL
+#
+# Дата закрывает окно, а TTL только убирает мусор. Дайте ключу каждого дня TTL, который переживает
+# этот день с запасом (здесь два дня), чтобы вчерашний итог можно было прочитать и сегодня утром.
+# `ttl_until_day_end` вычисляет его из явного `now`.
+
+# %% [markdown] lang="zh"
+# ## 自动关闭的窗口：键里的日期加上 TTL
+#
+# 日期负责关闭窗口，TTL 只负责清理垃圾。给每天的键一个比这一天更长、留有余量（这里是两天）的 TTL，
+# 这样今天早上仍然能读到昨天的总数。`ttl_until_day_end` 根据显式的 `now` 计算它。
+
+# %%
+MARGIN = timedelta(days=2)
+
+
+def ttl_until_day_end(now, margin=MARGIN):
+    """Seconds from `now` to the end of its UTC day, plus `margin`."""
+    day_end = datetime.combine(now.astimezone(UTC).date() + timedelta(days=1), datetime.min.time(), UTC)
+    return int((day_end + margin - now).total_seconds())
+
+
+ttl = ttl_until_day_end(now)
+print(ttl, "seconds =", timedelta(seconds=ttl))
+print(r.expire(k, ttl, nx=True))  # NX: set it once, never move it
+print(0 < r.ttl(k) <= ttl)
+
+# %% [markdown] lang="en"
+# ### Whose day? UTC versus the reader's local day
+#
+# A view at 23:30 on Friday in New York is 03:30 on Saturday in UTC. A key by UTC date counts it on
+# Saturday; the reader would call it Friday. Neither is wrong, but pick one on purpose, and never let
+# the server's time zone pick it for you.
+
+# %% [markdown] lang="ru"
+# ### Чей день? UTC или локальный день читателя
+#
+# Просмотр в 23:30 пятницы в Нью-Йорке — это 03:30 субботы по UTC. Ключ по дате UTC засчитает его в
+# субботу, а читатель назвал бы это пятницей. Ни то ни другое не ошибка, но выбирайте осознанно и
+# никогда не позволяйте выбирать часовому поясу сервера.
+
+# %% [markdown] lang="zh"
+# ### 谁的一天？UTC 还是读者的本地日期
+#
+# 纽约周五 23:30 的一次浏览，是 UTC 周六 03:30。按 UTC 日期的键把它算在周六，而读者会说是周五。
+# 两者都不算错，但要有意识地选定一种，绝不要让服务器的时区替你选。
+
+# %%
+ny = ZoneInfo("America/New_York")
+friday_night = datetime(2026, 5, 1, 23, 30, tzinfo=ny)
+print(friday_night.astimezone(UTC))
+print("UTC day key:       ", r.unprefixed(day_key(r, 17, friday_night)))
+print("reader's local day:", friday_night.strftime("%Y-%m-%d"))
+
+# %% [markdown] lang="en"
+# `datetime.fromtimestamp(ts)` without a zone uses the zone of the machine it runs on. The same
+# timestamp gives a different day on a server in Tokyo and on one in New York; with an explicit zone
+# it gives the same day everywhere. (The cell changes this process's zone for a moment to show it.)
+
+# %% [markdown] lang="ru"
+# `datetime.fromtimestamp(ts)` без пояса берёт пояс машины, на которой выполняется. Одна и та же метка
+# времени даёт разные дни на сервере в Токио и на сервере в Нью-Йорке; с явным поясом — один и тот же
+# день везде. (Чтобы это показать, ячейка ненадолго меняет часовой пояс этого процесса.)
+
+# %% [markdown] lang="zh"
+# 不带时区的 `datetime.fromtimestamp(ts)` 使用它所运行的机器的时区。同一个时间戳在东京的服务器和纽约的服务器上得出不同的日期；
+# 带上显式时区，在哪里都是同一天。（为了演示，这个单元格会临时修改本进程的时区。）
+
+# %%
+ts = friday_night.timestamp()
+saved_tz = os.environ.get("TZ")
+for machine_zone in ["Asia/Tokyo", "America/New_York"]:
+    os.environ["TZ"] = machine_zone
+    time.tzset()
+    print(f"{machine_zone:17} fromtimestamp(ts): {datetime.fromtimestamp(ts).date()}   "
+          f"fromtimestamp(ts, UTC): {datetime.fromtimestamp(ts, UTC).date()}")
+if saved_tz is None:
+    del os.environ["TZ"]
+else:
+    os.environ["TZ"] = saved_tz
+time.tzset()
+
+# %% [markdown] lang="en"
+# ## The TTL trap: EXPIRE on every hit
+#
+# Windows without a date in the key rely on the TTL alone: "at most 5 attempts per 150 ms". Calling
+# `EXPIRE` after every `INCR` restarts the TTL on every hit, so under steady traffic the key never
+# expires and the window never closes. Setting the TTL only when `INCR` returned 1 (the key was just
+# created) lets it close. Both run side by side: a hit every 15 ms for about half a second.
+
+# %% [markdown] lang="ru"
+# ## Ловушка TTL: EXPIRE при каждом обращении
+#
+# Окна без даты в ключе держатся только на TTL: «не больше 5 попыток за 150 мс». Вызов `EXPIRE` после
+# каждого `INCR` запускает TTL заново при каждом обращении, поэтому при постоянном трафике ключ не
+# истекает и окно не закрывается. TTL, поставленный только когда `INCR` вернул 1 (ключ только что
+# создан), позволяет окну закрыться. Оба варианта работают бок о бок: обращение каждые 15 мс около
+# половины секунды.
+
+# %% [markdown] lang="zh"
+# ## TTL 陷阱：每次访问都 EXPIRE
+#
+# 键名里没有日期的窗口只依靠 TTL：“每 150 ms 最多 5 次尝试”。每次 `INCR` 之后都调用 `EXPIRE`，会让 TTL 在每次访问时重新计时，
+# 所以在持续流量下键永远不会过期，窗口永远不会关闭。只在 `INCR` 返回 1（键刚被创建）时设置 TTL，窗口才能关闭。
+# 两种写法并排运行：每 15 ms 访问一次，持续约半秒。
+
+# %%
+def hit_expire_every_time(r, key, ttl_ms):
+    """INCR, then PEXPIRE on every hit (2 round trips): the TTL restarts on every hit. The trap."""
+    n = r.incr(key)
+    r.pexpire(key, ttl_ms)
+    return n
+
+
+def hit_expire_on_first(r, key, ttl_ms):
+    """INCR, then PEXPIRE only when INCR returned 1. Correct while nothing crashes (see below)."""
+    n = r.incr(key)
+    if n == 1:
+        r.pexpire(key, ttl_ms)
+    return n
+
+
+TTL_MS, GAP_S, HITS = 150, 0.015, 30
+trap, first = [], []
+for _ in range(HITS):
+    trap.append(hit_expire_every_time(r, r.key("trap"), TTL_MS))
+    first.append(hit_expire_on_first(r, r.key("first"), TTL_MS))
+    time.sleep(GAP_S)
+print("EXPIRE on every hit:   last value", trap[-1], "after", HITS, "hits; the window restarted:", 1 in trap[1:])
+print("EXPIRE on the first hit: the window restarted at least twice:", first.count(1) >= 3)
+
+# %% [markdown] lang="en"
+# ### The crash between INCR and EXPIRE
+#
+# `hit_expire_on_first` takes two round trips. If the process dies after `INCR` returned 1 and before
+# `PEXPIRE` (a deploy, an OOM kill, a dropped connection), the key exists without a TTL, and every
+# later hit sees a value above 1, so nobody ever sets it: the counter lives for ever. `Crash` stands for
+# that death; the function raises it at the worst moment.
+
+# %% [markdown] lang="ru"
+# ### Падение между INCR и EXPIRE
+#
+# `hit_expire_on_first` делает два обращения к серверу. Если процесс умрёт после того, как `INCR`
+# вернул 1, и до `PEXPIRE` (деплой, OOM killer, оборванное соединение), ключ останется без TTL, а каждое
+# следующее обращение увидит значение больше 1, поэтому TTL не поставит никто: счётчик живёт вечно.
+# `Crash` изображает эту смерть; функция выбрасывает его в самый неудачный момент.
+
+# %% [markdown] lang="zh"
+# ### INCR 与 EXPIRE 之间的崩溃
+#
+# `hit_expire_on_first` 需要两次往返。如果进程在 `INCR` 返回 1 之后、`PEXPIRE` 之前死掉（发布、被 OOM killer 杀掉、连接断开），
+# 键就没有 TTL，而之后的每次访问看到的值都大于 1，于是再也没有人设置 TTL：计数器永远存在。
+# `Crash` 代表这次死亡；函数在最糟糕的时刻抛出它。
+
+# %%
+class Crash(Exception):
+    """Stands for the process dying between two commands."""
+
+
+def hit_crashing(r, key, ttl_ms, crash=False):
+    n = r.incr(key)
+    if crash:
+        raise Crash("died after INCR, before PEXPIRE")
+    if n == 1:
+        r.pexpire(key, ttl_ms)
+    return n
+
+
+leak = r.key("leak")
+try:
+    hit_crashing(r, leak, TTL_MS, crash=True)
+except Crash as exc:
+    print("crash:", exc)
+print("next hit returns", hit_crashing(r, leak, TTL_MS), "so it sets no TTL; PTTL:", r.pttl(leak))
+
+# %% [markdown] lang="en"
+# Four forms that cannot leave a counter without a TTL. Each takes the same `crash` switch, raised
+# between its steps where it has more than one.
+#
+# 1. **MULTI/EXEC** with `PEXPIRE key ttl NX` (Redis 7.0+): one round trip, executed all together.
+#    `NX` sets the TTL only when the key has none, so it never extends it. A client that dies before
+#    `EXEC` leaves nothing behind: redis-py sends nothing until `execute()`, and the server drops a
+#    queued transaction when its connection closes.
+# 2. **A Lua script**: `INCR`, and `PEXPIRE` when the result is 1, run as one command.
+# 3. **`SET key 0 PX ttl NX`, then `INCR`**: the key is born with its TTL, and `INCR` keeps it. A crash
+#    between the two leaves a `0` that expires on time.
+# 4. **`INCR`, then `PEXPIRE key ttl NX` on every hit**: not atomic, but self-healing: a key left
+#    without a TTL by a crash gets one on the next hit (and a key with no next hit stays).
+
+# %% [markdown] lang="ru"
+# Четыре формы, которые не могут оставить счётчик без TTL. Каждая принимает тот же переключатель
+# `crash`, который срабатывает между её шагами, если шагов больше одного.
+#
+# 1. **MULTI/EXEC** с `PEXPIRE key ttl NX` (Redis 7.0+): одно обращение, выполняется целиком. `NX`
+#    ставит TTL, только если у ключа его нет, поэтому никогда его не продлевает. Клиент, умерший до
+#    `EXEC`, ничего не оставляет: redis-py ничего не отправляет до `execute()`, а сервер отбрасывает
+#    транзакцию из очереди, когда её соединение закрывается.
+# 2. **Lua-скрипт**: `INCR` и `PEXPIRE`, если результат равен 1, выполняются как одна команда.
+# 3. **`SET key 0 PX ttl NX`, затем `INCR`**: ключ рождается сразу с TTL, а `INCR` его сохраняет.
+#    Падение между ними оставляет `0`, который истечёт вовремя.
+# 4. **`INCR`, затем `PEXPIRE key ttl NX` при каждом обращении**: не атомарно, но самовосстанавливается:
+#    ключ, оставленный падением без TTL, получит его при следующем обращении (а ключ без следующего
+#    обращения так и останется).
+
+# %% [markdown] lang="zh"
+# 下面四种写法不会让计数器失去 TTL。每种都接受同一个 `crash` 开关，如果它有多个步骤，就在步骤之间触发。
+#
+# 1. **MULTI/EXEC** 配合 `PEXPIRE key ttl NX`（Redis 7.0+）：一次往返，整体执行。`NX` 只在键没有 TTL 时才设置，
+#    所以永远不会延长它。在 `EXEC` 之前死掉的客户端什么也不会留下：redis-py 在 `execute()` 之前什么都不发送，
+#    而服务器会在连接关闭时丢弃排队中的事务。
+# 2. **Lua 脚本**：`INCR`，以及结果为 1 时的 `PEXPIRE`，作为一条命令执行。
+# 3. **先 `SET key 0 PX ttl NX`，再 `INCR`**：键一出生就带着 TTL，`INCR` 会保留它。两者之间的崩溃只留下一个按时过期的 `0`。
+# 4. **每次访问都先 `INCR` 再 `PEXPIRE key ttl NX`**：不是原子的，但能自我修复：崩溃留下的没有 TTL 的键，
+#    会在下一次访问时得到 TTL（如果再也没有下一次访问，这个键就会一直留着）。
+
+# %%
+def hit_multi(r, key, ttl_ms, crash=False):
+    """MULTI; INCR; PEXPIRE key ttl NX; EXEC: one round trip, all or nothing. O(1)."""
+    with r.pipeline(transaction=True) as p:
+        p.incr(key)
+        p.pexpire(key, ttl_ms, nx=True)
+        if crash:
+            raise Crash("died before EXEC")
+        n, _ = p.execute()
+    return n
+
+
+INCR_TTL = """
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n
+"""
+incr_ttl_script = r.register_script(INCR_TTL)
+
+
+def hit_lua(r, key, ttl_ms, crash=False):
+    """EVALSHA of INCR_TTL: one round trip, one atomic step, so there is no 'between'. O(1)."""
+    return incr_ttl_script(keys=[key], args=[ttl_ms], client=r)
+
+
+def hit_set_nx(r, key, ttl_ms, crash=False):
+    """SET key 0 PX ttl NX, then INCR (2 round trips, or 1 in a pipeline). O(1)."""
+    r.set(key, 0, px=ttl_ms, nx=True)
+    if crash:
+        raise Crash("died after SET NX, before INCR")
+    return r.incr(key)
+
+
+def hit_expire_nx(r, key, ttl_ms, crash=False):
+    """INCR, then PEXPIRE key ttl NX on every hit (2 round trips). O(1)."""
+    n = r.incr(key)
+    if crash:
+        raise Crash("died after INCR, before PEXPIRE")
+    r.pexpire(key, ttl_ms, nx=True)
+    return n
+
+
+FORMS = {"MULTI/EXEC + NX": hit_multi, "Lua script": hit_lua,
+         "SET 0 PX NX + INCR": hit_set_nx, "INCR + PEXPIRE NX": hit_expire_nx}
+for name, hit in FORMS.items():
+    key = r.key("crash", name.replace(" ", ""))
+    try:
+        hit(r, key, 60_000, crash=True)
+    except Crash:
+        pass
+    state = "no key" if not r.exists(key) else f"value {r.get(key)}, has TTL: {r.pttl(key) > 0}"
+    hit(r, key, 60_000)
+    print(f"{name:20} after the crash: {state:24} after one more hit: has TTL {r.pttl(key) > 0}")
+
+# %% [markdown] lang="en"
+# The key that leaked above is repaired by the first form that uses `NX`, because `PEXPIRE ... NX`
+# applies to any key that has no TTL:
+
+# %% [markdown] lang="ru"
+# Ключ, который «утёк» выше, чинит первая же форма с `NX`, потому что `PEXPIRE ... NX` действует на
+# любой ключ без TTL:
+
+# %% [markdown] lang="zh"
+# 上面泄漏的那个键，会被第一种使用 `NX` 的写法修复，因为 `PEXPIRE ... NX` 对任何没有 TTL 的键都生效：
+
+# %%
+print(hit_multi(r, leak, TTL_MS), r.pttl(leak) > 0)
+
+# %% [markdown] lang="en"
+# And under the same steady traffic as before, every form closes its window:
+
+# %% [markdown] lang="ru"
+# И при том же постоянном трафике, что и раньше, каждая форма закрывает своё окно:
+
+# %% [markdown] lang="zh"
+# 在与前面相同的持续流量下，每种写法都能关闭自己的窗口：
+
+# %%
+seen = {name: [] for name in FORMS}
+for _ in range(HITS):
+    for name, hit in FORMS.items():
+        seen[name].append(hit(r, r.key("steady", name.replace(" ", "")), TTL_MS))
+    time.sleep(GAP_S)
+for name, values in seen.items():
+    print(f"{name:20} restarted at least twice: {values.count(1) >= 3}")
+
+# %% [markdown] lang="en"
+# Redis 7.0 has no single command that increments and sets a TTL; Redis 8.8 adds one, `INCREX`.
+#
+# ## When EXPIRE on every hit is what you want
+#
+# The `INCR` reference describes a counter that calls `INCR` and `EXPIRE` together on every view: it
+# counts the latest views *separated by less than T*. That is a different question from "views per
+# window": it is a streak, or an activity session that ends after T of silence. Here T is 120 ms and
+# the views arrive 20 ms apart, then a pause of 250 ms, then one more view.
+
+# %% [markdown] lang="ru"
+# В Redis 7.0 нет одной команды, которая увеличивает значение и ставит TTL; в Redis 8.8 такая
+# появилась — `INCREX`.
+#
+# ## Когда EXPIRE при каждом обращении — то, что нужно
+#
+# В справке по `INCR` описан счётчик, который при каждом просмотре вызывает `INCR` и `EXPIRE` вместе:
+# он считает последние просмотры, *между которыми прошло меньше T*. Это другой вопрос, чем «просмотры
+# за окно»: это серия или сессия активности, которая заканчивается после T тишины. Здесь T = 120 мс,
+# просмотры идут с интервалом 20 мс, затем пауза 250 мс и ещё один просмотр.
+
+# %% [markdown] lang="zh"
+# Redis 7.0 没有一条既自增又设置 TTL 的命令；Redis 8.8 新增了一条：`INCREX`。
+#
+# ## 什么时候每次都 EXPIRE 才是你想要的
+#
+# `INCR` 的参考文档描述了一种在每次浏览时同时调用 `INCR` 和 `EXPIRE` 的计数器：它统计*相邻间隔都小于 T* 的最近浏览次数。
+# 这和“每个窗口的浏览量”是不同的问题：它是连续序列，或者在静默 T 之后结束的活跃会话。这里 T 是 120 ms，
+# 浏览以 20 ms 的间隔到达，然后暂停 250 ms，再来一次浏览。
+
+# %%
+def count_streak(r, user, idle_ms):
+    """MULTI; INCR; PEXPIRE (no NX); EXEC: views in a row with gaps shorter than idle_ms."""
+    key = r.key("streak", user)
+    with r.pipeline(transaction=True) as p:
+        p.incr(key)
+        p.pexpire(key, idle_ms)
+        return p.execute()[0]
+
+
+streak = []
+for pause in [0.02, 0.02, 0.02, 0.25, 0]:
+    streak.append(count_streak(r, "u42", 120))
+    time.sleep(pause)
+print(streak)
+
+# %% [markdown] lang="en"
+# ## Read and reset at once; take back; count down
+#
+# A common job reads a counter every minute, adds the value to a database and resets it. With `GET`
+# then `SET 0`, a view that arrives between the two commands is wiped out. The cell plays that
+# interleaving step by step:
+
+# %% [markdown] lang="ru"
+# ## Прочитать и сбросить сразу; вернуть; считать вниз
+#
+# Частая задача читает счётчик раз в минуту, прибавляет значение в базе данных и сбрасывает счётчик.
+# С `GET`, а затем `SET 0` просмотр, пришедший между двумя командами, стирается. Ячейка разыгрывает
+# такое чередование по шагам:
+
+# %% [markdown] lang="zh"
+# ## 读取并清零；撤销；倒数
+#
+# 一个常见的任务每分钟读取一次计数器，把数值加到数据库里，然后清零。先 `GET` 再 `SET 0`，两条命令之间到达的浏览就被抹掉了。
+# 这个单元格一步一步地演示这种交错：
+
+# %%
+pending = r.key("pending")  # views not yet flushed to the database
+r.set(pending, 10)
+flushed = r.get(pending)  # the flusher reads 10 ...
+r.incr(pending)  # ... a view arrives ...
+r.set(pending, 0)  # ... and the reset wipes it out
+print("flushed", flushed, "left", r.get(pending), "-> one view lost")
+
+# %% [markdown] lang="en"
+# One command that reads and resets closes the gap: `GETDEL` (Redis 6.2+) deletes the key, `SET key 0
+# GET` (6.2+) writes 0 and returns the old value, and the older `GETSET` does the same (deprecated
+# since 6.2). Plain `SET` drops the key's TTL; add `KEEPTTL` when the counter has one. `GETSET` has no
+# such option: it always drops the TTL (`PTTL` -1 on the last line).
+
+# %% [markdown] lang="ru"
+# Одна команда, которая читает и сбрасывает, закрывает эту щель: `GETDEL` (Redis 6.2+) удаляет ключ,
+# `SET key 0 GET` (6.2+) записывает 0 и возвращает старое значение, а более старый `GETSET` делает то
+# же самое (устарел с 6.2). Обычный `SET` сбрасывает TTL ключа; добавьте `KEEPTTL`, если у счётчика
+# есть TTL. У `GETSET` такой опции нет: он всегда сбрасывает TTL (`PTTL` -1 в последней строке).
+
+# %% [markdown] lang="zh"
+# 用一条同时读取和清零的命令就能堵上这个缺口：`GETDEL`（Redis 6.2+）删除键，`SET key 0 GET`（6.2+）写入 0 并返回旧值，
+# 更老的 `GETSET` 也是一样（自 6.2 起弃用）。普通的 `SET` 会清除键的 TTL；计数器有 TTL 时要加上 `KEEPTTL`。
+# `GETSET` 没有这个选项：它总是清除 TTL（最后一行的 `PTTL` 为 -1）。
+
+# %%
+r.set(pending, 10)
+print(r.getdel(pending), r.get(pending))
+r.set(pending, 10, px=60_000)
+print(r.set(pending, 0, get=True, keepttl=True), r.get(pending), r.pttl(pending) > 0)
+print(r.getset(pending, 0), r.get(pending), r.pttl(pending))
+
+# %% [markdown] lang="en"
+# Four threads, each with its own client, count 4,000 views while the flusher drains with `GETDEL`
+# as fast as it can. Nothing is lost and nothing is counted twice:
+
+# %% [markdown] lang="ru"
+# Четыре потока, у каждого свой клиент, насчитывают 4 000 просмотров, пока сборщик как можно быстрее
+# вычерпывает их через `GETDEL`. Ничего не теряется и ничего не считается дважды:
+
+# %% [markdown] lang="zh"
+# 四个线程（各自使用自己的客户端）累计 4,000 次浏览，同时清空任务尽可能快地用 `GETDEL` 取走数值。什么都不丢，什么都不重复计数：
+
+# %%
+def producer(n):
+    c = connect()  # one client per thread
+    for _ in range(n):
+        c.incr(pending)
+
+
+r.delete(pending)
+threads = [threading.Thread(target=producer, args=(1000,)) for _ in range(4)]
+for t in threads:
+    t.start()
+drained = 0
+while any(t.is_alive() for t in threads):
+    drained += int(r.getdel(pending) or 0)
+for t in threads:
+    t.join()
+drained += int(r.getdel(pending) or 0)
+print(drained, drained == 4000)
+
+# %% [markdown] lang="en"
+# `DECR` takes back a mistaken increment, for example a view from a bot you recognise after counting
+# it:
+
+# %% [markdown] lang="ru"
+# `DECR` отменяет ошибочное увеличение, например просмотр бота, которого вы распознали уже после
+# подсчёта:
+
+# %% [markdown] lang="zh"
+# `DECR` 可以撤销一次错误的自增，例如计数之后才识别出来的爬虫浏览：
+
+# %%
+k = day_key(r, 17, now)
+print(r.get(k), r.incr(k), r.decr(k))
+
+# %% [markdown] lang="en"
+# `DECR` also counts stock down. Checking first (`GET`, then `DECR` if positive) oversells: between
+# the check and the act, other buyers pass the same check. `DECR` first and giving the unit back when
+# the result is negative never oversells (other readers may briefly see a negative stock), and a Lua
+# script that checks and decrements in one step never even shows a negative value. Eight threads,
+# each with its own client, try 320 purchases of 100 units:
+
+# %% [markdown] lang="ru"
+# `DECR` также считает остаток на складе вниз. Проверка сначала (`GET`, затем `DECR`, если больше
+# нуля) продаёт лишнее: между проверкой и действием другие покупатели проходят ту же проверку. `DECR`
+# сначала с возвратом единицы при отрицательном результате никогда не продаёт лишнего (другие читатели
+# могут на мгновение увидеть отрицательный остаток), а Lua-скрипт, который проверяет и уменьшает за
+# один шаг, не показывает отрицательного значения вовсе. Восемь потоков, у каждого свой клиент,
+# делают 320 попыток купить 100 единиц:
+
+# %% [markdown] lang="zh"
+# `DECR` 也能用来倒数库存。先检查（`GET`，大于零再 `DECR`）会超卖：在检查和操作之间，其他买家也通过了同样的检查。
+# 先 `DECR`、结果为负就把这一件加回去，则永远不会超卖（其他读者可能短暂看到负的库存）；
+# 在一步之内检查并扣减的 Lua 脚本甚至不会出现负值。八个线程（各自使用自己的客户端）尝试 320 次购买 100 件商品：
+
+# %%
+stock = r.key("stock", "sku-1")
+
+
+def buy_check_then_act(c):
+    """GET, then DECR when positive: 2 round trips and a race between them."""
+    if int(c.get(stock)) > 0:
+        time.sleep(0.0005)  # validating the order; the race exists without it too
+        c.decr(stock)
+        return True
+    return False
+
+
+def buy_decr_first(c):
+    """DECR; if the result is negative, INCR it back (1 round trip, 2 when sold out)."""
+    if c.decr(stock) >= 0:
+        return True
+    c.incr(stock)
+    return False
+
+
+BUY_LUA = """
+if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then
+  redis.call('DECR', KEYS[1])
+  return 1
+end
+return 0
+"""
+buy_script = r.register_script(BUY_LUA)
+
+
+def buy_lua(c):
+    """EVALSHA of BUY_LUA: check and decrement in one atomic step."""
+    return buy_script(keys=[stock], client=c) == 1
+
+
+def sell(buy, units=100, threads=8, attempts=40):
+    r.set(stock, units)
+    sold = [0] * threads
+
+    def worker(i):
+        c = connect()
+        for _ in range(attempts):
+            sold[i] += buy(c)
+
+    ts = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return sum(sold), int(r.get(stock))
+
+
+# %% tags=["varies"]
+sold, left = sell(buy_check_then_act)
+print(f"check then act: sold {sold}, stock {left}, oversold {sold - 100}")
+
+# %%
+for name, buy in [("DECR, give back", buy_decr_first), ("Lua", buy_lua)]:
+    sold, left = sell(buy)
+    print(f"{name:15}: sold {sold}, stock {left}")
+
+# %% [markdown] lang="en"
+# ## One key per counter, or fields in a hash
+#
+# A group of counters that belong together (the views, likes and shares of one post) can live in
+# one hash: `HINCRBY` is as atomic as `INCR`, `HGETALL` reads the group in one command, and one TTL
+# covers the whole group.
+
+# %% [markdown] lang="ru"
+# ## Ключ на счётчик или поля в хеше
+#
+# Группа счётчиков, которые относятся друг к другу (просмотры, лайки и репосты одного поста), может
+# жить в одном хеше: `HINCRBY` так же атомарна, как `INCR`, `HGETALL` читает группу одной командой, а
+# один TTL покрывает всю группу.
+
+# %% [markdown] lang="zh"
+# ## 每个计数器一个键，还是哈希里的字段
+#
+# 属于同一组的计数器（一篇文章的浏览、点赞和分享）可以放在一个哈希里：`HINCRBY` 和 `INCR` 一样是原子的，
+# `HGETALL` 一条命令读出整组，一个 TTL 覆盖整组。
+
+# %%
+stats = r.key("stats", "post", 17)
+r.hincrby(stats, "views", 1)
+r.hincrby(stats, "likes", 1)
+r.hincrby(stats, "views", 1)
+print(r.hgetall(stats))
+print(r.pexpire(stats, 60_000), r.pttl(stats) > 0)
+
+# %% [markdown] lang="en"
+# What you lose: a TTL per field. Redis 7.4 added `HEXPIRE`; Redis 7.0 does not know it. Here the two
+# backends differ: fakeredis 2.41 accepts `HEXPIRE` even while it emulates Redis 7.0 (and replies 1,
+# "TTL set"), so code that relies on it passes on fakeredis and fails on a 7.0 server.
+
+# %% [markdown] lang="ru"
+# Чем вы платите: TTL для отдельного поля. `HEXPIRE` появилась в Redis 7.4; Redis 7.0 её не знает.
+# Здесь бэкенды расходятся: fakeredis 2.41 принимает `HEXPIRE`, даже эмулируя Redis 7.0 (и отвечает 1,
+# «TTL поставлен»), поэтому код, который на неё полагается, проходит на fakeredis и падает на сервере 7.0.
+
+# %% [markdown] lang="zh"
+# 要放弃的是：按字段的 TTL。Redis 7.4 新增了 `HEXPIRE`；Redis 7.0 不认识它。这里两个后端不同：
+# fakeredis 2.41 即使在模拟 Redis 7.0 时也接受 `HEXPIRE`（并回复 1，表示“已设置 TTL”），
+# 所以依赖它的代码在 fakeredis 上能通过，在 7.0 服务器上会失败。
+
+# %% tags=["backend-differs"]
+try:
+    print(r.execute_command("HEXPIRE", stats, 60, "FIELDS", 1, "likes"))
+except redis.ResponseError as exc:
+    print("error:", str(exc).split(",")[0])
+
+# %% [markdown] lang="en"
+# Memory, measured on a real server (fakeredis has no `MEMORY USAGE` or `INFO`): 10,000 counters
+# as 10,000 string keys, as one hash with 10,000 fields, and as 100 hashes of 100 fields. A hash
+# stays in the compact *listpack* encoding while it has at most `hash-max-listpack-entries` fields
+# (128 by default; the cell prints your server's setting) with values of at most
+# `hash-max-listpack-value` bytes (64); beyond that it becomes a hash table. The numbers depend on the
+# server's version, configuration and allocator.
+
+# %% [markdown] lang="ru"
+# Память, измеренная на настоящем сервере (у fakeredis нет `MEMORY USAGE` и `INFO`): 10 000 счётчиков
+# как 10 000 строковых ключей, как один хеш на 10 000 полей и как 100 хешей по 100 полей. Хеш остаётся в
+# компактной кодировке *listpack*, пока в нём не больше `hash-max-listpack-entries` полей (по умолчанию
+# 128; ячейка печатает настройку вашего сервера) и значения не длиннее
+# `hash-max-listpack-value` байт (64); дальше он становится хеш-таблицей. Числа зависят от версии,
+# конфигурации и аллокатора сервера.
+
+# %% [markdown] lang="zh"
+# 在真实服务器上测量内存（fakeredis 没有 `MEMORY USAGE` 和 `INFO`）：10,000 个计数器分别存成 10,000 个字符串键、
+# 一个有 10,000 个字段的哈希、100 个各有 100 个字段的哈希。只要哈希的字段数不超过 `hash-max-listpack-entries`
+# （默认 128；单元格会打印你的服务器的设置），且值不超过 `hash-max-listpack-value` 字节（64），
+# 它就保持紧凑的 *listpack* 编码；超过之后就变成哈希表。数字取决于服务器的版本、配置和内存分配器。
+
+# %% tags=["varies"]
+if needs_real_redis(r, "MEMORY USAGE"):
+    N = 10_000
+    print("listpack limits:", r.config_get("hash-max-listpack-*"))
+
+    def measure(label, write, pattern):
+        before = r.info("memory")["used_memory"]
+        with r.pipeline(transaction=False) as p:
+            write(p)
+            p.execute()
+        after = r.info("memory")["used_memory"]
+        keys = r.course_keys(pattern)
+        with r.pipeline(transaction=False) as p:
+            for key in keys:
+                p.memory_usage(key, samples=0)
+            usage = sum(p.execute())
+        encoding = r.object("encoding", keys[0])
+        print(f"{label:22} {len(keys):>6} keys {encoding:>9}  MEMORY USAGE {usage:>9,} B"
+              f"  ({usage / N:5.1f} B/counter)  INFO delta {after - before:>9,} B")
+        r.delete(*keys)
+
+    measure("10,000 string keys", lambda p: [p.set(r.key("mem", "s", i), N + i) for i in range(N)], "mem:s:*")
+    measure("1 hash x 10,000", lambda p: [p.hset(r.key("mem", "h"), i, N + i) for i in range(N)], "mem:h")
+    measure("100 hashes x 100", lambda p: [p.hset(r.key("mem", "b", i // 100), i % 100, N + i) for i in range(N)],
+            "mem:b:*")
+
+# %% [markdown] lang="en"
+# ## A week of history
+#
+# Daily keys are their own archive: the last seven days are seven keys, read with one `MGET`. A day
+# without views has no key, and `MGET` answers `None` for it. Each key got a TTL of 8 days when it was
+# created, so the history keeps itself at about a week.
+
+# %% [markdown] lang="ru"
+# ## Неделя истории
+#
+# Дневные ключи сами себе архив: последние семь дней — это семь ключей, которые читаются одним `MGET`.
+# У дня без просмотров ключа нет, и `MGET` отвечает для него `None`. Каждый ключ при создании получил
+# TTL 8 дней, поэтому история сама держится на уровне примерно недели.
+
+# %% [markdown] lang="zh"
+# ## 一周的历史
+#
+# 每日键本身就是档案：最近七天就是七个键，用一条 `MGET` 读出。没有浏览的那天没有键，`MGET` 对它返回 `None`。
+# 每个键在创建时得到 8 天的 TTL，所以历史会自动保持在一周左右。
+
+# %%
+RETENTION_S = 8 * 24 * 3600
+today = datetime(2026, 5, 7, 15, 0, tzinfo=UTC)
+week = [today - timedelta(days=d) for d in range(6, -1, -1)]
+simulated = [120, 95, 143, 160, 0, 88, 131]  # views per day; the fifth day had none
+with r.pipeline(transaction=True) as p:
+    for day, n in zip(week, simulated):
+        if n:
+            p.incrby(day_key(r, 17, day), n)
+            p.expire(day_key(r, 17, day), RETENTION_S, nx=True)
+    p.execute()
+
+counts = r.mget([day_key(r, 17, day) for day in week])
+print(counts)
+print("every key has a TTL:", all(r.ttl(day_key(r, 17, day)) > 0 for day, n in zip(week, simulated) if n))
+
+# %%
+import matplotlib.pyplot as plt
+
+values = [int(c or 0) for c in counts]
+fig, ax = plt.subplots(figsize=(7, 2.8))
+ax.bar([d.strftime("%a\n%d %b") for d in week], values, color="#d9413a")
+ax.set_ylabel("views")
+ax.set_title("Post 17, views per UTC day (MGET of 7 daily keys)")
+for x, v in enumerate(values):
+    ax.annotate(str(v), (x, v), ha="center", va="bottom", fontsize=8)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown] lang="en"
+# ## Unique visitors: a SET or a HyperLogLog
+#
+# `INCR` counts events; it cannot tell whether two views came from the same visitor. A SET of visitor
+# ids answers exactly, and its memory grows with every id. A HyperLogLog (`PFADD`, `PFCOUNT`,
+# `PFMERGE`) answers with a standard error of 0.81% in at most 12 KB, whatever the count.
+#
+# The estimate is deterministic: the same ids give the same answer on every run of a real Redis.
+# **Here the backends differ:** fakeredis stores a HyperLogLog as a plain set, so its `PFCOUNT` is
+# exact (error 0) and `TYPE` says `set` where Redis says `string`. Measure HyperLogLog error on a real
+# server.
+
+# %% [markdown] lang="ru"
+# ## Уникальные посетители: SET или HyperLogLog
+#
+# `INCR` считает события и не может понять, пришли ли два просмотра от одного посетителя. SET из id
+# посетителей отвечает точно, но его память растёт с каждым id. HyperLogLog (`PFADD`, `PFCOUNT`,
+# `PFMERGE`) отвечает со стандартной ошибкой 0,81% и занимает не больше 12 КБ при любом количестве.
+#
+# Оценка детерминирована: одни и те же id дают один и тот же ответ при каждом запуске настоящего Redis.
+# **Здесь бэкенды расходятся:** fakeredis хранит HyperLogLog как обычное множество, поэтому его
+# `PFCOUNT` точен (ошибка 0), а `TYPE` отвечает `set` там, где Redis отвечает `string`. Ошибку
+# HyperLogLog измеряйте на настоящем сервере.
+
+# %% [markdown] lang="zh"
+# ## 独立访客：SET 还是 HyperLogLog
+#
+# `INCR` 统计事件，它分不清两次浏览是否来自同一个访客。访客 id 组成的 SET 给出精确答案，但它的内存随每个 id 增长。
+# HyperLogLog（`PFADD`、`PFCOUNT`、`PFMERGE`）以 0.81% 的标准误差作答，无论数量多大，最多占用 12 KB。
+#
+# 估算是确定性的：同样的 id 在真实 Redis 上每次运行都得到同样的答案。
+# **这里两个后端不同：** fakeredis 把 HyperLogLog 存成普通集合，所以它的 `PFCOUNT` 是精确的（误差为 0），
+# `TYPE` 返回 `set`，而 Redis 返回 `string`。请在真实服务器上测量 HyperLogLog 的误差。
+
+# %% tags=["backend-differs"]
+def visitors(n, start=0):
+    return [f"visitor:{i}" for i in range(start, start + n)]
+
+
+def fill(key, members, add, chunk=5_000):
+    with r.pipeline(transaction=False) as p:  # a few commands of 5,000 members each
+        for i in range(0, len(members), chunk):
+            add(p, key, members[i:i + chunk])
+        p.execute()
+
+
+print(f"{'visitors':>9} {'SCARD':>9} {'PFCOUNT':>9} {'error':>7}")
+for n in [1_000, 10_000, 100_000]:
+    members = visitors(n)
+    s, h = r.key("uv", "set", n), r.key("uv", "hll", n)
+    fill(s, members, lambda p, k, m: p.sadd(k, *m))
+    fill(h, members, lambda p, k, m: p.pfadd(k, *m))
+    exact, estimate = r.scard(s), r.pfcount(h)
+    print(f"{n:>9,} {exact:>9,} {estimate:>9,} {100 * (estimate - exact) / exact:>+6.2f}%")
+print("TYPE of a HyperLogLog:", r.type(h))
+_ = r.delete(*r.course_keys("uv:*"))
+
+# %% [markdown] lang="en"
+# Daily HyperLogLogs merge into a weekly one: `PFCOUNT` of several keys counts the union, and
+# `PFMERGE` stores it. A visitor who came on three days counts once, which summing the daily counts
+# cannot do. Here 7 days of 1,000 visitors each overlap to 2,800 distinct visitors:
+
+# %% [markdown] lang="ru"
+# Дневные HyperLogLog сливаются в недельный: `PFCOUNT` от нескольких ключей считает объединение, а
+# `PFMERGE` его сохраняет. Посетитель, приходивший три дня, считается один раз — суммированием дневных
+# счётчиков этого не добиться. Здесь 7 дней по 1 000 посетителей перекрываются и дают 2 800 разных
+# посетителей:
+
+# %% [markdown] lang="zh"
+# 每天的 HyperLogLog 可以合并成一周的：对多个键执行 `PFCOUNT` 统计的是并集，`PFMERGE` 则把并集存下来。
+# 来了三天的访客只算一次，把每天的计数相加做不到这一点。这里 7 天、每天 1,000 个访客，重叠后共有 2,800 个不同的访客：
+
+# %%
+days = [r.key("uv", "day", d) for d in range(7)]
+for d, key in enumerate(days):
+    r.pfadd(key, *visitors(1_000, start=300 * d))
+weekly = r.key("uv", "week")
+r.pfmerge(weekly, *days)
+print("sum of daily counts:", sum(r.pfcount(key) for key in days) > 6_900,
+      "| weekly within 1% of 2,800:", abs(r.pfcount(weekly) - 2_800) <= 28,
+      "| PFCOUNT of the 7 keys = PFMERGE:", r.pfcount(*days) == r.pfcount(weekly))
+
+# %% [markdown] lang="en"
+# Memory and error from a thousand to a million visitors, on a real server only (1,000,000 `SADD`s
+# are slow on fakeredis, and its numbers would say nothing about Redis anyway). `MEMORY USAGE ...
+# SAMPLES 0` measures the whole set instead of sampling it.
+
+# %% [markdown] lang="ru"
+# Память и ошибка от тысячи до миллиона посетителей, только на настоящем сервере (1 000 000 `SADD` на
+# fakeredis идут медленно, да и его числа ничего не говорят о Redis). `MEMORY USAGE ... SAMPLES 0`
+# измеряет всё множество целиком, а не по выборке.
+
+# %% [markdown] lang="zh"
+# 从一千到一百万个访客的内存和误差，只在真实服务器上测量（在 fakeredis 上执行 1,000,000 次 `SADD` 很慢，
+# 而且它的数字也说明不了 Redis 的情况）。`MEMORY USAGE ... SAMPLES 0` 测量整个集合，而不是抽样估算。
+
+# %% tags=["varies"]
+if needs_real_redis(r, "MEMORY USAGE"):
+    sizes, set_bytes, hll_bytes, errors = [1_000, 10_000, 100_000, 1_000_000], [], [], []
+    for n in sizes:
+        members = visitors(n)
+        s, h = r.key("uv", "set", n), r.key("uv", "hll", n)
+        fill(s, members, lambda p, k, m: p.sadd(k, *m), chunk=10_000)
+        fill(h, members, lambda p, k, m: p.pfadd(k, *m), chunk=10_000)
+        set_bytes.append(r.memory_usage(s, samples=0))
+        hll_bytes.append(r.memory_usage(h, samples=0))
+        errors.append(100 * (r.pfcount(h) - n) / n)
+        print(f"{n:>9,} visitors: SET {set_bytes[-1]:>11,} B   HLL {hll_bytes[-1]:>6,} B   "
+              f"HLL error {errors[-1]:+.2f}%")
+        r.unlink(s, h)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3))
+    a1.loglog(sizes, set_bytes, "o-", label="SET")
+    a1.loglog(sizes, hll_bytes, "s-", label="HyperLogLog")
+    a1.set_xlabel("distinct visitors")
+    a1.set_ylabel("bytes (MEMORY USAGE)")
+    a1.legend()
+    a2.semilogx(sizes, errors, "s-", color="#d9413a")
+    a2.axhspan(-0.81, 0.81, alpha=0.15, label="±0.81% (1 standard error)")
+    a2.set_xlabel("distinct visitors")
+    a2.set_ylabel("PFCOUNT error, %")
+    a2.legend()
+    fig.tight_layout()
+    plt.show()
+
+# %% [markdown] lang="en"
+# ## After a restart
+#
+# Counters live in memory. Depending on the persistence settings, a restart can bring a counter back
+# to the value it had at the last snapshot, or lose the last second of increments: a view counter
+# shrugs that off, a billing counter cannot. Lesson 05 measures it.
+#
+# Clean up this run's keys:
+
+# %% [markdown] lang="ru"
+# ## После перезапуска
+#
+# Счётчики живут в памяти. В зависимости от настроек персистентности перезапуск может вернуть счётчик к
+# значению на момент последнего снимка или потерять последнюю секунду увеличений: счётчик просмотров
+# это переживёт, счётчик для биллинга — нет. Урок 05 это измеряет.
+#
+# Удаляем ключи этого запуска:
+
+# %% [markdown] lang="zh"
+# ## 重启之后
+#
+# 计数器保存在内存里。根据持久化设置，重启可能让计数器回到最近一次快照时的值，或者丢失最后一秒的自增：
+# 浏览计数器无所谓，计费计数器则不行。第 05 课会对此进行测量。
+#
+# 清理本次运行的键：
+
+# %%
+print(r.cleanup() > 0)
