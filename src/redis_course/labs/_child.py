@@ -58,7 +58,8 @@ def _isolate(cfg: dict) -> tuple[int, int]:
 
         def stop(*_: object) -> None:
             try:
-                os.kill(inner, signal.SIGKILL)
+                os.kill(inner, signal.SIGKILL)  # PID 1 of the namespace: every process in it dies
+                os.waitpid(inner, 0)
             finally:
                 os._exit(137)
 

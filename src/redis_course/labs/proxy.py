@@ -85,13 +85,17 @@ class LabProxy:
                 barrier.wait(timeout=30)
             except threading.BrokenBarrierError:
                 pass
+            dead: Exception | None = None
             for i in range(k, len(calls), n):
+                if dead is not None:  # a process that hung or died is not restarted mid-race
+                    results[i] = dead
+                    continue
                 name, args, kwargs = calls[i]
                 try:
                     results[i] = proxies[k].call(name, *args, **kwargs)
-                except StudentImportError:
-                    raise
-                except CAUGHT as exc:
+                except (StudentTimeout, StudentCrash) as exc:
+                    results[i] = dead = exc
+                except StudentError as exc:
                     results[i] = exc
 
         threads = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(n)]

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import paths
 from .model import Lab
 from .sandbox import Limits, make_run_dir
 
@@ -27,6 +28,8 @@ STATUSES = ("ok", "missing", "import-error", "timeout", "crash", "grader-error")
 
 @dataclass
 class TestResult:
+    __test__ = False  # not a pytest test class
+
     name: str
     visibility: str
     points: float
@@ -117,6 +120,7 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     files = [str(f) for v in visibility for f in lab.test_files(v)]
     if not files:
         return LabResult(lab.id, "ok", message="this lab has no tests of that kind")
+    hide = (str(paths.ROOT), *hide)  # hidden tests, solutions and .git stay out of the child's sight
     own_dir = run_dir is None
     run_dir = make_run_dir() if run_dir is None else run_dir
     results = run_dir / "results.json"

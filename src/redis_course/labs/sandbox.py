@@ -30,7 +30,7 @@ from .errors import StudentCrash, StudentError, StudentImportError, StudentTimeo
 BOOT = ("import sys; sys.path[:0] = sys.argv[1].split(':'); "
         "from redis_course.labs._child import main; main(sys.argv[2])")
 MAX_SOURCE_BYTES = 1 << 20  # a lab.py bigger than 1 MiB is refused
-PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 
 
 @dataclass

@@ -1,0 +1,87 @@
+"""Every lab under labs/, on both backends (a private redis-server and the fakeredis server):
+solution.py scores full marks, starter.py scores 0, every wrong/*.py scores less than full marks,
+and starter.py is what ``course labs sync`` generates.  New labs are covered as they appear."""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from redis_course.labs.model import discover
+from redis_course.labs.runner import run_lab
+from redis_course.labs.starter import stale_starters
+from redis_course.servers import redis_server_binary
+
+LABS = [lab for lab in discover() if lab.solution_file.exists()]
+BACKENDS = ["redis-server", "fakeredis"]
+
+
+def _cases():
+    for lab in LABS:
+        yield lab, "solution", lab.solution_file
+        yield lab, "starter", lab.starter_file
+        for w in lab.wrong_files:
+            yield lab, f"wrong/{w.name}", w
+
+
+@pytest.fixture(scope="module")
+def outcomes():
+    """Every (lab, file, backend) graded once, in parallel (each run is its own processes)."""
+    jobs = {}
+    with ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as pool:
+        for backend in BACKENDS:
+            if backend == "redis-server" and not redis_server_binary():
+                continue
+            for lab, kind, path in _cases():
+                jobs[(lab.id, kind, backend)] = pool.submit(run_lab, lab, path, visibility=("public", "hidden"),
+                                                            backend=backend)
+        return {k: f.result() for k, f in jobs.items()}
+
+
+def _get(outcomes, lab, kind, backend):
+    if backend == "redis-server" and not redis_server_binary():
+        pytest.skip("redis-server is not installed")
+    res = outcomes[(lab.id, kind, backend)]
+    assert res.status not in ("grader-error", "missing"), res.message
+    assert res.tests, f"{lab.id}: no tests ran ({res.status}: {res.message})"
+    return res
+
+
+def _report(res) -> str:
+    return "; ".join(f"{t.name}: {t.outcome} {t.message[:120]}" for t in res.tests if not t.passed)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.id)
+def test_solution_scores_full_marks(outcomes, lab, backend):
+    res = _get(outcomes, lab, "solution", backend)
+    assert res.status == "ok", res.message
+    assert res.points == res.max_points > 0, _report(res)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.id)
+def test_starter_scores_zero(outcomes, lab, backend):
+    res = _get(outcomes, lab, "starter", backend)
+    assert res.points == 0, [t.name for t in res.tests if t.passed]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("lab,kind", [(lab, f"wrong/{w.name}") for lab in LABS for w in lab.wrong_files],
+                         ids=lambda x: getattr(x, "id", x))
+def test_wrong_implementation_loses_points(outcomes, lab, kind, backend):
+    res = _get(outcomes, lab, kind, backend)
+    assert res.points < res.max_points, f"{kind} scores full marks: the tests do not catch what it gets wrong"
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.id)
+def test_lab_is_complete(lab):
+    assert lab.functions, f"{lab.id}/lab.yml lists no functions"
+    assert lab.test_files("public"), f"{lab.id} has no public tests"
+    assert lab.test_files("hidden"), f"{lab.id} has no hidden tests"
+    assert lab.wrong_files, f"{lab.id} has no wrong/ implementations"
+    assert not stale_starters([lab]), f"{lab.id}/starter.py is stale: run `python3 run.py labs sync`"
+    text = lab.solution_file.read_text(encoding="utf-8")
+    for fn in lab.functions:
+        assert f"def {fn}(" in text, f"{lab.id}: solution.py has no {fn}()"

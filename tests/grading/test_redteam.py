@@ -1,0 +1,189 @@
+"""The red-team suite: malicious submissions (tests/grading/redteam/) graded in one batch with honest ones.
+
+Every attack must score 0 while the grader finishes, writes valid output for everyone, grades the
+honest submissions exactly, and nothing outside the sandboxes changes.  Attacks that only
+namespaces, mounts and a separate uid can stop need the grader to run as root (as CI does); as
+another user they are skipped, and the rest (time, memory, output, exits, pytest tricks, lying
+objects, broken modules) still run.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import shutil
+import zipfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from redis_course.labs.grade import grade
+from redis_course.labs.isolation import UID_BASE
+from redis_course.labs.model import find_lab
+from redis_course.labs.sandbox import Limits
+
+pytestmark = pytest.mark.slow
+
+HERE = Path(__file__).parent
+REDTEAM = HERE / "redteam"
+ROOT = HERE.parents[1]
+ISOLATION_ONLY = {"read_secrets", "tamper_files", "other_hosts", "fake_results"}
+IS_ROOT = os.geteuid() == 0
+ATTACKS = sorted(p.stem for p in REDTEAM.glob("*.py") if IS_ROOT or p.stem not in ISOLATION_ONLY)
+LIMITS = Limits(call_timeout_s=3, start_timeout_s=15, cpu_s=20, memory_mb=1024, nproc=32)
+
+
+def honest(lab):
+    return {  # student -> (file, expected points out of 8)
+        "honest_solution": (lab.solution_file, 8),
+        "honest_reset_keeps_key": (lab.path / "wrong" / "reset_keeps_key.py", 7),
+        "honest_one_counter": (lab.path / "wrong" / "one_counter_for_all.py", 1),
+        "honest_starter": (lab.starter_file, 0),
+    }
+
+
+def tree_digest(*roots: Path) -> dict[str, str]:
+    out = {}
+    for root in roots:
+        for p in sorted(root.rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts:
+                out[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def build_submissions(subs: Path, attacks: list[str]) -> None:
+    lab = find_lab("00")
+    for name in attacks:
+        d = subs / name / "00-demo"
+        d.mkdir(parents=True)
+        shutil.copy(REDTEAM / f"{name}.py", d / "lab.py")
+    if "conftest_plugin" in attacks:
+        evil = (REDTEAM / "conftest_attack.txt").read_text()
+        base = subs / "conftest_plugin"
+        for where in (base, base / "00-demo"):
+            (where / "conftest.py").write_text(evil)
+            (where / "redteam_plugin.py").write_text(evil)
+            (where / "pytest.ini").write_text("[pytest]\naddopts = -p redteam_plugin\n")
+        (base / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-p redteam_plugin"\n')
+    for student, (file, _) in honest(lab).items():
+        d = subs / student / "labs" / "00-demo"
+        d.mkdir(parents=True)
+        shutil.copy(file, d / "lab.py")
+    with zipfile.ZipFile(subs / "honest_zip.zip", "w") as zf:
+        zf.write(lab.solution_file, "labs/00-demo/lab.py")
+        zf.writestr("../../evil.py", "print('zip slip')")
+        zf.writestr("/etc/evil.py", "print('absolute')")
+
+
+def run_batch(tmp: Path, attacks: list[str], backend: str):
+    subs, out = tmp / "submissions", tmp / "results"
+    build_submissions(subs, attacks)
+    watched = [ROOT / "src" / "redis_course" / "labs", ROOT / "labs" / "00-demo", subs]
+    before = tree_digest(*watched)
+    summary = grade(subs, out, labs=["00-demo"], backend=backend, limits=LIMITS, progress=False, workers=2)
+    return {"summary": summary, "out": out, "subs": subs, "before": before, "after": tree_digest(*watched)}
+
+
+def grades(out: Path) -> dict[str, dict]:
+    with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+        return {row["student"]: row for row in csv.DictReader(f)}
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    marker = Path("/tmp/REDTEAM-CONFTEST-LOADED")
+    marker.unlink(missing_ok=True)
+    return run_batch(tmp_path_factory.mktemp("redteam"), ATTACKS, "auto")
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_attack_scores_zero(batch, attack):
+    row = grades(batch["out"])[attack]
+    assert float(row["points"]) == 0, f"{attack} scored {row['points']}/{row['max_points']} ({row['status']})"
+    assert float(row["max_points"]) == 8
+
+
+def test_honest_submissions_are_graded_exactly(batch):
+    rows = grades(batch["out"])
+    for student, (_, points) in honest(find_lab("00")).items():
+        assert float(rows[student]["points"]) == points, (student, rows[student])
+        assert rows[student]["status"] == "ok"
+    assert float(rows["honest_zip"]["points"]) == 8
+
+
+def test_every_student_gets_valid_output(batch):
+    out = batch["out"]
+    rows = grades(out)
+    assert set(rows) == set(ATTACKS) | set(honest(find_lab("00"))) | {"honest_zip"}
+    for student, row in rows.items():
+        gs = json.loads((out / "gradescope" / student / "results.json").read_text(encoding="utf-8"))
+        assert gs["score"] == float(row["points"])
+        assert len(gs["tests"]) == 5
+        for test in gs["tests"]:
+            assert set(test) >= {"name", "score", "max_score", "status", "output", "visibility"}
+            assert test["status"] in ("passed", "failed")
+        suites = ET.parse(out / "junit" / f"{student}.xml").getroot()
+        assert suites.tag == "testsuites" and len(suites.findall("testsuite/testcase")) == 5
+        assert (out / "feedback" / f"{student}.md").read_text(encoding="utf-8").startswith("# Feedback for")
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["students"] == len(rows)
+
+
+def test_output_folder_holds_only_the_grader_files(batch):
+    out = batch["out"]
+    assert sorted(p.name for p in out.iterdir()) == ["feedback", "grades.csv", "gradescope", "junit", "summary.json"]
+    assert not Path("/tmp/REDTEAM-CONFTEST-LOADED").exists(), "a submission's conftest.py was loaded"
+    for planted in ("/tmp/results.json", "/tmp/grades.csv", "/run/results.json", "/results.json"):
+        if Path(planted).exists():
+            assert "1000" not in Path(planted).read_text(errors="replace"), f"fake file at {planted}"
+
+
+def test_nothing_outside_the_sandboxes_changed(batch):
+    before, after = batch["before"], batch["after"]
+    changed = [p for p in before if after.get(p) != before[p]]
+    assert not changed, f"changed or deleted: {changed[:5]}"
+
+
+def test_timeouts_and_crashes_are_counted(batch):
+    s = batch["summary"]
+    assert s.students_timed_out >= 3  # infinite loop, sleep, fork bomb
+    assert s.students_crashed >= 4    # exits at import, exits in calls, syntax error
+    assert s.statuses.get("grader-error", 0) == 0
+    assert not s.reference_problems
+
+
+def test_no_student_process_survives(batch):
+    left = []
+    mine = str(batch["subs"]).encode()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid >= UID_BASE and mine in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    left.append(entry)
+            except OSError:
+                pass
+    assert not left, f"student processes still running: {left}"
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="network isolation needs the grader to run as root")
+def test_the_shared_redis_was_not_reached(batch):
+    from redis_course import CourseError, connect
+
+    try:
+        shared = connect("redis://127.0.0.1:6379/0", prefix="course:redteam:", socket_timeout=2)
+    except CourseError:
+        pytest.skip("no Redis at 127.0.0.1:6379 to check")
+    assert shared.exists("course:redteam:escaped") == 0
+
+
+def test_redis_attacks_are_contained_on_fakeredis(tmp_path):
+    attacks = ["redis_server_commands", "exit_in_call"] + (["other_hosts"] if IS_ROOT else [])
+    res = run_batch(tmp_path, attacks, "fakeredis")
+    rows = grades(res["out"])
+    for attack in attacks:
+        assert float(rows[attack]["points"]) == 0, (attack, rows[attack])
+    for student, (_, points) in honest(find_lab("00")).items():
+        assert float(rows[student]["points"]) == points, (student, rows[student])
+    assert res["summary"].backend == "fakeredis"

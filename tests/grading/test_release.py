@@ -1,0 +1,118 @@
+"""``course release``: the student edition leaks nothing hidden and works on its own."""
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from redis_course.labs.model import discover
+from redis_course.labs.release import release, strip_markdown, strip_notebook, strip_percent_script
+from redis_course.labs.starter import solution_lines
+
+ROOT = Path(__file__).resolve().parents[2]
+LABS = [lab for lab in discover() if lab.solution_file.exists()]
+MIN_LINE = 16  # shorter solution lines (``return total``) are too common to prove a leak
+
+
+def hidden_secrets() -> dict[str, str]:
+    """What must never reach students: hidden test names, solution body lines, grader strings."""
+    secrets = {}
+    for lab in LABS:
+        for line in solution_lines(lab.solution_file.read_text(encoding="utf-8")):
+            if len(line) >= MIN_LINE:
+                secrets[line] = f"{lab.id}/solution.py"
+        for f in lab.test_files("hidden"):
+            tree = ast.parse(f.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                    secrets[node.name] = f"{lab.id}/tests/hidden/{f.name}"
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and "canary" in node.value:
+                    secrets[node.value] = f"{lab.id}/tests/hidden/{f.name}"
+        for w in lab.wrong_files:
+            doc = ast.get_docstring(ast.parse(w.read_text(encoding="utf-8"))) or ""
+            if len(doc) >= MIN_LINE:
+                secrets[doc.splitlines()[0]] = f"{lab.id}/wrong/{w.name}"
+    return secrets
+
+
+@pytest.fixture(scope="module")
+def edition(tmp_path_factory) -> Path:
+    return release(tmp_path_factory.mktemp("release") / "student")
+
+
+def test_labs_hold_only_student_files(edition):
+    for lab in LABS:
+        d = edition / "labs" / lab.id
+        assert (d / "lab.py").read_text(encoding="utf-8") == lab.starter_file.read_text(encoding="utf-8")
+        assert (d / "lab.yml").exists() and (d / "tests" / "public").is_dir()
+        for private in ("solution.py", "starter.py", "wrong", "tests/hidden"):
+            assert not (d / private).exists(), f"{lab.id}/{private} was released"
+    assert not (edition / "tests" / "grading").exists()
+    assert not (edition / ".git").exists() and not (edition / ".venv").exists()
+
+
+def test_nothing_hidden_leaks(edition):
+    secrets = hidden_secrets()
+    assert any("canary" in s for s in secrets), "the demo lab's grader canary was not found"
+    leaks = []
+    for f in edition.rglob("*"):
+        if not f.is_file():
+            continue
+        text = f.read_bytes().decode("utf-8", "replace")
+        for secret, origin in secrets.items():
+            if secret in text:
+                leaks.append(f"{f.relative_to(edition)} contains {secret!r} from {origin}")
+    assert not leaks, "\n".join(leaks[:20])
+
+
+def test_solution_regions_are_removed_from_pages_and_notebooks():
+    page = "Intro\n<!-- BEGIN SOLUTION -->\nuse INCR views\n<!-- END SOLUTION -->\nEnd\n"
+    assert strip_markdown(page) == "Intro\nEnd\n"
+    script = ('# %% [markdown]\n# Title\n\n# %% tags=["solution"]\nr.incr("x")\n\n'
+              '# %%\ndef f(r):\n    # BEGIN SOLUTION\n    return r.incr("x")\n    # END SOLUTION\n')
+    out = strip_percent_script(script)
+    assert 'r.incr("x")' not in out and "# Title" in out and 'raise NotImplementedError("f: your code here")' in out
+    nb = ('{"cells": [{"cell_type": "code", "metadata": {"tags": ["solution"]}, "source": "secret", "outputs": []},'
+          ' {"cell_type": "code", "metadata": {}, "source": "shown", "outputs": [{"text": "kept"}]}], "metadata": {}}')
+    out = strip_notebook(nb)
+    assert "secret" not in out and "shown" in out and "kept" in out
+
+
+def _course(edition: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, COURSE_ROOT=str(edition))
+    env.pop("REDIS_URL", None)
+    return subprocess.run([sys.executable, "-m", "redis_course.cli", *args], cwd=edition, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_student_check_runs_and_scores_zero_on_starters(edition):
+    res = _course(edition, "check", "--lang", "en")
+    assert res.returncode == 1, res.stdout + res.stderr
+    total = re.search(r"^Total\s+(\S+)/(\S+)", res.stdout, re.M)
+    assert total, res.stdout
+    assert float(total.group(1)) == 0 and float(total.group(2)) > 0, res.stdout
+    for lab in LABS:
+        assert lab.id in res.stdout
+
+
+def test_student_edition_commands_work(edition):
+    res = _course(edition, "labs", "sync", "--check")
+    assert "stale" not in res.stdout, res.stdout
+    res = _course(edition, "--help")
+    assert res.returncode == 0 and "check" in res.stdout
+    collect = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                              str(edition / "tests")], cwd=edition, capture_output=True, text=True, timeout=600,
+                             env=dict(os.environ, COURSE_ROOT=str(edition)))
+    assert collect.returncode == 0, collect.stdout[-2000:] + collect.stderr[-2000:]
+
+
+def test_release_refuses_to_write_inside_the_repository():
+    from redis_course.labs.release import ReleaseError
+
+    with pytest.raises(ReleaseError):
+        release(ROOT / "labs" / "student-edition")

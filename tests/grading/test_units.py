@@ -1,0 +1,201 @@
+"""Unit tests of the lab machinery: starters, discovery, collection of submissions, reports, the
+sandbox's protocol, the check table."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from redis_course.labs import report
+from redis_course.labs.check import render_table
+from redis_course.labs.errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
+from redis_course.labs.grade import Submission, collect, safe_name
+from redis_course.labs.model import LabError, discover, find_lab
+from redis_course.labs.redisbox import RunRedis
+from redis_course.labs.runner import LabResult, TestResult
+from redis_course.labs.sandbox import Limits, Sandbox, make_run_dir
+from redis_course.labs.starter import MarkerError, make_starter, solution_lines
+from redis_course.labs.testing import student_raises
+
+SOLUTION = '''"""Doc."""
+
+
+def f(r, x):
+    """Say what to do."""
+    # BEGIN SOLUTION
+    return r.incr(x)
+    # END SOLUTION
+
+
+class C:
+    def g(self):
+        if True:
+            # BEGIN SOLUTION
+            return 2
+            # END SOLUTION
+'''
+
+
+def test_starter_replaces_each_region_at_its_indentation():
+    out = make_starter(SOLUTION)
+    assert '    raise NotImplementedError("f: your code here")\n' in out
+    assert '            raise NotImplementedError("g: your code here")\n' in out
+    assert "r.incr" not in out and "return 2" not in out and '"""Say what to do."""' in out
+    compile(out, "starter.py", "exec")
+    assert solution_lines(SOLUTION) == ["return r.incr(x)", "return 2"]
+
+
+@pytest.mark.parametrize("bad", ["# BEGIN SOLUTION\nx\n", "x\n# END SOLUTION\n",
+                                 "# BEGIN SOLUTION\n# BEGIN SOLUTION\n# END SOLUTION\n",
+                                 "x = 1  # BEGIN SOLUTION\n"])
+def test_unbalanced_markers_are_refused(bad):
+    with pytest.raises(MarkerError):
+        make_starter(bad)
+
+
+def test_labs_are_found_by_number_or_name():
+    assert find_lab("0").id == find_lab("00").id == find_lab("00-demo").id == "00-demo"
+    assert [lab.id for lab in discover()] == sorted(lab.id for lab in discover())
+    with pytest.raises(LabError):
+        find_lab("99")
+    lab = find_lab("00")
+    assert lab.functions == ["count_view", "reset"]
+    for lang in ("en", "ru", "zh"):
+        assert lab.hint("first-view", lang) and lab.title(lang)
+    assert lab.hint("no-such-hint", "ru") == ""
+
+
+def test_safe_names_cannot_start_formulas_or_escape():
+    taken: set[str] = set()
+    assert safe_name("../../etc", taken) == "etc"
+    assert safe_name("=cmd|calc", taken) == "cmd_calc"
+    assert safe_name("-rm", taken) == "_-rm"
+    assert safe_name("Alice", taken) == "Alice" and safe_name("alice", taken) == "alice_2"
+
+
+def test_collect_takes_only_lab_files_and_refuses_links_and_zip_slip(tmp_path):
+    lab = find_lab("00")
+    subs, stage = tmp_path / "subs", tmp_path / "stage"
+    (subs / "ann" / "00-demo").mkdir(parents=True)
+    (subs / "ann" / "00-demo" / "lab.py").write_text("x = 1\n")
+    (subs / "ann" / "00-demo" / "conftest.py").write_text("raise SystemExit\n")
+    (subs / "ben" / "00-demo").mkdir(parents=True)
+    (subs / "ben" / "00-demo" / "lab.py").symlink_to("/etc/passwd")
+    with zipfile.ZipFile(subs / "cat.zip", "w") as zf:
+        zf.writestr("../../00-demo/lab.py", "evil")
+        zf.writestr("labs/00-demo/lab.py", "y = 2\n")
+    (subs / "big.zip").write_bytes(b"not a zip")
+    got = {s.student: s for s in collect(subs, stage, [lab])}
+    assert got["ann"].files["00-demo"].read_text() == "x = 1\n"
+    assert not got["ben"].files and "refused" in got["ben"].problems[0]
+    assert got["cat"].files["00-demo"].read_text() == "y = 2\n"
+    assert any("unsafe path" in p for p in got["cat"].problems)
+    assert not got["big"].files and got["big"].problems
+    assert sorted(p.name for p in stage.rglob("*") if p.is_file()) == ["00-demo.py", "00-demo.py"]
+
+
+def _result() -> tuple:
+    lab = find_lab("00")
+    tests = [TestResult("test_first_view_is_one", "public", 2, 2, "passed", "first-view"),
+             TestResult("test_reset_returns_count_and_clears", "public", 0, 1, "failed", "reset",
+                        "assert 3 == 0 ```` \x00\x1b bad"),
+             TestResult("test_posts_are_counted_separately_hidden", "hidden", 0, 2, "failed", "separate-keys",
+                        "count_view() did not finish within 3 s", "timeout")]
+    return lab, LabResult("00-demo", "timeout", tests, backend="fakeredis")
+
+
+def test_reports_are_valid_and_localized(tmp_path):
+    lab, res = _result()
+    report.write_csv(tmp_path / "grades.csv", [("=evil", res)])
+    rows = list(csv.DictReader(open(tmp_path / "grades.csv", encoding="utf-8")))
+    assert rows == [{"student": "'=evil", "lab": "00-demo", "points": "2", "max_points": "5", "status": "timeout"}]
+    gs = report.gradescope_results([(lab, res)], "zh")
+    assert gs["score"] == 2 and gs["max_score"] == 5
+    assert [t["visibility"] for t in gs["tests"]] == ["visible", "visible", "after_published"]
+    assert "提示" in gs["tests"][1]["output"] and gs["tests"][0]["output"] == ""
+    root = ET.fromstring(report.junit_xml("s", [(lab, res)], "en"))
+    assert len(root.findall(".//failure")) == 2
+    md = report.feedback_markdown("s", [(lab, res)], "ru")
+    assert md.startswith("# Отзыв для s") and "`````text" in md and "скрытый тест" in md
+
+
+def test_check_table_has_localized_headers_and_hints():
+    lab, res = _result()
+    for lang, words in {"en": ["Lab", "Points", "Hint"], "ru": ["Лаба", "Баллы", "Подсказка"],
+                        "zh": ["实验", "得分", "提示"]}.items():
+        table = render_table([(lab, res)], lang)
+        assert all(w in table for w in words), table
+        assert lab.hint("reset", lang) in table
+    assert "2/5" in render_table([(lab, res)], "en")
+
+
+def test_student_raises_checks_the_type():
+    with student_raises("ValueError"):
+        raise StudentError("ValueError", "bad")
+    with pytest.raises(AssertionError):
+        with student_raises("ValueError"):
+            raise StudentError("KeyError", "bad")
+    with pytest.raises(StudentTimeout):  # a hang is never the expected error
+        with student_raises("ValueError"):
+            raise StudentTimeout("f", 1)
+    assert not issubclass(StudentTimeout, StudentError) and not issubclass(StudentCrash, StudentError)
+
+
+@pytest.fixture(scope="module")
+def server():
+    run = make_run_dir()
+    srv = RunRedis(run / "redis", "fakeredis").start()
+    yield run, srv
+    srv.close()
+
+
+def _box(server, source: str, **limits) -> Sandbox:
+    run, srv = server
+    return Sandbox(source.encode(), srv.url, "course:unit:", run, Limits(call_timeout_s=2, **limits))
+
+
+def test_sandbox_calls_errors_timeouts_and_crashes(server):
+    src = ("import os, time\n"
+           "def inc(r, k): return r.incr(r.key(k))\n"
+           "def boom(r): raise ValueError('no')\n"
+           "def hang(r): time.sleep(60)\n"
+           "def die(r): os._exit(3)\n"
+           "def obj(r): return object()\n"
+           "def big(r): return 'x' * 3_000_000\n")
+    box = _box(server, src)
+    try:
+        assert box.call("inc", ["a"]) == 1 and box.call("inc", ["a"]) == 2
+        with pytest.raises(StudentError) as err:
+            box.call("boom")
+        assert err.value.type == "ValueError" and err.value.message == "no"
+        with pytest.raises(StudentError) as err:
+            box.call("obj")
+        assert err.value.type == "TypeError"
+        with pytest.raises(StudentError) as err:
+            box.call("missing")
+        assert err.value.type == "AttributeError"
+        with pytest.raises(StudentTimeout):
+            box.call("hang")
+        assert box.call("inc", ["a"]) == 3  # a fresh process after the timeout
+        with pytest.raises(StudentCrash, match="code 3"):
+            box.call("die")
+        with pytest.raises(StudentCrash, match="larger than"):
+            box.call("big")
+    finally:
+        box.kill()
+
+
+@pytest.mark.parametrize("source,needle", [("def f(r)\n", "SyntaxError"), ("import sys\nsys.exit(0)\n", "SystemExit"),
+                                           ("import os\nos._exit(0)\n", "ended")])
+def test_sandbox_reports_modules_that_do_not_load(server, source, needle):
+    box = _box(server, source)
+    with pytest.raises(StudentImportError, match=needle):
+        box.call("f")
+    with pytest.raises(StudentImportError):  # and keeps saying so without retrying
+        box.call("f")
+    box.kill()
