@@ -29,7 +29,7 @@ class BuiltSite:
         self.seconds = 0.0
 
     def require(self) -> Path:
-        if self.build_error:
+        if not (self.root / "index.html").is_file():
             pytest.fail(f"the site did not build:\n{self.build_error}")
         return self.root
 
@@ -46,7 +46,12 @@ def built_site(tmp_path_factory) -> BuiltSite:
         notebooks.render_pages(log=lambda *_: None)
         site.build(strict=True, site_dir=out.root, log=lambda *_: None)
     except site.SiteBuildError as exc:
+        # test_build reports the strict failure; the other tests check a lenient build of the same pages
         out.build_error = str(exc)
+        try:
+            site.build(strict=False, site_dir=out.root, log=lambda *_: None)
+        except site.SiteBuildError:
+            pass
     out.seconds = time.monotonic() - start
     return out
 

@@ -9,7 +9,8 @@ from redis_course.paths import LANGS
 
 
 def test_strict_build_is_clean_for_every_language(built_site):
-    root = built_site.require()  # fails with mkdocs' own messages when a warning broke the build
+    assert not built_site.build_error, f"mkdocs build --strict failed:\n{built_site.build_error}"
+    root = built_site.require()
     for lang in LANGS:
         assert (root / lang / "index.html").is_file(), f"site/{lang}/index.html was not built"
         assert (root / lang / "00-start" / "index.html").is_file()
