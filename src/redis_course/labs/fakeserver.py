@@ -23,6 +23,9 @@ def make_server(path: str):
 
     class UnixFakeServer(socketserver.ThreadingUnixStreamServer):
         daemon_threads = True
+        # socketserver's default backlog of 5 makes the 6th of 16 processes connecting at once fail
+        # with EAGAIN ("Resource temporarily unavailable") on a Unix socket
+        request_queue_size = 128
 
         def __init__(self) -> None:
             self._shutdown_event = threading.Event()
