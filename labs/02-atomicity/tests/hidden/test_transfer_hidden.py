@@ -1,0 +1,75 @@
+"""Hidden tests of lab 02, transfers: only the grader runs these."""
+import re
+
+from redis_course.labs.testing import hint, points, student_raises
+
+GRADER_CANARY = "grader-canary-02-atomicity-4c8e1a7f"  # the release test proves this never leaves the repo
+
+
+def balance(redis, name):
+    value = redis.get(redis.key("account", name))
+    return int(value) if value is not None else 0
+
+
+@points(1)
+@hint("amount")
+def test_amount_must_be_positive_whole_cents_hidden(lab, redis):
+    redis.set(redis.key("account", "alice"), 100)
+    for bad in (0, -5, 2.5):
+        with student_raises("ValueError"):
+            lab.transfer("alice", "bob", bad)
+    assert balance(redis, "alice") == 100
+    assert balance(redis, "bob") == 0
+
+
+@points(1)
+@hint("same-account")
+def test_transfer_to_the_same_account_is_refused_hidden(lab, redis):
+    redis.set(redis.key("account", "alice"), 100)
+    with student_raises("ValueError"):
+        lab.transfer("alice", "alice", 10)
+    assert balance(redis, "alice") == 100
+
+
+@points(1)
+@hint("whole-cents")
+def test_balances_stay_whole_cents_hidden(lab, redis):
+    redis.set(redis.key("account", "alice"), 1000)
+    for _ in range(3):
+        assert lab.transfer("alice", "bob", 1) is True
+    for name, value in (("alice", "997"), ("bob", "3")):
+        stored = redis.get(redis.key("account", name))
+        assert re.fullmatch(r"\d+", stored or ""), f"account:{name} holds {stored!r}, not whole cents"
+        assert stored == value
+        assert redis.incrby(redis.key("account", name), 0) == int(value)   # other code can INCRBY it
+
+
+@points(1)
+@hint("missing-account")
+def test_missing_account_has_nothing_to_give_hidden(lab, redis):
+    assert lab.transfer("ghost", "bob", 1) is False
+    assert balance(redis, "ghost") == 0
+    assert balance(redis, "bob") == 0
+
+
+@points(3)
+@hint("negative")
+def test_concurrent_withdrawals_never_overdraw_hidden(lab, redis):
+    redis.set(redis.key("account", "warmup"), 15)   # alone first: fails fast if wrong anyway
+    assert [lab.transfer("warmup", "sink0", 10), lab.transfer("warmup", "sink0", 10)] == [True, False]
+    assert redis.get(redis.key("account", "warmup")) == "5"
+    redis.delete(redis.key("account", "sink0"))
+    # 13 accounts with 100 each; 16 processes take 10 at a time from all of them until they are empty
+    sources = [f"drain{i}" for i in range(13)]
+    for name in sources:
+        redis.set(redis.key("account", name), 100)
+    calls = [("transfer", (sources[j % 13], f"sink{j % 16}", 10)) for j in range(13 * 30)]
+    results = lab.run_concurrently(calls, processes=16)
+    errors = [res for res in results if isinstance(res, Exception)]
+    assert not errors, f"transfer raised: {errors[0]}"
+    final = {name: balance(redis, name) for name in sources}
+    assert min(final.values()) >= 0, f"a balance went below zero: {final}"
+    assert sum(results) == 130, f"{sum(results)} withdrawals of 10 succeeded from 13 x 100"
+    sinks = sum(balance(redis, f"sink{i}") for i in range(16))
+    assert sinks + sum(final.values()) == 1300, "money was created or lost"
+    assert set(final.values()) == {0}

@@ -1,0 +1,34 @@
+"""Wrong: read both balances with GET, compute in Python, write them back with SET.
+
+Correct for one caller at a time.  Under concurrency two transfers read the same old balances and
+the later SET overwrites the earlier one: money appears or disappears, and two buyers get the same
+seat.
+"""
+
+
+def _valid(src, dst, amount):
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+        raise ValueError("amount must be a positive whole number of cents")
+    if src == dst:
+        raise ValueError("src and dst must be different accounts")
+
+
+def transfer(r, src: str, dst: str, amount: int) -> bool:
+    _valid(src, dst, amount)
+    src_key, dst_key = r.key("account", src), r.key("account", dst)
+    src_balance = int(r.get(src_key) or 0)
+    dst_balance = int(r.get(dst_key) or 0)
+    if src_balance < amount:
+        return False
+    r.set(src_key, src_balance - amount)
+    r.set(dst_key, dst_balance + amount)
+    return True
+
+
+def take_ticket(r, event: str):
+    capacity = int(r.get(r.key("event", event, "capacity")) or 0)
+    sold = int(r.get(r.key("event", event, "sold")) or 0)
+    if sold >= capacity:
+        return None
+    r.set(r.key("event", event, "sold"), sold + 1)
+    return sold + 1
