@@ -293,8 +293,8 @@ print("next hit returns", hit_crashing(r, leak, TTL_MS), "so it sets no TTL; PTT
 #    `EXEC` leaves nothing behind: redis-py sends nothing until `execute()`, and the server drops a
 #    queued transaction when its connection closes.
 # 2. **A Lua script**: `INCR`, and `PEXPIRE` when the result is 1, run as one command.
-# 3. **`SET key 0 PX ttl NX`, then `INCR`**: the key is born with its TTL, and `INCR` keeps it. A crash
-#    between the two leaves a `0` that expires on time.
+# 3. **`SET key 0 PX ttl NX`, then `INCR`, in one MULTI/EXEC**: the key is born with its TTL, and
+#    `INCR` keeps it. Sent as two separate commands it has a hole of its own, shown below.
 # 4. **`INCR`, then `PEXPIRE key ttl NX` on every hit**: not atomic, but self-healing: a key left
 #    without a TTL by a crash gets one on the next hit (and a key with no next hit stays).
 
@@ -307,8 +307,8 @@ print("next hit returns", hit_crashing(r, leak, TTL_MS), "so it sets no TTL; PTT
 #    `EXEC`, ничего не оставляет: redis-py ничего не отправляет до `execute()`, а сервер отбрасывает
 #    транзакцию из очереди, когда её соединение закрывается.
 # 2. **Lua-скрипт**: `INCR` и `PEXPIRE`, если результат равен 1, выполняются как одна команда.
-# 3. **`SET key 0 PX ttl NX`, затем `INCR`**: ключ рождается сразу с TTL, а `INCR` его сохраняет.
-#    Падение между ними оставляет `0`, который истечёт вовремя.
+# 3. **`SET key 0 PX ttl NX`, затем `INCR`, в одном MULTI/EXEC**: ключ рождается сразу с TTL, а `INCR`
+#    его сохраняет. Двумя отдельными командами у этой формы есть своя дыра — она показана ниже.
 # 4. **`INCR`, затем `PEXPIRE key ttl NX` при каждом обращении**: не атомарно, но самовосстанавливается:
 #    ключ, оставленный падением без TTL, получит его при следующем обращении (а ключ без следующего
 #    обращения так и останется).
@@ -320,7 +320,8 @@ print("next hit returns", hit_crashing(r, leak, TTL_MS), "so it sets no TTL; PTT
 #    所以永远不会延长它。在 `EXEC` 之前死掉的客户端什么也不会留下：redis-py 在 `execute()` 之前什么都不发送，
 #    而服务器会在连接关闭时丢弃排队中的事务。
 # 2. **Lua 脚本**：`INCR`，以及结果为 1 时的 `PEXPIRE`，作为一条命令执行。
-# 3. **先 `SET key 0 PX ttl NX`，再 `INCR`**：键一出生就带着 TTL，`INCR` 会保留它。两者之间的崩溃只留下一个按时过期的 `0`。
+# 3. **在同一个 MULTI/EXEC 里先 `SET key 0 PX ttl NX`，再 `INCR`**：键一出生就带着 TTL，`INCR` 会保留它。
+#    如果作为两条独立的命令发送，它有自己的漏洞，见下文。
 # 4. **每次访问都先 `INCR` 再 `PEXPIRE key ttl NX`**：不是原子的，但能自我修复：崩溃留下的没有 TTL 的键，
 #    会在下一次访问时得到 TTL（如果再也没有下一次访问，这个键就会一直留着）。
 
@@ -350,11 +351,13 @@ def hit_lua(r, key, ttl_ms, crash=False):
 
 
 def hit_set_nx(r, key, ttl_ms, crash=False):
-    """SET key 0 PX ttl NX, then INCR (2 round trips, or 1 in a pipeline). O(1)."""
-    r.set(key, 0, px=ttl_ms, nx=True)
-    if crash:
-        raise Crash("died after SET NX, before INCR")
-    return r.incr(key)
+    """MULTI; SET key 0 PX ttl NX; INCR; EXEC: one round trip; the key is born with its TTL. O(1)."""
+    with r.pipeline(transaction=True) as p:
+        p.set(key, 0, px=ttl_ms, nx=True)
+        p.incr(key)
+        if crash:
+            raise Crash("died before EXEC")
+        return p.execute()[1]
 
 
 def hit_expire_nx(r, key, ttl_ms, crash=False):
@@ -367,7 +370,7 @@ def hit_expire_nx(r, key, ttl_ms, crash=False):
 
 
 FORMS = {"MULTI/EXEC + NX": hit_multi, "Lua script": hit_lua,
-         "SET 0 PX NX + INCR": hit_set_nx, "INCR + PEXPIRE NX": hit_expire_nx}
+         "MULTI SET NX + INCR": hit_set_nx, "INCR + PEXPIRE NX": hit_expire_nx}
 for name, hit in FORMS.items():
     key = r.key("crash", name.replace(" ", ""))
     try:
@@ -391,6 +394,31 @@ for name, hit in FORMS.items():
 
 # %%
 print(hit_multi(r, leak, TTL_MS), r.pttl(leak) > 0)
+
+# %% [markdown] lang="en"
+# Why `SET ... NX` and `INCR` belong in one transaction: as two commands, the key can expire between
+# them. `SET NX` sees the key still alive and does nothing; the key expires; `INCR` creates a new key,
+# and that one has no TTL. With a TTL of a day the gap is rarely hit, but one hit is a counter that
+# never expires. A pause longer than the TTL that is left shows it every time:
+
+# %% [markdown] lang="ru"
+# Почему `SET ... NX` и `INCR` должны идти в одной транзакции: между двумя отдельными командами ключ
+# может истечь. `SET NX` видит, что ключ ещё жив, и ничего не делает; ключ истекает; `INCR` создаёт
+# новый ключ, и у него TTL нет. При TTL в сутки в эту щель попадают редко, но одно попадание — это
+# счётчик, который не истечёт никогда. Пауза длиннее оставшегося TTL показывает это каждый раз:
+
+# %% [markdown] lang="zh"
+# 为什么 `SET ... NX` 和 `INCR` 必须放在同一个事务里：作为两条命令，键可能在它们之间过期。`SET NX` 看到键还活着，于是什么也不做；
+# 随后键过期；`INCR` 创建了一个新键，而这个新键没有 TTL。TTL 为一天时很少会碰上这个间隙，但只要碰上一次，就是一个永不过期的计数器。
+# 一次比剩余 TTL 更长的停顿每次都能把它暴露出来：
+
+# %%
+slow = r.key("slow")
+r.incr(slow)
+r.pexpire(slow, 100)
+print(r.set(slow, 0, px=100, nx=True))  # None: the key exists, SET NX does nothing
+time.sleep(0.15)  # a GC pause or a slow network, longer than the 100 ms left
+print(r.incr(slow), r.pttl(slow))  # INCR created a new key: value 1, PTTL -1 (no TTL)
 
 # %% [markdown] lang="en"
 # And under the same steady traffic as before, every form closes its window:
