@@ -1,0 +1,167 @@
+"""Lesson 02: claims of the atomicity page that no transcript shows, on fakeredis and the real server.
+
+Each test runs on both backends (the ``r`` fixture).  Races use threads with their own clients and
+a 1 ms pause between read and write, as the notebook does, so they show on fakeredis too.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import redis
+
+from redis_course import connect
+
+WITHDRAW = """
+local balance = tonumber(redis.call('GET', KEYS[1]) or '0')
+local amount = tonumber(ARGV[1])
+if balance < amount then
+  return -1
+end
+return redis.call('DECRBY', KEYS[1], amount)
+"""
+
+
+@pytest.fixture
+def new_client(r, backend_url):
+    """Another client on the same data as ``r`` (same backend, same prefix), one per call."""
+    return lambda: connect(backend_url or "", prefix=r.prefix)
+
+
+def run_threads(n, target, *args):
+    threads = [threading.Thread(target=target, args=args) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def test_get_then_set_loses_updates_and_incr_does_not(r, new_client):
+    key_gs, key_incr = r.key("gs"), r.key("incr")
+
+    def get_then_set():
+        c = new_client()
+        for _ in range(10):
+            value = int(c.get(key_gs) or 0)
+            time.sleep(0.001)
+            c.set(key_gs, value + 1)
+
+    def incr():
+        c = new_client()
+        for _ in range(10):
+            c.incr(key_incr)
+
+    run_threads(8, get_then_set)
+    run_threads(8, incr)
+    assert int(r.get(key_incr)) == 80
+    assert int(r.get(key_gs)) < 80          # 8 clients with a 1 ms window: updates are lost
+
+
+def test_exec_does_not_roll_back_a_failed_command(r):
+    r.set(r.key("balance"), 100)
+    r.set(r.key("name"), "alice")
+    with r.pipeline() as pipe:
+        pipe.decrby(r.key("balance"), 30)
+        pipe.incr(r.key("name"))
+        replies = pipe.execute(raise_on_error=False)
+    assert replies[0] == 70
+    assert isinstance(replies[1], redis.ResponseError)
+    assert str(replies[1]) == "value is not an integer or out of range"
+    assert r.get(r.key("balance")) == "70"
+    with pytest.raises(redis.ResponseError):      # raise_on_error=True: raised after everything ran
+        with r.pipeline() as pipe:
+            pipe.decrby(r.key("balance"), 30)
+            pipe.incr(r.key("name"))
+            pipe.execute()
+    assert r.get(r.key("balance")) == "40"
+
+
+def test_an_error_while_queueing_discards_the_whole_block(r):
+    r.set(r.key("balance"), 70)
+    with r.pipeline() as pipe:
+        pipe.incrby(r.key("balance"), 5)
+        pipe.execute_command("INCR")
+        with pytest.raises(redis.ResponseError, match="wrong number of arguments"):
+            pipe.execute()
+    assert r.get(r.key("balance")) == "70"
+
+
+@pytest.mark.parametrize("writer", ["other client", "same connection"])
+def test_watch_aborts_exec_after_any_write(r, writer, new_client):
+    key = r.key("balance")
+    r.set(key, 100)
+    with r.pipeline() as pipe:
+        pipe.watch(key)
+        seen = int(pipe.get(key))
+        if writer == "other client":
+            new_client().incrby(key, 1000)
+        else:
+            pipe.set(key, 0)                         # immediate mode: this connection writes
+        pipe.multi()
+        pipe.set(key, seen - 10)
+        with pytest.raises(redis.WatchError):
+            pipe.execute()
+    assert r.get(r.key("balance")) in ("1100", "0")
+
+
+def test_watch_retries_keep_every_update(r, new_client):
+    key, retries = r.key("watched"), []
+
+    def deposit():
+        c, mine = new_client(), 0
+        for _ in range(5):
+            while True:
+                with c.pipeline() as pipe:
+                    try:
+                        pipe.watch(key)
+                        current = int(pipe.get(key) or 0)
+                        time.sleep(0.001)
+                        pipe.multi()
+                        pipe.set(key, current + 1)
+                        pipe.execute()
+                        break
+                    except redis.WatchError:
+                        mine += 1
+        retries.append(mine)
+
+    run_threads(8, deposit)
+    assert int(r.get(key)) == 40
+    assert sum(retries) > 0                          # contention made some clients retry
+
+
+def test_withdraw_script_from_the_page(r):
+    key = r.key("balance")
+    r.set(key, 100)
+    script = r.register_script(WITHDRAW)
+    assert script(keys=[key], args=[30]) == 70
+    assert script(keys=[key], args=[500]) == -1
+    assert r.get(key) == "70"
+    assert r.evalsha(r.script_load(WITHDRAW), 1, key, 30) == 40
+
+
+def test_withdraw_script_never_overdraws_under_contention(r, new_client):
+    key, results = r.key("drain"), []
+    r.set(key, 100)
+
+    def drain():
+        script = new_client().register_script(WITHDRAW)
+        mine = [script(keys=[key], args=[1]) for _ in range(10)]
+        results.extend(mine)
+
+    run_threads(16, drain)
+    assert r.get(key) == "0"
+    assert sum(1 for x in results if x >= 0) == 100
+    assert results.count(-1) == 60
+
+
+def test_script_error_text_differs_as_the_page_says(r):
+    r.set(r.key("name"), "alice")
+    with pytest.raises(redis.ResponseError) as info:
+        r.eval("return redis.call('INCR', KEYS[1])", 1, r.key("name"))
+    text = str(info.value)
+    assert text.split(" script: ")[0] == "value is not an integer or out of range"
+    if r.is_fake:
+        assert text == "value is not an integer or out of range"
+    else:
+        assert " script: " in text and "@user_script:1" in text
