@@ -149,10 +149,14 @@ def execute(nb: nbformat.NotebookNode, *, redis_url: str | None = None, lang: st
     ``redis_url=None`` runs on fakeredis; otherwise the kernel gets ``REDIS_URL``.  A cell that raises
     fails the run (unless tagged ``raises-exception``): ``nbclient.exceptions.CellExecutionError``.
     """
-    nb = copy.deepcopy(nb)
+    import secrets
     import tempfile
 
     from jupyter_client.manager import AsyncKernelManager
+
+    nb = copy.deepcopy(nb)
+    # Always choose the run's key prefix here, so the keys can be removed even if the kernel dies.
+    prefix = prefix or f"course:nb{secrets.token_hex(3)}:"
 
     # IPC transport: the kernel talks over Unix sockets in a private folder, not over TCP.
     ipc_dir = tempfile.mkdtemp(prefix="course-kernel-")
@@ -171,6 +175,10 @@ def execute(nb: nbformat.NotebookNode, *, redis_url: str | None = None, lang: st
         asyncio.run(run())
     finally:
         shutil.rmtree(ipc_dir, ignore_errors=True)
+        if redis_url:  # the kernel is stopped without running atexit: delete this run's keys here
+            from .backend import connect
+
+            connect(redis_url, prefix=prefix).cleanup()
     nb.metadata.setdefault("course", {})["executed_on"] = _backend_line(nb)
     return nb
 
