@@ -797,6 +797,7 @@ print(counts)
 print("every key has a TTL:", all(r.ttl(day_key(r, 17, day)) > 0 for day, n in zip(week, simulated) if n))
 
 # %%
+# %matplotlib inline
 import matplotlib.pyplot as plt
 
 values = [int(c or 0) for c in counts]
@@ -807,7 +808,8 @@ ax.set_title("Post 17, views per UTC day (MGET of 7 daily keys)")
 for x, v in enumerate(values):
     ax.annotate(str(v), (x, v), ha="center", va="bottom", fontsize=8)
 fig.tight_layout()
-plt.show()
+display(fig)
+plt.close(fig)
 
 # %% [markdown] lang="en"
 # ## Unique visitors: a SET or a HyperLogLog
@@ -931,7 +933,8 @@ if needs_real_redis(r, "MEMORY USAGE"):
     a2.set_ylabel("PFCOUNT error, %")
     a2.legend()
     fig.tight_layout()
-    plt.show()
+    display(fig)
+    plt.close(fig)
 
 # %% [markdown] lang="en"
 # ## After a restart
