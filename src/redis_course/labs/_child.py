@@ -51,10 +51,11 @@ def _isolate(cfg: dict) -> tuple[int, int]:
     iso.unshare(flags)
     iso.make_mounts_private()
     uid = gid = iso.UID_BASE + os.getpid()
+    stops = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stops)  # no stop may slip in before the relay is set up
     inner = os.fork()
     if inner:  # outer: root, runs no student code; relays a stop to the whole namespace
-        os.close(cfg["req_fd"])
-        os.close(cfg["resp_fd"])
+        os.close(cfg["req_fd"])  # keeps resp_fd: to say how the inner process ended
 
         def stop(*_: object) -> None:
             try:
@@ -63,16 +64,25 @@ def _isolate(cfg: dict) -> tuple[int, int]:
             finally:
                 os._exit(137)
 
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        for sig in stops:
             signal.signal(sig, stop)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
         while True:
             try:
                 _, status = os.waitpid(inner, 0)
                 break
             except InterruptedError:
                 continue
-        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+        code = os.waitstatus_to_exitcode(status)
+        try:
+            _send(cfg["resp_fd"], {"exit": code})
+        except OSError:
+            pass
+        os._exit(code & 0xFF)
     # inner: PID 1 of a fresh PID namespace
+    for sig in stops:
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
     iso.mount_proc()
     keep = [os.path.realpath(p) for p in cfg["keep"]]
     for d in cfg.get("private", []):
@@ -87,7 +97,48 @@ def _isolate(cfg: dict) -> tuple[int, int]:
 
 
 def main(config_json: str) -> None:
-    cfg = json.loads(config_json)
+    run(json.loads(config_json))
+
+
+def serve_forks(sock_fd: int) -> None:
+    """The fork server: a clean interpreter (only redis and redis_course imported, no test, no
+    student code) that forks one student process per request, so each costs a fork, not a start.
+
+    Requests arrive on a SOCK_SEQPACKET socket from the grader: the config as JSON plus the two pipe
+    ends (SCM_RIGHTS); the reply is the new process's pid.  The server reaps its children itself.
+    """
+    import socket
+
+    import redis_course.backend  # noqa: F401 - imported once here, inherited by every fork
+    from redis_course.labs import isolation as iso
+
+    iso.prctl(iso.PR_SET_PDEATHSIG, signal.SIGKILL)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped automatically
+    sock = socket.socket(fileno=sock_fd)
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
+        except OSError:
+            os._exit(0)
+        if not data:
+            os._exit(0)
+        cfg = json.loads(data)
+        cfg["req_fd"], cfg["resp_fd"] = fds
+        pid = os.fork()
+        if pid == 0:
+            try:
+                sock.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                os.setsid()
+                run(cfg)
+            finally:
+                os._exit(70)
+        for fd in fds:
+            os.close(fd)
+        sock.send(json.dumps({"pid": pid}).encode())
+
+
+def run(cfg: dict) -> None:
     req_fd, resp_fd = cfg["req_fd"], cfg["resp_fd"]
     limits = cfg["limits"]
     sys.dont_write_bytecode = True

@@ -31,7 +31,7 @@ from .. import paths
 from .model import Lab, LabError, discover, find_lab
 from .report import write_csv, write_student
 from .runner import LabResult, TestResult, run_lab
-from .sandbox import MAX_SOURCE_BYTES, Limits, make_run_dir
+from .sandbox import MAX_SOURCE_BYTES, ForkServer, Limits, make_run_dir
 
 LAB_FILE = re.compile(r"^(?:.*/)?(?P<lab>\d\d-[a-z0-9][a-z0-9-]*)/lab\.py$")
 MAX_ZIP_MEMBERS = 10_000
@@ -257,9 +257,16 @@ def grade(submissions: Path, out: Path, *, labs: list[str] | None = None, lang: 
     try:
         subs = collect(submissions, stage, all_labs)
 
+        local = threading.local()
+        forkservers: list[ForkServer] = []
+
         def run(lab: Lab, file: Path) -> LabResult:
+            if not hasattr(local, "forkserver"):  # one per worker thread, reused by its runs
+                local.forkserver = ForkServer()
+                forkservers.append(local.forkserver)
             lim = limits or Limits(call_timeout_s=lab.timeout_s)
-            return run_lab(lab, file, visibility=("public", "hidden"), backend=backend, limits=lim, hide=hide)
+            return run_lab(lab, file, visibility=("public", "hidden"), backend=backend, limits=lim, hide=hide,
+                           forkserver=local.forkserver)
 
         reference: dict[str, LabResult] = {}
         problems: list[str] = []
@@ -283,6 +290,8 @@ def grade(submissions: Path, out: Path, *, labs: list[str] | None = None, lang: 
                     res = LabResult(lab.id, "grader-error", message=f"{type(exc).__name__}: {exc}")
                 results[(s.student, lab.id)] = res
                 bar.update(res.status)
+        for fs in forkservers:
+            fs.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -2,7 +2,8 @@
 
 Instructor edition::
 
-    lab.yml          title {en, ru, zh}, functions [..], timeout_s (10), needs_real_redis (false)
+    lab.yml          title {en, ru, zh}, functions [..], timeout_s (10), needs_real_redis (false),
+                     redis (single | cluster)
     hints.yml        hint-id: {en, ru, zh}
     solution.py      reference code with # BEGIN SOLUTION / # END SOLUTION regions
     starter.py       generated from solution.py (``course labs sync``)
@@ -58,6 +59,12 @@ class Lab:
     @property
     def timeout_s(self) -> float:
         return float(self.meta.get("timeout_s", 10))
+
+    @property
+    def redis_mode(self) -> str:
+        """``single`` (default) or ``cluster``: lab.yml ``redis: cluster`` runs the private
+        redis-server as a one-node cluster, so CROSSSLOT errors happen as on a real cluster."""
+        return str(self.meta.get("redis", "single"))
 
     @property
     def needs_real_redis(self) -> bool:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
+import signal
 import time
 from pathlib import Path
 
@@ -19,9 +21,10 @@ import pytest
 from .errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
 from .proxy import LabProxy
 from .redisbox import RunRedis
-from .sandbox import Limits, Sandbox
+from .sandbox import ForkServer, Limits, Sandbox
 
 ENV_RUN = "COURSE_LAB_RUN"
+ENV_FORKSERVER = "COURSE_LAB_FORKSERVER"  # fd of a fork server shared by consecutive runs
 
 
 class LabRun:
@@ -42,19 +45,31 @@ class LabRun:
         self.records: dict[str, dict] = {}
         self.order: list[str] = []
         self.proxy: LabProxy | None = None
+        self.forkserver: ForkServer | None = None
         self.started = time.monotonic()
 
     def start(self) -> None:
         if self.backend in ("redis-server", "fakeredis", "auto"):
-            self.server = RunRedis(self.run_dir / "redis", self.backend).start()
+            from .model import load_lab
+
+            cluster = load_lab(self.lab_dir).redis_mode == "cluster"
+            self.server = RunRedis(self.run_dir / "redis", self.backend, cluster=cluster).start()
             self.backend = self.server.backend
             self.url = self.server.url
+        shared = os.environ.get(ENV_FORKSERVER)
+        self.forkserver = ForkServer(int(shared)) if shared else ForkServer()
+        signal.signal(signal.SIGTERM, self._terminated)
         self.proxy = LabProxy(self.new_sandbox)
         self.proxy._box().spawn()  # the student's process starts while pytest collects
 
+    def _terminated(self, *_: object) -> None:
+        """The runner's wall time ran out: stop every student process before going."""
+        self.close()
+        os._exit(143)
+
     def new_sandbox(self) -> Sandbox:
         box = Sandbox(self.source, self.url, self.prefix, self.run_dir, self.limits,
-                      hide=tuple(self.cfg.get("hide", ())))
+                      hide=tuple(self.cfg.get("hide", ())), forkserver=self.forkserver)
         self.sandboxes.append(box)
         return box
 
@@ -93,6 +108,8 @@ class LabRun:
     def close(self) -> None:
         for box in self.sandboxes:
             box.kill()
+        if self.forkserver is not None:
+            self.forkserver.close()
         if self.server is not None:
             self.server.close()
 
@@ -172,7 +189,7 @@ def _describe(exc: BaseException) -> tuple[str, str | None]:
         return f"{exc.function}() raised {exc.type}: {exc.message}{loc}", None
     if isinstance(exc, AssertionError):
         lines = [ln for ln in (str(exc).strip() or "assertion failed").splitlines()
-                 if " = lab\n" not in ln + "\n" and " = <" not in ln]
+                 if " = lab\n" not in ln + "\n" and " = <" not in ln and not re.search(r"where (lab\.\w+) = \1$", ln)]
         return "\n".join(ln[:300] for ln in lines[:3]), None
     return f"{type(exc).__name__}: {str(exc)[:500]}", None
 

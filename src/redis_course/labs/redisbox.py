@@ -5,6 +5,11 @@ Both listen only on a socket file inside a directory the grader made for this ru
 process (which has no network) can reach its own Redis and nothing else.  When the grader runs as
 root the server runs as ``nobody``.  ``healthy()`` / ``restart()`` let the grader recover after a
 student sent SHUTDOWN, DEBUG SLEEP, CONFIG SET requirepass or a Lua script that never ends.
+
+``cluster=True`` (lab.yml ``redis: cluster``) starts the redis-server in cluster mode as a cluster
+of one node that serves all 16384 slots: clients use it as a single server (no redirections), and
+the server refuses any multi-key command, transaction or script whose keys are in different slots
+(CROSSSLOT), as a real cluster does.  fakeredis has no cluster mode: there it is a plain server.
 """
 from __future__ import annotations
 
@@ -44,8 +49,9 @@ def resolve_backend(backend: str) -> str:
 class RunRedis:
     """``start()``, ``client(prefix)``, ``healthy()``, ``restart()``, ``stop()``; ``url`` is unix://..."""
 
-    def __init__(self, directory: Path, backend: str = "auto") -> None:
+    def __init__(self, directory: Path, backend: str = "auto", cluster: bool = False) -> None:
         self.backend = resolve_backend(backend)
+        self.cluster = cluster and self.backend == "redis-server"
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.proc: subprocess.Popen | None = None
@@ -68,7 +74,8 @@ class RunRedis:
             return [redis_server_binary() or "redis-server", "--port", "0", "--unixsocket", str(self.socket_path),
                     "--unixsocketperm", "777", "--dir", str(self.dir), "--save", "", "--appendonly", "no",
                     "--daemonize", "no", "--logfile", "", "--loglevel", "warning", "--maxmemory", "256mb",
-                    "--lua-time-limit", "1000", "--protected-mode", "no"]
+                    "--lua-time-limit", "1000", "--protected-mode", "no",
+                    *(["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"] if self.cluster else [])]
         return [sys.executable, "-I", "-S", "-c",
                 "import sys; sys.path[:0] = sys.argv[1].split(':'); "
                 "from redis_course.labs.fakeserver import main; main(sys.argv[2:])",
@@ -87,11 +94,24 @@ class RunRedis:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise CourseError(f"the private {self.backend} did not start (exit code {self.proc.returncode})")
+            if self.socket_path.exists() and self.cluster:
+                self._assign_slots()
             if self.socket_path.exists() and self.healthy(timeout=0.5):
                 return self
             time.sleep(0.01)
         self.stop()
         raise CourseError(f"the private {self.backend} did not answer within {timeout:g} s")
+
+    def _assign_slots(self) -> None:
+        """Cluster mode: give this one node every slot (once; nodes.conf keeps them across restarts).
+        The node serves commands when its cluster_state turns ok, about 2 s after it started."""
+        try:
+            c = connect(self.url, owned=True, prefix="", socket_timeout=0.5, socket_connect_timeout=0.5)
+            if int(c.cluster("info").get("cluster_slots_assigned", 0)) == 0:
+                c.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+            c.close()
+        except Exception:  # noqa: BLE001 - not up yet: the start loop tries again
+            pass
 
     def client(self, prefix: str, socket_timeout: float = 5.0):
         """The grader's own client (owned: server-wide commands allowed)."""

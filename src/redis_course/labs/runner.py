@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .. import paths
 from .model import Lab
-from .sandbox import Limits, make_run_dir
+from .sandbox import ForkServer, Limits, make_run_dir
 
 STATUSES = ("ok", "missing", "import-error", "timeout", "crash", "grader-error")
 
@@ -106,7 +106,8 @@ def wall_timeout(lab: Lab, limits: Limits, n_tests: int) -> float:
 
 def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] = ("public",),
             backend: str = "auto", url: str | None = None, limits: Limits | None = None,
-            hide: tuple[str, ...] = (), run_dir: Path | None = None, keep_dir: bool = False) -> LabResult:
+            hide: tuple[str, ...] = (), run_dir: Path | None = None, keep_dir: bool = False,
+            forkserver: "ForkServer | None" = None) -> LabResult:
     """Grade ``source_file`` (the student's lab.py) with the lab's tests of the given visibilities.
 
     ``backend``: ``auto`` / ``redis-server`` / ``fakeredis`` (a private server for this run), or
@@ -135,11 +136,15 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COURSE_LAB_"))}
     env.update(COURSE_LAB_RUN=str(run_dir / "run.json"), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
                PYTHONDONTWRITEBYTECODE="1")
+    pass_fds: tuple[int, ...] = ()
+    if forkserver is not None:  # one fork server serves one worker's runs, one after the other
+        env["COURSE_LAB_FORKSERVER"] = str(forkserver.fileno())
+        pass_fds = (forkserver.fileno(),)
     log = run_dir / "pytest.log"
     timed_out = False
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=run_dir,
-                                start_new_session=True, stdin=subprocess.DEVNULL)
+                                start_new_session=True, stdin=subprocess.DEVNULL, pass_fds=pass_fds)
         try:
             proc.wait(wall_timeout(lab, limits, len(files) * 10))
         except subprocess.TimeoutExpired:
