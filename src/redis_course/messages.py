@@ -34,12 +34,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "refused_command": {
         "en": "The course refuses to run {command} on a Redis server it did not start ({where}): it could destroy data that is not the course's. Use a private server (redis_course.servers.private_redis) for this demo.",
-        "ru": "Курс не выполняет {command} на сервере Redis, который он не запускал сам ({where}): это может уничтожить чужие данные. Для такой демонстрации используйте собственный сервер (redis_course.servers.private_redis).",
+        "ru": "Курс не выполняет {command} на сервере Redis, который он не запускал сам ({where}): это может уничтожить чужие данные. Для такой демонстрации используйте собственный сервер курса (redis_course.servers.private_redis).",
         "zh": "课程不会在并非由它启动的 Redis 服务器（{where}）上执行 {command}：这可能破坏不属于课程的数据。请为这个演示使用私有服务器（redis_course.servers.private_redis）。",
     },
     "no_lua": {
         "en": "fakeredis cannot run Lua scripts because the `lupa` package is missing; run `python3 run.py doctor` or reinstall with `pip install 'fakeredis[lua]'`.",
-        "ru": "fakeredis не может выполнять Lua-скрипты: нет пакета `lupa`; запустите `python3 run.py doctor` или переустановите `pip install 'fakeredis[lua]'`.",
+        "ru": "fakeredis не может выполнять Lua-скрипты: нет пакета `lupa`; запустите `python3 run.py doctor` или установите его командой `pip install 'fakeredis[lua]'`.",
         "zh": "fakeredis 无法运行 Lua 脚本，因为缺少 `lupa` 包；请运行 `python3 run.py doctor`，或执行 `pip install 'fakeredis[lua]'` 重新安装。",
     },
     "no_redis_server": {
