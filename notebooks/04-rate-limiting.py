@@ -586,13 +586,13 @@ fig, ax = plt.subplots(figsize=(10, 4.2))
 for row, (name, decisions) in enumerate(results.items()):
     ok = [t / 1000 for t, d in zip(times, decisions) if d.allowed]
     no = [t / 1000 for t, d in zip(times, decisions) if not d.allowed]
-    ax.scatter(ok, [row] * len(ok), marker="|", s=120, color="tab:green")
-    ax.scatter(no, [row] * len(no), marker="x", s=18, color="tab:red")
+    ax.scatter(ok, [row - 0.15] * len(ok), marker="|", s=90, color="tab:green")   # allowed: upper line
+    ax.scatter(no, [row + 0.18] * len(no), marker="x", s=14, color="tab:red")     # denied: lower line
 for s in range(7):
     ax.axvline(s, color="0.85", zorder=0)
 ax.set_yticks(range(len(results)), list(results))
 ax.invert_yaxis()
-ax.set_xlabel("seconds (green: allowed, red: denied)")
+ax.set_xlabel("seconds (green, upper: allowed; red, lower: denied; 25 requests arrive at 4.0 s)")
 ax.set_title("10 requests per second, one bursty client")
 fig.tight_layout()
 plt.show()

@@ -18,12 +18,13 @@ given: a controllable clock for deterministic demonstrations and tests.
 from __future__ import annotations
 
 import math
+import os
 import secrets
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
-from typing import Callable, Generator, Iterable, Iterator
+from itertools import count
+from typing import Callable, Generator, Iterable, Iterator, NamedTuple
 
 LIMIT = 10        # ten requests ...
 WINDOW_MS = 1000  # ... per second, per IP address, as in the INCR documentation
@@ -169,17 +170,16 @@ def interleave(clients: dict[str, Steps], order: str, out: Callable[[str], None]
 
 # ====================================================================== the limiters to use
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):
     """What a limiter answers: everything an HTTP 429 and the RateLimit header fields need."""
 
     allowed: bool
     remaining: int        # requests still allowed now (0 when denied)
     retry_after_ms: int   # 0 when allowed; else how long until a request can be allowed
-    reset_after_ms: int   # how long until the limiter is back to its full quota (the key's TTL)
+    reset_after_ms: int   # how long until the limiter is back to its full quota
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return self._asdict()
 
 
 _CLOCK = """
@@ -200,12 +200,15 @@ FIXED_WINDOW_LUA = _CLOCK + """
 local w = math.floor(now / window)
 local reset = (w + 1) * window - now
 local h = redis.call('HMGET', KEYS[1], 'w', 'n')
-local n = 0
-if tonumber(h[1]) == w then n = tonumber(h[2]) end
-if n >= limit then return {0, 0, reset, reset} end
-n = n + 1
-redis.call('HSET', KEYS[1], 'w', w, 'n', n)
-redis.call('PEXPIRE', KEYS[1], reset + slack)
+local n
+if tonumber(h[1]) == w then
+  if tonumber(h[2]) >= limit then return {0, 0, reset, reset} end
+  n = redis.call('HINCRBY', KEYS[1], 'n', 1)        -- the TTL was set when the window opened
+else
+  n = 1                                             -- a new window: count 1, expire at its end
+  redis.call('HSET', KEYS[1], 'w', w, 'n', n)
+  redis.call('PEXPIRE', KEYS[1], reset + slack)
+end
 return {1, limit - n, 0, reset}
 """
 
@@ -213,13 +216,15 @@ FIRST_HIT_WINDOW_LUA = _CLOCK + """
 -- KEYS[1]: hash {s = when the window opened (its first request), n = requests allowed in it}
 local h = redis.call('HMGET', KEYS[1], 's', 'n')
 local s, n = tonumber(h[1]), tonumber(h[2])
-if not s or now >= s + window or now < s then s = now; n = 0 end
-local reset = s + window - now
-if n >= limit then return {0, 0, reset, reset} end
-n = n + 1
-redis.call('HSET', KEYS[1], 's', s, 'n', n)
-redis.call('PEXPIRE', KEYS[1], reset + slack)
-return {1, limit - n, 0, reset}
+if s and now >= s and now < s + window then
+  local reset = s + window - now
+  if n >= limit then return {0, 0, reset, reset} end
+  n = redis.call('HINCRBY', KEYS[1], 'n', 1)        -- the TTL was set when the window opened
+  return {1, limit - n, 0, reset}
+end
+redis.call('HSET', KEYS[1], 's', now, 'n', 1)       -- this request opens a new window
+redis.call('PEXPIRE', KEYS[1], window + slack)
+return {1, limit - 1, 0, window}
 """
 
 LIST_WINDOW_LUA = _CLOCK + """
@@ -282,8 +287,12 @@ if prev * (window - e) > room then
   return {0, 0, retry, reset}
 end
 cur = cur + 1
-redis.call('HSET', KEYS[1], 'w', w, 'cur', cur, 'prev', prev)
-redis.call('PEXPIRE', KEYS[1], reset + slack)
+if hw == w then
+  redis.call('HINCRBY', KEYS[1], 'cur', 1)          -- the TTL was set when this window opened
+else
+  redis.call('HSET', KEYS[1], 'w', w, 'cur', cur, 'prev', prev)
+  redis.call('PEXPIRE', KEYS[1], reset + slack)
+end
 local remaining = math.floor((limit * window - prev * (window - e) - cur * window) / window)
 return {1, remaining, 0, reset}
 """
@@ -329,6 +338,22 @@ return {1, math.floor((now_us - allow_at) / interval), 0, reset}
 """
 
 _scripts: dict[str, object] = {}
+_request_ids = count()
+_process_tag = secrets.token_hex(4)   # request ids: a random tag per process, then a counter
+
+
+def _new_process_tag() -> None:
+    global _process_tag
+    _process_tag = secrets.token_hex(4)
+
+
+os.register_at_fork(after_in_child=_new_process_tag)  # a forked child must not repeat its parent's ids
+
+
+def _request_id() -> str:
+    """A sliding-log member: unique across processes and hosts, cheaper than os.urandom per request."""
+    return f"{_process_tag}{next(_request_ids):x}"
+
 _scripts_lock = threading.Lock()
 
 
@@ -369,7 +394,7 @@ def fill(r, limiter: Callable[..., Decision], client_id: str, requests: int, lim
     pipe = r.pipeline(transaction=False)
     now = "" if now_ms is None else int(now_ms)
     for _ in range(requests):
-        extra = [secrets.token_hex(6)] if limiter is sliding_log else []
+        extra = [_request_id()] if limiter is sliding_log else []
         script(keys=[key], args=[now, limit, window_ms, *extra], client=pipe)
     pipe.execute()
     return key
@@ -379,8 +404,8 @@ def fixed_window(r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_
                  now_ms: int | None = None) -> Decision:
     """Fixed window on the clock (rate limiter 1, fixed): windows are [k*window, (k+1)*window).
 
-    One EVALSHA: HMGET + HSET + PEXPIRE on one hash, O(1).  Server clock (TIME) unless ``now_ms``.
-    Allows up to 2*limit in a short burst across a window boundary.
+    One EVALSHA: HMGET + HINCRBY (HSET + PEXPIRE when a window opens) on one hash, O(1).  Server
+    clock (TIME) unless ``now_ms``.  Allows up to 2*limit in a short burst across a window boundary.
     """
     return _decide(r, "fixed_window", FIXED_WINDOW_LUA, r.key("rl", "fixed", client_id), now_ms, limit, window_ms)
 
@@ -389,7 +414,8 @@ def first_hit_window(r, client_id: str, limit: int = LIMIT, window_ms: int = WIN
                      now_ms: int | None = None) -> Decision:
     """A window that opens with its first request (rate limiter 2 with the Lua fix, clocked).
 
-    One EVALSHA: HMGET + HSET + PEXPIRE on one hash, O(1).  Server clock unless ``now_ms``.
+    One EVALSHA: HMGET + HINCRBY (HSET + PEXPIRE when a window opens) on one hash, O(1).  Server
+    clock unless ``now_ms``.
     """
     return _decide(r, "first_hit_window", FIRST_HIT_WINDOW_LUA, r.key("rl", "first", client_id), now_ms,
                    limit, window_ms)
@@ -412,15 +438,15 @@ def sliding_log(r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_M
     Exact: never more than ``limit`` in any window.  Denied requests are not stored.
     """
     return _decide(r, "sliding_log", SLIDING_LOG_LUA, r.key("rl", "log", client_id), now_ms, limit, window_ms,
-                   secrets.token_hex(6))
+                   _request_id())
 
 
 def sliding_window_counter(r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_MS,
                            now_ms: int | None = None) -> Decision:
     """Sliding window counter: two fixed windows, the previous one weighted by how much still overlaps.
 
-    One EVALSHA: HMGET + HSET + PEXPIRE on one hash, O(1).  An estimate: assumes the previous
-    window's requests were spread evenly.  Server clock unless ``now_ms``.
+    One EVALSHA: HMGET + HINCRBY (HSET + PEXPIRE when a window opens) on one hash, O(1).  An
+    estimate: assumes the previous window's requests were spread evenly.  Server clock unless ``now_ms``.
     """
     return _decide(r, "sliding_window_counter", SLIDING_WINDOW_COUNTER_LUA, r.key("rl", "swc", client_id), now_ms,
                    limit, window_ms)
