@@ -7,6 +7,7 @@
     jupyter    open JupyterLab on the notebooks in one language
     notebooks  regenerate notebooks/<lang>/*.ipynb from the sources (``--check``: only report)
     i18n       translation parity and outdated translations
+    cluster    start, stop or show a local Redis Cluster (3 primaries, 3 replicas) for lesson 06
 """
 from __future__ import annotations
 
@@ -94,6 +95,12 @@ def cmd_i18n(args: argparse.Namespace) -> int:
     return i18n.main_stamp(args.pages)
 
 
+def cmd_cluster(args: argparse.Namespace) -> int:
+    from . import cluster
+
+    return {"start": cluster.cli_start, "stop": cluster.cli_stop, "status": cluster.cli_status}[args.action]()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="course", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -133,6 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "stamp: record that PAGES (docs/ru/... or docs/zh/...) are up to date")
     i.add_argument("pages", nargs="*")
     i.set_defaults(func=cmd_i18n)
+
+    c = sub.add_parser("cluster", help="a local Redis Cluster for lesson 06")
+    c.add_argument("action", choices=["start", "stop", "status"],
+                   help="start: six redis-server nodes on 127.0.0.1 (state in build/cluster.json); "
+                        "status: nodes, roles, slots, keys; stop: stop them all and remove their data")
+    c.set_defaults(func=cmd_cluster)
 
     try:
         from .labs.cli import add_lab_commands

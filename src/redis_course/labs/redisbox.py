@@ -75,7 +75,7 @@ class RunRedis:
                     "--unixsocketperm", "777", "--dir", str(self.dir), "--save", "", "--appendonly", "no",
                     "--daemonize", "no", "--logfile", "", "--loglevel", "warning", "--maxmemory", "256mb",
                     "--lua-time-limit", "1000", "--protected-mode", "no",
-                    *(["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"] if self.cluster else [])]
+                    *(self._cluster_args() if self.cluster else [])]
         return [sys.executable, "-I", "-S", "-c",
                 "import sys; sys.path[:0] = sys.argv[1].split(':'); "
                 "from redis_course.labs.fakeserver import main; main(sys.argv[2:])",
@@ -101,6 +101,14 @@ class RunRedis:
             time.sleep(0.01)
         self.stop()
         raise CourseError(f"the private {self.backend} did not answer within {timeout:g} s")
+
+    def _cluster_args(self) -> list[str]:
+        # the cluster bus needs a TCP port (default: port + 10000, i.e. 10000 for every server with
+        # --port 0): a free one, on 127.0.0.1 only; clients still use only the Unix socket
+        from ..servers import free_port
+
+        return ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--bind", "127.0.0.1",
+                "--cluster-port", str(free_port())]
 
     def _assign_slots(self) -> None:
         """Cluster mode: give this one node every slot (once; nodes.conf keeps them across restarts).

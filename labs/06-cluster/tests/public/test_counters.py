@@ -1,0 +1,70 @@
+"""Public tests of lab 06: run them with `python3 run.py check 06`.
+
+On a redis-server the grader's Redis runs in cluster mode (one node that serves every slot), so a
+command whose keys are in different slots fails with CROSSSLOT as on a real cluster.  On fakeredis
+the tests compute the slots of your keys themselves.
+"""
+from redis_course.cluster import default_primary, key_slot
+from redis_course.labs.testing import hint, points
+
+
+def slots_of(redis, pattern="*"):
+    return {k: key_slot(k) for k in redis.course_keys(pattern)}
+
+
+@points(2)
+@hint("hot-total")
+def test_hot_counter_counts_every_hit(lab, redis):
+    for _ in range(50):
+        assert lab.incr_hot("home") is None
+    assert lab.hot_total("home") == 50
+    stored = sum(int(redis.get(k)) for k in redis.course_keys())
+    assert stored == 50, f"the keys hold {stored} hits in all, expected 50"
+    assert lab.hot_total("nothing-yet") == 0
+
+
+@points(2)
+@hint("hot-spread")
+def test_hot_counter_is_spread_over_the_cluster(lab, redis):
+    for _ in range(200):
+        lab.incr_hot("home")
+    slots = slots_of(redis)
+    assert len(slots) >= 4, f"200 hits went to {len(slots)} key(s): a hot counter needs shards"
+    primaries = {default_primary(s) for s in slots.values()}
+    assert len(primaries) >= 2, (f"all shards are in slots {sorted(set(slots.values()))}, held by one primary "
+                                 "of a three-primary cluster: is there a hash tag in the shard names?")
+
+
+@points(2)
+@hint("user-group")
+def test_user_counters_are_read_together(lab, redis):
+    assert [lab.user_incr(17, "views") for _ in range(3)] == [1, 2, 3]
+    assert lab.user_incr(17, "likes", 2) == 2
+    assert lab.user_counters(17, ["views", "likes", "shares"]) == {"views": 3, "likes": 2, "shares": 0}
+    assert redis.get(redis.key("{user:17}", "views")) == "3"
+    assert redis.get(redis.key("{user:17}", "likes")) == "2"
+
+
+@points(2)
+@hint("user-slot")
+def test_counters_of_one_user_share_a_slot(lab, redis):
+    for counter in ("views", "likes", "shares", "comments"):
+        lab.user_incr(17, counter)
+        lab.user_incr(18, counter)
+    slots_17 = {key_slot(k) for k in redis.course_keys("*user:17*")}
+    slots_18 = {key_slot(k) for k in redis.course_keys("*user:18*")}
+    assert len(slots_17) == 1 and len(slots_18) == 1, "the counters of one user are in different slots"
+    assert slots_17 != slots_18, "two users share one slot: the hash tag is coarser than one user"
+
+
+@points(2)
+@hint("once")
+def test_a_retried_increment_counts_once(lab, redis):
+    assert lab.incr_once("orders", "req-1") == 1
+    assert lab.incr_once("orders", "req-1") == 1          # the retry: same answer, no second increment
+    assert lab.incr_once("orders", "req-2", 5) == 6
+    assert lab.incr_once("orders", "req-1") == 1
+    assert redis.get(redis.key("counter", "{orders}")) == "6"
+    marker = redis.key("counter", "{orders}", "req", "req-1")
+    assert 0 < redis.ttl(marker) <= 3600, "the marker of a request id must expire"
+    assert key_slot(marker) == key_slot(redis.key("counter", "{orders}"))
