@@ -28,9 +28,7 @@
 # %% [markdown] lang="zh"
 # # 你的第一个计数器
 #
-# 本课程的每个笔记本都以同样的方式开始：`connect()` 返回一个 Redis 客户端。
-# 没有设置 `REDIS_URL` 时，它是 **fakeredis**——一个运行在当前 Python 进程内部的 Redis；
-# 设置了 `REDIS_URL` 时，它就是你真正的服务器。输出的第一行会告诉你用的是哪一个。
+# 本课程的每个笔记本都以同样的方式开始：`connect()` 返回一个 Redis 客户端。没有设置 `REDIS_URL` 时，它连接的是 **fakeredis**——一个运行在当前 Python 进程内部的 Redis；设置了 `REDIS_URL` 时，连接的就是你真正的服务器。输出的第一行会告诉你用的是哪一个。
 
 # %% tags=["varies"]
 from redis_course import connect, needs_real_redis
@@ -46,8 +44,7 @@ r = connect(verbose=True)
 # он никогда не трогает ваши ключи. `r.key("views")` строит полное имя; уроки печатают короткое.
 
 # %% [markdown] lang="zh"
-# 课程写入的每个键都以本次运行的前缀开头，所以在共享服务器上它绝不会碰到你自己的键。
-# `r.key("views")` 生成完整的键名；课程中打印的是去掉前缀的短名。
+# 课程写入的每个键都以本次运行的前缀开头，所以在共享服务器上绝不会碰到你自己的键。`r.key("views")` 生成完整的键名；各课打印的是去掉前缀的短名。
 
 # %%
 views = r.key("views")
@@ -65,8 +62,7 @@ print(r.get(views))
 # у настоящего сервера; на fakeredis такие ячейки сообщают об этом, а не падают:
 
 # %% [markdown] lang="zh"
-# `INCR` 返回递增后的新值，而值本身以字符串形式存储。有些命令只有真正的服务器才支持；
-# 在 fakeredis 上，这类单元格会给出说明，而不是报错：
+# `INCR` 返回自增后的新值，而值本身以字符串形式存储。有些命令只有真正的服务器才支持；在 fakeredis 上，这类单元格会给出说明，而不是报错：
 
 # %% tags=["varies"]
 if needs_real_redis(r, "OBJECT ENCODING"):
@@ -79,7 +75,7 @@ if needs_real_redis(r, "OBJECT ENCODING"):
 # В конце `r.cleanup()` удаляет ключи этого запуска — и только их.
 
 # %% [markdown] lang="zh"
-# 用完之后，`r.cleanup()` 只删除本次运行写入的键，不会动其他任何键。
+# 用完之后，`r.cleanup()` 会删除本次运行写入的键，且只删除这些键。
 
 # %%
 print(r.cleanup())

@@ -28,8 +28,7 @@
 # %% [markdown] lang="zh"
 # # INCR 及其同族命令
 #
-# 本课的每一个论断都在这里实际执行。笔记本默认运行在 fakeredis 上，设置了 `REDIS_URL` 时则运行在你的服务器上。
-# 两者的回复确实不同的地方，文字会明确指出，紧随其后的单元格会给出在两边结果一致的写法。
+# 本课的每个结论都在这里实际运行一遍。笔记本默认运行在 fakeredis 上，设置了 `REDIS_URL` 时则运行在你的服务器上。两者的回复确实不同的地方，文字会明确指出，紧随其后的单元格会给出在两边结果一致的写法。
 
 # %% tags=["varies"]
 from redis_course import connect, needs_real_redis
@@ -44,7 +43,7 @@ r = connect(verbose=True)
 # выбросил в ответ на ошибку сервера.
 
 # %% [markdown] lang="zh"
-# 一个小工具函数：打印调用的返回值，或者 redis-py 针对错误回复抛出的异常。
+# 一个小辅助函数：打印调用的返回值，或者 redis-py 针对错误回复抛出的异常。
 
 # %%
 import math
@@ -97,9 +96,7 @@ print(repr(r.get(visits)), r.type(visits))
 # инкремент потеряется.
 
 # %% [markdown] lang="zh"
-# 回复是*你这一次*自增得到的值，因此可以直接用作唯一 ID。
-# 对比“先读、在 Python 里加一、再写回”：如果两个客户端都在对方写入之前读取了值，它们会写入同一个数字，
-# 其中一次自增就丢失了。
+# 回复是*你这一次*自增得到的值，因此可以直接用作唯一 ID。对比“先读、在 Python 里加一、再写回”：如果两个客户端都在对方写入之前读取了值，它们会写入同一个数字，其中一次自增就丢失了。
 
 # %%
 ids = r.key("ids", "order")
@@ -122,8 +119,7 @@ print(r.get(lost))             # two increments, one counted
 # зависит от того, как чередуются потоки (и меняется от запуска к запуску); с `INCR` он всегда 1200.
 
 # %% [markdown] lang="zh"
-# 换成真正的并发：四个线程，每个自增 300 次。用 `GET` + `SET` 时，结果取决于线程如何交错（每次运行都可能不同）；
-# 用 `INCR` 时总是 1200。
+# 换成真正的并发：四个线程，每个自增 300 次。用 `GET` + `SET` 时，结果取决于线程的交错执行顺序（每次运行都可能不同）；用 `INCR` 时总是 1200。
 
 # %% tags=["varies"]
 def race(step, key, threads=4, times=300):
@@ -159,7 +155,7 @@ print(race(r.incr, r.key("race", "incr")) == 1200)
 # %% [markdown] lang="zh"
 # ## 有符号 64 位整数
 #
-# 取值范围是 −2⁶³ … 2⁶³ − 1。越过任何一端的自增都会被拒绝，值保持不变。
+# 取值范围是 −2⁶³ … 2⁶³ − 1。越过任意一端的自增都会被拒绝，值保持不变。
 
 # %%
 big = r.key("big")
@@ -183,7 +179,7 @@ print(r.get(low))
 # один и тот же ответ.
 
 # %% [markdown] lang="zh"
-# 只接受规范的十进制整数：不能有空格、前导零、加号、小数点或指数，也不能超出范围。其他一切都得到同一个回复。
+# 只接受规范的十进制整数：不能有空格、前导零、加号、小数点或指数，也不能超出范围。所有这些情况得到的都是同一个错误回复。
 
 # %%
 n = r.key("n")
@@ -203,9 +199,7 @@ for text in ["41", "-7", "abc", "", " 1", "1 ", "007", "+1", "-0", "1.5", "1e3",
 # `None` или `True` в качестве приращения до сервера не доходят: redis-py сам выбрасывает `DataError`.
 
 # %% [markdown] lang="zh"
-# `INCRBY` 的参数遵循同样的规则。其他类型的值会得到 `WRONGTYPE`。
-# 这些都是 `redis.exceptions.ResponseError`；redis-py 会去掉 `ERR ` 前缀。
-# 把 `None` 或 `True` 作为增量时，请求根本不会发到服务器：redis-py 自己就会抛出 `DataError`。
+# `INCRBY` 的参数遵循同样的规则。其他类型的值会得到 `WRONGTYPE`。这些都是 `redis.exceptions.ResponseError`；redis-py 会去掉 `ERR ` 前缀。把 `None` 或 `True` 作为增量时，请求根本不会发到服务器：redis-py 自己就会抛出 `DataError`。
 
 # %%
 r.set(n, 10)
@@ -233,8 +227,7 @@ print(r.get(n), r.lrange(queue, 0, -1))
 # %% [markdown] lang="zh"
 # ## 整数编码（仅真实服务器）
 #
-# 服务器把规范的 64 位整数直接存成机器整数，`OBJECT ENCODING` 可以看到这一点；
-# fakeredis 没有实现 `OBJECT`，所以在 fakeredis 上这个单元格只会说明它为何被跳过。
+# 服务器把规范的 64 位整数直接存成机器整数，`OBJECT ENCODING` 可以看到这一点；fakeredis 没有实现 `OBJECT`，所以在 fakeredis 上这个单元格只会说明跳过的原因。
 
 # %% tags=["varies"]
 if needs_real_redis(r, "OBJECT ENCODING"):
@@ -276,7 +269,7 @@ print(r.decr(stock), r.incrby(stock, 10), r.decrby(stock, 3), r.incrby(stock, -6
 # Если граница важна, проверяйте возвращённое значение и откатывайте собственный шаг:
 
 # %% [markdown] lang="zh"
-# 如果下限很重要，就检查返回值，并撤销你自己的这一步：
+# 如果下限很重要，就检查返回值，必要时撤销你自己的这一步：
 
 # %%
 r.set(stock, 2)
@@ -300,9 +293,7 @@ print(r.get(stock))
 # значением −2⁶³ и вовсе принимает команду и записывает 0.
 
 # %% [markdown] lang="zh"
-# **这里 Redis 与 fakeredis 不一致。** `DECRBY key -9223372036854775808`：Redis 7.0 回复
-# “decrement would overflow”；fakeredis 回复 “increment or decrement would overflow”，而且当键的值为 −2⁶³ 时，
-# 它竟然接受这条命令并存入 0。
+# **这里 Redis 与 fakeredis 不一致。** `DECRBY key -9223372036854775808`：Redis 7.0 回复“decrement would overflow”；fakeredis 回复“increment or decrement would overflow”，而且当键的值为 −2⁶³ 时，它甚至会接受这条命令并存入 0。
 
 # %% tags=["backend-differs"]
 m = r.key("m")
@@ -318,7 +309,7 @@ attempt(r.decrby, m, -(2**63))
 # `INCRBY` со знаковым приращением.
 
 # %% [markdown] lang="zh"
-# 两者一致的地方：在不存在的键上，这是一个溢出错误。需要加减带符号的数量时，请改用 `INCRBY`。
+# 两者一致的地方：在不存在的键上，这是一个溢出错误。需要加减有符号的数量时，请改用 `INCRBY`。
 
 # %%
 r.delete(m)
@@ -343,8 +334,7 @@ print(r.incrby(m, -(2**63)))
 # %% [markdown] lang="zh"
 # ## INCRBYFLOAT
 #
-# 对于能用二进制精确表示的值，两个后端输出完全相同。回复是字符串，redis-py 会把它转换成 `float`；
-# 输入可以带指数，但不接受无穷大和 NaN。
+# 对于能用二进制精确表示的值，两个后端输出完全相同。回复是字符串，redis-py 会把它转换成 `float`；输入可以带指数，但不接受无穷大和 NaN。
 
 # %%
 price = r.key("price")
@@ -366,8 +356,7 @@ attempt(r.incrbyfloat, x, "abc")
 # и печатает не больше 17 значащих цифр; fakeredis складывает в Python `float`. Ни тот, ни другой результат не точен.
 
 # %% [markdown] lang="zh"
-# **这里 Redis 与 fakeredis 不一致。** Redis 用 C 的 `long double`（在 x86-64 上为 80 位）做加法，
-# 最多输出 17 位有效数字；fakeredis 用 Python 的 `float` 做加法。两者都不精确。
+# **这里 Redis 与 fakeredis 不一致。** Redis 用 C 的 `long double`（在 x86-64 上为 80 位）做加法，最多输出 17 位有效数字；fakeredis 用 Python 的 `float` 做加法。两者都不精确。
 
 # %% tags=["backend-differs"]
 f = r.key("f")
@@ -389,7 +378,7 @@ print(r.get(f))
 # Если сравнивать как числа, оба близки к задуманному — и это всё, на что можно полагаться:
 
 # %% [markdown] lang="zh"
-# 按数值比较时，两者都接近你想要的结果——这也是你唯一能依赖的：
+# 按数值比较时，两者都接近你期望的结果——这也是你唯一能依赖的一点：
 
 # %%
 r.delete(f)
@@ -411,8 +400,7 @@ print(math.isclose(float(r.get(f)), 1000.1))
 # fakeredis отклоняет и то и другое. `HINCRBYFLOAT` с `inf` отклоняют оба, но с разным текстом.
 
 # %% [markdown] lang="zh"
-# **这里两者同样不一致。** Redis 用 `strtold` 解析增量：它接受 `1e400`（超出 double 但在 `long double` 范围内），
-# 甚至接受十六进制的 `0x10`；fakeredis 两者都拒绝。`HINCRBYFLOAT` 加 `inf` 两边都会拒绝，但错误文本不同。
+# **这里两者同样不一致。** Redis 用 `strtold` 解析增量：它接受 `1e400`（超出 double 但在 `long double` 范围内），甚至接受十六进制的 `0x10`；fakeredis 两者都拒绝。对 `HINCRBYFLOAT` 传入 `inf`，两边都会拒绝，但错误文本不同。
 
 # %% tags=["backend-differs"]
 huge = r.key("huge")
@@ -506,8 +494,7 @@ attempt(r.hincrby, post, "max", 1)
 # %% [markdown] lang="zh"
 # ## 取走值并清零
 #
-# `GETSET`（自 6.2 起已弃用）、`SET ... GET` 和 `GETDEL` 都在一步之内完成读取和替换。
-# `GETSET` 和普通的 `SET ... GET` 会清除键的 TTL；加上 `KEEPTTL` 则会保留。
+# `GETSET`（自 6.2 起已弃用）、`SET ... GET` 和 `GETDEL` 都在一步之内完成读取和替换。`GETSET` 和普通的 `SET ... GET` 会清除键的 TTL；加上 `KEEPTTL` 则会保留。
 
 # %%
 hits = r.key("hits")

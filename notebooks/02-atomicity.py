@@ -29,9 +29,7 @@
 # %% [markdown] lang="zh"
 # # 原子性：丢失更新、事务与脚本
 #
-# 在这个笔记本里，多个客户端同时修改同一个计数器。先用最朴素的方式——先 `GET` 再 `SET`，
-# 结果会丢失更新；再用 `INCR`，一次都不会丢。然后介绍单条命令无法覆盖的操作该用什么：
-# `MULTI`/`EXEC`、`WATCH` 和 Lua 脚本。
+# 在这个笔记本里，多个客户端同时修改同一个计数器。先用最朴素的方式——先 `GET` 再 `SET`，结果会丢失更新；再用 `INCR`，一次都不会丢。然后介绍单条命令无法覆盖的操作该用什么：`MULTI`/`EXEC`、`WATCH` 和 Lua 脚本。
 
 # %% tags=["varies"]
 # %matplotlib inline
@@ -67,10 +65,7 @@ r = connect(verbose=True)
 # %% [markdown] lang="zh"
 # ## N 个客户端，一个计数器
 #
-# 每个客户端是一个线程，拥有自己的连接（再次调用 `connect()` 会得到访问同一份数据的新客户端）。
-# 每个客户端把计数器加 1，共 `K` 次。`get_then_set` 先读出值，在 Python 里加 1，再写回去；
-# 读和写之间睡眠 1 毫秒，代表应用在中间做的事情（渲染模板、查数据库、GC 停顿），
-# 这样竞态窗口在任何机器上、在 fakeredis 上都能看得见。`with_incr` 只发送一条 `INCR`。
+# 每个客户端是一个线程，拥有自己的连接（再次调用 `connect()` 会得到访问同一份数据的新客户端）。每个客户端把计数器加 1，各加 `K` 次。`get_then_set` 先读出值，在 Python 里加 1，再写回去；读和写之间 sleep 1 毫秒，代表应用在这中间做的事情（渲染模板、查数据库、GC 停顿），这样竞态窗口在任何机器上、在 fakeredis 上都清晰可见。`with_incr` 只发送一条 `INCR`。
 
 # %%
 K = 25                       # increments per client
@@ -156,11 +151,9 @@ plt.close(fig)
 # вообще без пауз всё равно теряют обновления.
 
 # %% [markdown] lang="zh"
-# 有 N 个客户端时，大约每 N 次更新就会丢掉 N−1 次：一个客户端在 `GET` 和 `SET` 之间睡眠时，
-# 其他客户端读到的是同一个旧值，最后一次 `SET` 覆盖了所有人。
+# 有 N 个客户端时，大约每 N 次更新就会丢掉 N−1 次：一个客户端在 `GET` 和 `SET` 之间 sleep 时，其他客户端读到的是同一个旧值，最后执行的那次 `SET` 覆盖了其他所有写入。
 #
-# 去掉睡眠后，窗口只剩两次网络往返之间的那段时间。它变小了，但不是零：
-# 16 个完全不停顿的客户端依然会丢失更新。
+# 去掉 sleep 后，窗口只剩两次网络往返之间的那段时间。它变小了，但不是零：16 个完全不停顿的客户端依然会丢失更新。
 
 # %% tags=["varies"]
 got = run_clients(get_then_set, r.key("counter", "no-sleep"), 16, 200, 0)
@@ -198,14 +191,11 @@ print(f"expected {16 * 200}, got {got}, lost {16 * 200 - got}")
 # %% [markdown] lang="zh"
 # ## 为什么 INCR 不会丢失更新
 #
-# Redis 一次执行一条命令，每条都执行完才轮到下一条。`INCR` 在一条命令内部完成读取、加一和写回，
-# 所以中间不可能插入其他命令。从 Redis 6 开始可以启用 I/O 线程：它们并行地从套接字读取请求、
-# 写回响应，但命令本身仍由主线程一条接一条地执行。单条命令是原子的，多条命令组成的序列不是。
+# Redis 一次执行一条命令，每条都执行完才轮到下一条。`INCR` 在一条命令内部完成读取、加一和写回，所以中间不可能插入其他命令。从 Redis 6 开始可以启用 I/O 线程：它们并行地从套接字读取请求、写回响应，但命令本身仍由主线程一条接一条地执行。单条命令是原子的，一串命令则不是。
 #
 # ## MULTI/EXEC：作为一个整体执行的队列
 #
-# `MULTI` 开启事务：之后的命令进入队列，`EXEC` 一次性执行全部命令，中间不会插入其他客户端的命令。
-# 在 redis-py 中它就是 `transaction=True`（默认值）的管道（pipeline）：整个块只需一次网络往返。
+# `MULTI` 开启事务：之后的命令进入队列，`EXEC` 一次性执行全部命令，中间不会插入其他客户端的命令。在 redis-py 中它就是 `transaction=True`（默认值）的管道（pipeline）：整个块只需一次网络往返。
 
 # %%
 hits = r.key("hits")
@@ -230,8 +220,7 @@ with r.pipeline(transaction=True) as pipe:
 # %% [markdown] lang="zh"
 # ### 没有回滚
 #
-# `EXEC` 执行过程中某条命令失败，并不会撤销它之前的命令。下面第二条命令失败了
-# （`name` 里是字符串而不是数字），而第一条已经从余额里扣掉了 30：
+# `EXEC` 执行过程中某条命令失败，并不会撤销它之前的命令。下面第二条命令失败了（`name` 里是字符串而不是数字），而第一条已经从余额里扣掉了 30：
 
 # %%
 balance, name = r.key("balance"), r.key("name")
@@ -254,8 +243,7 @@ print(r.get(balance))
 # раньше, чем что-либо выполнится:
 
 # %% [markdown] lang="zh"
-# 只有在*入队*时就能发现的错误（未知命令、参数个数不对）才会让 `EXEC` 丢弃整个块（`EXECABORT`）；
-# redis-py 会抛出异常，什么都不会执行：
+# 只有在*入队*时就能发现的错误（未知命令、参数个数不对）才会让 `EXEC` 丢弃整个块（`EXECABORT`）；redis-py 会在任何命令执行之前就抛出异常：
 
 # %%
 with r.pipeline() as pipe:
@@ -284,9 +272,7 @@ print(r.get(balance))
 # %% [markdown] lang="zh"
 # ## 不带事务的管道
 #
-# `pipeline(transaction=False)` 在一次往返中发送多条命令，但不包在 `MULTI`/`EXEC` 里。
-# 这样省掉了网络往返，但其他客户端的命令可能插在你的命令之间执行。节省多少时间取决于网络：
-# fakeredis 没有网络，所以差距很小。
+# `pipeline(transaction=False)` 在一次往返中发送多条命令，但不包在 `MULTI`/`EXEC` 里。这样节省了网络开销，但其他客户端的命令可能插在你的命令之间执行。节省多少时间取决于网络：fakeredis 没有网络，所以差距很小。
 
 # %% tags=["varies"]
 counter = r.key("pipelined")
@@ -324,12 +310,9 @@ print(r.get(counter), replies[-1])
 # попытку. Это оптимистическая блокировка.
 
 # %% [markdown] lang="zh"
-# ## WATCH：检查，只有在没人改动时才写入
+# ## WATCH：先检查，只有在没人改动时才写入
 #
-# `MULTI` 本身不能做判断：队列里的命令看不到彼此的结果。要在应用里做判断（"余额够不够？"）
-# 又保证安全，就先 `WATCH` 这个键，读取它，再执行 `MULTI`/`EXEC`。如果在 `WATCH` 之后任何客户端
-# （包括自己）写了这个键，`EXEC` 什么也不执行并返回 nil；redis-py 抛出 `WatchError`，我们重试。
-# 这就是乐观锁。
+# `MULTI` 本身不能做判断：队列里的命令看不到彼此的结果。要在应用里做判断（“余额够不够？”）又保证安全，就先 `WATCH` 这个键，读取它，再执行 `MULTI`/`EXEC`。如果在 `WATCH` 之后任何客户端（包括它自己）写了这个键，`EXEC` 什么也不执行并返回 nil；redis-py 抛出 `WatchError`，我们重试。这就是乐观锁。
 
 # %%
 def withdraw(c, key, amount, window=0.0):
@@ -400,8 +383,7 @@ print(r.get(balance))
 # %% [markdown] lang="zh"
 # ### 重试风暴
 #
-# 在竞争激烈时，每一轮只有一个客户端成功，其余的都要重试。下面 N 个客户端各自用 `WATCH`
-# 对同一个键存款 `K_WATCH` 次（存款不会因余额不足而失败，所以每次没成功的尝试都是一次冲突）：
+# 在竞争激烈时，每一轮只有一个客户端成功，其余的都要重试。下面 N 个客户端各自用 `WATCH` 对同一个键存款 `K_WATCH` 次（存款不会因余额不足而失败，所以每次没成功的尝试都是一次冲突）：
 
 # %%
 K_WATCH = 10
@@ -476,14 +458,11 @@ plt.close(fig)
 # делает это за вас (пробует `EVALSHA`, а при `NOSCRIPT` загружает скрипт).
 
 # %% [markdown] lang="zh"
-# 一次更新都没丢，但每次存款平均要付出约 N/2 次失败尝试，每次都有自己的网络往返。
-# `WATCH` 适合很少发生竞争的键；对于热点键，应该把判断挪进 Redis 内部。
+# 一次更新都没丢，但每次存款平均要付出约 N/2 次失败尝试，每次都有自己的网络往返。`WATCH` 适合很少发生竞争的键；对于热点键，应该把判断挪进 Redis 内部。
 #
 # ## Lua 脚本：在 Redis 内部做判断
 #
-# 脚本作为一条命令执行：脚本运行期间，其他客户端的命令都要等待。所以脚本可以读取、判断、写入，
-# 中间没有任何窗口。`EVAL` 每次都发送脚本全文；`SCRIPT LOAD` 之后，`EVALSHA` 只需发送脚本的 SHA-1；
-# redis-py 的 `register_script` 会替你处理这些（先尝试 `EVALSHA`，遇到 `NOSCRIPT` 时再加载脚本）。
+# 脚本作为一条命令执行：脚本运行期间，其他客户端的命令都要等待。所以脚本可以读取、判断、写入，中间没有任何窗口。`EVAL` 每次都发送脚本全文；`SCRIPT LOAD` 之后，`EVALSHA` 只需发送脚本的 SHA-1；redis-py 的 `register_script` 会替你处理这些（先尝试 `EVALSHA`，遇到 `NOSCRIPT` 时再加载脚本）。
 
 # %%
 WITHDRAW = """
@@ -513,8 +492,7 @@ print(r.get(balance))
 # Ни повторов, ни потерянных обновлений, и баланс никогда не уходит ниже нуля:
 
 # %% [markdown] lang="zh"
-# 同样的竞争，这次用脚本：16 个客户端每次取 1，直到钱取完。没有重试，没有丢失的更新，
-# 余额也永远不会低于零：
+# 同样的竞争，这次用脚本：16 个客户端每次取 1，直到钱取完。没有重试，没有丢失的更新，余额也永远不会低于零：
 
 # %%
 def drain(key, attempts, results):
@@ -538,8 +516,7 @@ print(final, sum(1 for x in results if x >= 0), sum(1 for x in results if x == -
 # fakeredis возвращает только само сообщение:
 
 # %% [markdown] lang="zh"
-# 脚本内部的错误是两个后端不一致的地方。`redis.call` 失败时，真正的 Redis 会在错误信息后面附上
-# 出错的位置（`script: <sha>, on @user_script:...`）；fakeredis 只返回错误信息本身：
+# 脚本内部的错误是两个后端不一致的地方。`redis.call` 失败时，真正的 Redis 会在错误信息后面附上出错的位置（`script: <sha>, on @user_script:...`）；fakeredis 只返回错误信息本身：
 
 # %% tags=["backend-differs"]
 try:
@@ -577,8 +554,7 @@ print(call_error.startswith("value is not an integer or out of range"))
 # %% [markdown] lang="zh"
 # ## 应用里的锁有效——直到出现第二个进程
 #
-# 同样的 bug 在纯 Python 里也存在，常见的修法也一样：在"读-改-写"外面加一把锁。
-# 在单个进程里这是有效的：所有线程拿的是同一个 `threading.Lock`。
+# 同样的 bug 在纯 Python 里也存在，常见的修法也一样：在“读-改-写”外面加一把锁。在单个进程里这是有效的：所有线程拿的是同一个 `threading.Lock`。
 
 # %%
 local_lock = threading.Lock()
@@ -610,10 +586,7 @@ print(run_clients(locked_get_then_set, r.key("counter", "locked"), 4, 10), "of",
 # `REDIS_URL`). Она использует `fork`, который есть в Linux и macOS.
 
 # %% [markdown] lang="zh"
-# 现在把同一个函数放到四个进程里运行，就像 Web 服务的四个副本。每个进程都有自己的 `local_lock`，
-# 这把锁在进程之间什么也保护不了。多个进程需要一个它们都能连上的服务器：内嵌的 fakeredis 活在单个
-# 进程内部，无法共享，所以这个单元格只在真正的 Redis 上运行（请设置 `REDIS_URL`）。
-# 它使用 `fork`，Linux 和 macOS 都支持。
+# 现在把同一个函数放到四个进程里运行，就像 Web 服务部署了四个实例。每个进程都有自己的 `local_lock`，这把锁在进程之间什么也保护不了。多个进程需要一个它们都能连上的服务器：内嵌的 fakeredis 存在于单个进程内部，无法共享，所以这个单元格只在真正的 Redis 上运行（请设置 `REDIS_URL`）。它使用 `fork`，Linux 和 macOS 都支持。
 
 # %% tags=["varies"]
 import multiprocessing
@@ -669,20 +642,17 @@ if needs_real_redis(r, "several processes sharing one server"):
 # | решение на горячем ключе | Lua-скрипт (`EVALSHA`, `register_script`) | атомарно, без повторов; держите коротким: он блокирует сервер |
 
 # %% [markdown] lang="zh"
-# 锁必须和数据放在同一个地方。对计数器来说，就是原子命令（`INCR`、`INCRBY`、`HINCRBY`）；
-# 对需要判断的操作，就是 Lua 脚本或 `WATCH`。放在 Redis 里的锁（`SET lock token NX PX 3000`）
-# 也能用，但它增加了网络往返、需要选一个超时时间，并且持有者卡住时会出问题：只是修改一个值的话，
-# 优先用原子命令。
+# 锁必须和数据放在同一个地方。对计数器来说，就是原子命令（`INCR`、`INCRBY`、`HINCRBY`）；对需要判断的操作，就是 Lua 脚本或 `WATCH`。放在 Redis 里的锁（`SET lock token NX PX 3000`）也能用，但它增加了网络往返、需要选定一个超时时间，而且持有者卡住时会出问题：如果只是更新一个值，优先用原子命令。
 #
 # ## 什么时候用什么
 #
 # | 需求 | 使用 | 原因 |
 # |---|---|---|
 # | 给数字加减 | `INCR`、`INCRBY`、`HINCRBY` | 一条命令、一次往返，不会丢失 |
-# | 多次写入，中间无需判断 | `MULTI`/`EXEC` | 中间不会插入其他命令；没有回滚 |
+# | 多次写入，中间无需判断 | `MULTI`/`EXEC` | 中间不会插入其他客户端的命令；没有回滚 |
 # | 大量独立命令，要快 | 不带事务的管道 | 一次往返，没有隔离 |
 # | 在应用里判断，键很少被争用 | `WATCH` + `MULTI`/`EXEC` | 无需服务端代码；重试随竞争增加 |
-# | 在热点键上判断 | Lua 脚本（`EVALSHA`、`register_script`） | 原子、无重试；要写短：它会阻塞服务器 |
+# | 在热点键上判断 | Lua 脚本（`EVALSHA`、`register_script`） | 原子、无重试；要保持简短：它会阻塞服务器 |
 
 # %% tags=["varies"]
 print(r.cleanup())

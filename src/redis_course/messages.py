@@ -20,7 +20,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "refused": {
         "en": "Cannot connect to Redis at {where}: {detail}. Start the server or fix REDIS_URL, or unset REDIS_URL to use the built-in fakeredis.",
         "ru": "Не удаётся подключиться к Redis по адресу {where}: {detail}. Запустите сервер или исправьте REDIS_URL либо уберите REDIS_URL, чтобы работать со встроенным fakeredis.",
-        "zh": "无法连接 {where} 上的 Redis：{detail}。请启动服务器或修正 REDIS_URL，或者取消 REDIS_URL 以使用内置的 fakeredis。",
+        "zh": "无法连接到 {where} 上的 Redis：{detail}。请启动服务器或修正 REDIS_URL，或者取消 REDIS_URL 以使用内置的 fakeredis。",
     },
     "timeout": {
         "en": "Redis at {where} did not answer within {seconds} s; check the host and port in REDIS_URL (a firewall may be dropping packets).",
@@ -35,7 +35,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "refused_command": {
         "en": "The course refuses to run {command} on a Redis server it did not start ({where}): it could destroy data that is not the course's. Use a private server (redis_course.servers.private_redis) for this demo.",
         "ru": "Курс не выполняет {command} на сервере Redis, который он не запускал сам ({where}): это может уничтожить чужие данные. Для такой демонстрации используйте собственный сервер курса (redis_course.servers.private_redis).",
-        "zh": "课程不会在并非由它启动的 Redis 服务器（{where}）上执行 {command}：这可能破坏不属于课程的数据。请为这个演示使用私有服务器（redis_course.servers.private_redis）。",
+        "zh": "课程不会在并非由它启动的 Redis 服务器（{where}）上执行 {command}：这可能破坏不属于课程的数据。这个演示请使用私有服务器（redis_course.servers.private_redis）。",
     },
     "no_lua": {
         "en": "fakeredis cannot run Lua scripts because the `lupa` package is missing; run `python3 run.py doctor` or reinstall with `pip install 'fakeredis[lua]'`.",
@@ -45,12 +45,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     "no_redis_server": {
         "en": "This needs the `redis-server` program to start a private Redis, and it is not installed; on Debian or Ubuntu run `sudo apt install redis-server` (on macOS `brew install redis`). The rest of the lesson works without it.",
         "ru": "Для этого нужна программа `redis-server`, чтобы запустить собственный Redis, а она не установлена; в Debian или Ubuntu выполните `sudo apt install redis-server` (в macOS — `brew install redis`). Остальная часть урока работает и без неё.",
-        "zh": "这里需要 `redis-server` 程序来启动私有的 Redis，但它没有安装；在 Debian 或 Ubuntu 上运行 `sudo apt install redis-server`（macOS 上运行 `brew install redis`）。课程的其余部分不需要它。",
+        "zh": "这里需要用 `redis-server` 程序启动一个私有的 Redis，但系统中没有安装它；在 Debian 或 Ubuntu 上请运行 `sudo apt install redis-server`（macOS 上运行 `brew install redis`）。本课的其余部分不需要它。",
     },
     "server_start_failed": {
         "en": "The private redis-server on port {port} did not start: {detail}",
         "ru": "Собственный redis-server на порту {port} не запустился: {detail}",
-        "zh": "端口 {port} 上的私有 redis-server 没有启动：{detail}",
+        "zh": "端口 {port} 上的私有 redis-server 启动失败：{detail}",
     },
     "needs_real_redis": {
         "en": "⏭ This cell needs a real Redis server: {what} is not available on fakeredis. Set REDIS_URL (for example redis://127.0.0.1:6379/0) and run it again to see the output.",
