@@ -1,0 +1,77 @@
+"""Public tests of lab 05, the delayed queue: run them with `python3 run.py check 05`."""
+from redis_course.labs.testing import hint, points
+
+
+def q(redis, part):
+    return redis.key("queue", part)
+
+
+@points(2)
+@hint("due")
+def test_tasks_are_claimed_when_due_earliest_first(lab, redis):
+    a = lab.schedule("send-a", 1000)
+    b = lab.schedule("send-b", 2000)
+    c = lab.schedule("send-c", 1500)
+    assert [a, b, c] == [1, 2, 3]
+    assert redis.hget(q(redis, "tasks"), "2") == "send-b"
+    assert redis.zscore(q(redis, "due"), "3") == 1500
+    assert lab.claim(999, 500) == []
+    assert lab.claim(1500, 500, 10) == [[1, "send-a", 1], [3, "send-c", 1]]
+    assert redis.zrange(q(redis, "due"), 0, -1) == ["2"]
+    assert redis.zrange(q(redis, "processing"), 0, -1, withscores=True) == [("1", 2000.0), ("3", 2000.0)]
+    assert lab.claim(1500, 500, 10) == []
+
+
+@points(1)
+@hint("limit")
+def test_claim_takes_at_most_limit(lab, redis):
+    for i in range(5):
+        lab.schedule(f"t{i}", 100 + i)
+    assert [row[0] for row in lab.claim(1000, 500, 2)] == [1, 2]
+    assert [row[0] for row in lab.claim(1000, 500, 2)] == [3, 4]
+    assert redis.zcard(q(redis, "due")) == 1
+
+
+@points(2)
+@hint("ack")
+def test_ack_removes_the_task_once(lab, redis):
+    task = lab.schedule("bill-42", 10)
+    [[task_id, payload, attempt]] = lab.claim(20, 1000)
+    assert (task_id, payload, attempt) == (task, "bill-42", 1)
+    assert lab.ack(task_id, attempt) is True
+    assert lab.ack(task_id, attempt) is False
+    for part in ("due", "processing"):
+        assert redis.zcard(q(redis, part)) == 0, f"queue:{part} still holds the task"
+    for part in ("tasks", "attempts"):
+        assert not redis.hexists(q(redis, part), str(task_id)), f"queue:{part} still holds the task"
+
+
+@points(2)
+@hint("lease")
+def test_a_task_whose_lease_ends_comes_back(lab, redis):
+    task = lab.schedule("resize", 1000)
+    assert lab.claim(1000, 500) == [[task, "resize", 1]]   # this worker dies: no ack
+    assert lab.recover(1499) == 0
+    assert lab.claim(1499, 500) == []
+    assert lab.recover(1500) == 1
+    assert redis.zscore(q(redis, "due"), str(task)) == 1500
+    assert lab.claim(1500, 500) == [[task, "resize", 2]]
+    assert lab.ack(task, 1) is False, "a stale claim (attempt 1) acknowledged a task that attempt 2 owns"
+    assert lab.ack(task, 2) is True
+
+
+@points(3)
+@hint("double-claim")
+def test_no_task_is_claimed_twice_by_concurrent_workers(lab, redis):
+    for i in range(300):
+        lab_due = i % 7
+        redis.zadd(q(redis, "due"), {str(i + 1): lab_due})
+        redis.hset(q(redis, "tasks"), str(i + 1), f"job{i + 1}")
+    redis.set(q(redis, "ids"), 300)
+    results = lab.run_concurrently([("claim", (100, 60_000, 5))] * 80, processes=4)
+    errors = [res for res in results if isinstance(res, Exception)]
+    assert not errors, f"claim raised: {errors[0]}"
+    ids = [row[0] for rows in results for row in rows]
+    twice = len(ids) - len(set(ids))
+    assert twice == 0, f"{twice} tasks were claimed by two workers at once"
+    assert sorted(ids) == list(range(1, 301))
