@@ -349,14 +349,14 @@ attempt(r.incrbyfloat, x, "abc")
 
 # %% [markdown] lang="en"
 # **Redis and fakeredis differ here.** Redis adds in C `long double` (80-bit on x86-64) and prints
-# at most 17 significant digits; fakeredis adds in a Python `float`. Neither is exact.
+# 17 digits after the decimal point, trailing zeros dropped; fakeredis adds in a Python `float`. Neither is exact.
 
 # %% [markdown] lang="ru"
 # **Здесь Redis и fakeredis расходятся.** Redis складывает в C `long double` (80 бит на x86-64)
-# и печатает не больше 17 значащих цифр; fakeredis складывает в Python `float`. Ни тот, ни другой результат не точен.
+# и печатает 17 знаков после запятой, отбрасывая нули в конце; fakeredis складывает в Python `float`. Ни тот, ни другой результат не точен.
 
 # %% [markdown] lang="zh"
-# **这里 Redis 与 fakeredis 不一致。** Redis 用 C 的 `long double`（在 x86-64 上为 80 位）做加法，最多输出 17 位有效数字；fakeredis 用 Python 的 `float` 做加法。两者都不精确。
+# **这里 Redis 与 fakeredis 不一致。** Redis 用 C 的 `long double`（在 x86-64 上为 80 位）做加法，输出小数点后 17 位，再去掉末尾的 0；fakeredis 用 Python 的 `float` 做加法。两者都不精确。
 
 # %% tags=["backend-differs"]
 f = r.key("f")
