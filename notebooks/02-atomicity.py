@@ -620,7 +620,7 @@ if needs_real_redis(r, "several processes sharing one server"):
 # | Need | Use | Why |
 # |---|---|---|
 # | add to a number | `INCR`, `INCRBY`, `HINCRBY` | one command, one round trip, cannot lose |
-# | several writes, no decision in between | `MULTI`/`EXEC` | all or nothing in between; no rollback |
+# | several writes, no decision in between | `MULTI`/`EXEC` | nothing else runs in between; no rollback |
 # | many independent commands, fast | pipeline without a transaction | one round trip, no isolation |
 # | decide in the application, key rarely contended | `WATCH` + `MULTI`/`EXEC` | no server code; retries grow with contention |
 # | decide on a hot key | Lua script (`EVALSHA`, `register_script`) | atomic, no retries; keep it short: it blocks the server |
