@@ -4,12 +4,14 @@ and starter.py is what ``course labs sync`` generates.  New labs are covered as 
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from redis_course.labs.model import discover
 from redis_course.labs.runner import run_lab
+from redis_course.labs.sandbox import ForkServer
 from redis_course.labs.starter import stale_starters
 from redis_course.servers import redis_server_binary
 
@@ -28,15 +30,25 @@ def _cases():
 @pytest.fixture(scope="module")
 def outcomes():
     """Every (lab, file, backend) graded once, in parallel (each run is its own processes)."""
-    jobs = {}
-    with ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as pool:
-        for backend in BACKENDS:
-            if backend == "redis-server" and not redis_server_binary():
-                continue
-            for lab, kind, path in _cases():
-                jobs[(lab.id, kind, backend)] = pool.submit(run_lab, lab, path, visibility=("public", "hidden"),
-                                                            backend=backend)
-        return {k: f.result() for k, f in jobs.items()}
+    jobs, local, servers = {}, threading.local(), []
+
+    def run(lab, path, backend):
+        if not hasattr(local, "fs"):  # a fork server per worker thread, as `course grade` does
+            local.fs = ForkServer()
+            servers.append(local.fs)
+        return run_lab(lab, path, visibility=("public", "hidden"), backend=backend, forkserver=local.fs)
+
+    try:
+        with ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as pool:
+            for backend in BACKENDS:
+                if backend == "redis-server" and not redis_server_binary():
+                    continue
+                for lab, kind, path in _cases():
+                    jobs[(lab.id, kind, backend)] = pool.submit(run, lab, path, backend)
+            return {k: f.result() for k, f in jobs.items()}
+    finally:
+        for fs in servers:
+            fs.close()
 
 
 def _get(outcomes, lab, kind, backend):

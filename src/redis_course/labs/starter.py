@@ -2,13 +2,13 @@
 
 In ``solution.py`` the code students must write sits between marker lines::
 
-    def count_view(r, post_id: int) -> int:
+    def count_hit(r, user_id: int) -> int:
         \"\"\"...\"\"\"
         # BEGIN SOLUTION
-        return r.incr(r.key("views", "post", post_id))
+        return r.incr(r.key("hits", user_id))
         # END SOLUTION
 
-In ``starter.py`` each region becomes ``raise NotImplementedError("count_view: your code here")`` at
+In ``starter.py`` each region becomes ``raise NotImplementedError("count_hit: your code here")`` at
 the marker's indentation; everything else is copied as it is.  ``course labs sync`` writes the
 starters; ``course labs sync --check`` (and a test) fails when one is stale.
 """
