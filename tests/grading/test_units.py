@@ -154,12 +154,13 @@ def server():
     srv.close()
 
 
-def _box(server, source: str, **limits) -> Sandbox:
+def _box(server, source: str, isolate: bool | None = None, **limits) -> Sandbox:
     run, srv = server
-    return Sandbox(source.encode(), srv.url, "course:unit:", run, Limits(call_timeout_s=2, **limits))
+    return Sandbox(source.encode(), srv.url, "course:unit:", run, Limits(call_timeout_s=2, **limits), isolate=isolate)
 
 
-def test_sandbox_calls_errors_timeouts_and_crashes(server):
+@pytest.mark.parametrize("isolate", [None, False], ids=["default", "limits-only"])
+def test_sandbox_calls_errors_timeouts_and_crashes(server, isolate):
     src = ("import os, time\n"
            "def inc(r, k): return r.incr(r.key(k))\n"
            "def boom(r): raise ValueError('no')\n"
@@ -167,9 +168,10 @@ def test_sandbox_calls_errors_timeouts_and_crashes(server):
            "def die(r): os._exit(3)\n"
            "def obj(r): return object()\n"
            "def big(r): return 'x' * 3_000_000\n")
-    box = _box(server, src)
+    box = _box(server, src, isolate)
     try:
-        assert box.call("inc", ["a"]) == 1 and box.call("inc", ["a"]) == 2
+        key = f"n-{isolate}"
+        assert box.call("inc", [key]) == 1 and box.call("inc", [key]) == 2
         with pytest.raises(StudentError) as err:
             box.call("boom")
         assert err.value.type == "ValueError" and err.value.message == "no"
@@ -181,7 +183,7 @@ def test_sandbox_calls_errors_timeouts_and_crashes(server):
         assert err.value.type == "AttributeError"
         with pytest.raises(StudentTimeout):
             box.call("hang")
-        assert box.call("inc", ["a"]) == 3  # a fresh process after the timeout
+        assert box.call("inc", [key]) == 3  # a fresh process after the timeout
         with pytest.raises(StudentCrash, match="code 3"):
             box.call("die")
         with pytest.raises(StudentCrash, match="larger than"):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .model import Lab, discover, find_lab
 from .runner import LabResult, run_lab
-from .sandbox import Limits
+from .sandbox import ForkServer, Limits
 from .texts import t
 
 MARK = {"passed": "✓", "skipped": "–"}
@@ -76,10 +76,15 @@ def run_check(lab_spec: str | None = None, *, lang: str = "en", backend: str = "
     if url is None:
         url = os.environ.get("REDIS_URL") or None
     results = []
-    for lab in labs:
-        file = source if source is not None else lab.student_file
-        lim = limits or Limits(call_timeout_s=lab.timeout_s)
-        results.append((lab, run_lab(lab, file, visibility=("public",), backend=backend, url=url, limits=lim)))
+    forkserver = ForkServer()  # one clean interpreter forks every lab's student processes
+    try:
+        for lab in labs:
+            file = source if source is not None else lab.student_file
+            lim = limits or Limits(call_timeout_s=lab.timeout_s)
+            results.append((lab, run_lab(lab, file, visibility=("public",), backend=backend, url=url, limits=lim,
+                                         forkserver=forkserver)))
+    finally:
+        forkserver.close()
     return results, render_table(results, lang)
 
 
