@@ -589,7 +589,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def run_queue(url: str, prefix: str, tasks: int = 10_000, workers: int = 4, spread_ms: int = 3000,
-              lease_ms: int = 1000, kill_after: float = 0.4, seed: int = 5) -> dict:
+              lease_ms: int = 1000, kill_after: float = 0.4, seed: int = 5, queue: str = "bench") -> dict:
     """Start ``workers`` worker processes, schedule ``tasks`` tasks due over the next ``spread_ms``,
     wait for the queue to empty.  Worker 0 SIGKILLs itself mid-batch after ``kill_after`` of its
     share of the tasks; its claimed tasks come back when their lease ends.
@@ -605,7 +605,7 @@ def run_queue(url: str, prefix: str, tasks: int = 10_000, workers: int = 4, spre
     r = connect(url, prefix=prefix)
     def command(die_after):
         return [sys.executable, "-c", "from redis_course.lessons.durable import run_worker; "
-                f"run_worker({url!r}, {prefix!r}, {lease_ms!r}, die_after={die_after!r})"]
+                f"run_worker({url!r}, {prefix!r}, {lease_ms!r}, queue={queue!r}, die_after={die_after!r})"]
 
     # worker 0 kills itself mid-batch after a share of the work: claimed, half executed, unacknowledged
     procs = [subprocess.Popen(command(int(kill_after * tasks / workers) if i == 0 else None))
@@ -616,7 +616,7 @@ def run_queue(url: str, prefix: str, tasks: int = 10_000, workers: int = 4, spre
     rng = random.Random(seed)
     start = now_ms() + 100
     with r.pipeline(transaction=False) as p:         # schedule in bulk: same keys as schedule()
-        k = queue_keys(r)
+        k = queue_keys(r, queue)
         for i in range(1, tasks + 1):
             due = start + rng.randrange(spread_ms)
             p.hset(k["tasks"], str(i), str(due))
@@ -635,7 +635,7 @@ def run_queue(url: str, prefix: str, tasks: int = 10_000, workers: int = 4, spre
     return {
         "tasks": tasks, "workers": workers, "executed": len(counts),
         "missing": tasks - len(counts), "twice": sum(1 for v in counts.values() if v > 1),
-        "after_ack": after_ack, "left": waiting(r),
+        "after_ack": after_ack, "left": waiting(r, queue),
         "killed_exit": victim.returncode, "seconds": elapsed,
         "late_p50": percentile(late, 50), "late_p95": percentile(late, 95),
         "late_p99": percentile(late, 99), "late_max": max(late) if late else float("nan"),

@@ -1,0 +1,555 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] lang="en"
+# # Durable counters and a delayed queue
+#
+# What survives a crash? First the server: a private `redis-server` with RDB, AOF `everysec` and
+# AOF `always`, killed with SIGKILL while a client increments. Then the application: counters in
+# Redis flushed to a SQL ledger, crashed on purpose at every step. Then `DECR`, and a delayed task
+# queue from a web article, rebuilt so that no task is lost or run twice. The code lives in
+# `redis_course.lessons.durable`; `show()` prints what the notebook runs.
+
+# %% [markdown] lang="ru"
+# # Надёжные счётчики и отложенная очередь
+#
+# Что переживает падение? Сначала сервер: приватный `redis-server` с RDB, AOF `everysec` и AOF
+# `always`, который убивают SIGKILL, пока клиент увеличивает счётчик. Потом приложение: счётчики в
+# Redis, которые сбрасываются в SQL-журнал, и мы нарочно роняем сброс на каждом шаге. Потом `DECR`
+# и отложенная очередь задач из веб-статьи, пересобранная так, чтобы ни одна задача не терялась и не
+# выполнялась дважды. Код лежит в `redis_course.lessons.durable`; `show()` печатает то, что
+# выполняет блокнот.
+
+# %% [markdown] lang="zh"
+# # 持久的计数器与延迟队列
+#
+# 崩溃之后还剩下什么？先看服务器：一个私有的 `redis-server`，分别用 RDB、AOF `everysec` 和 AOF
+# `always`，在客户端不断自增时用 SIGKILL 杀掉。再看应用：计数器放在 Redis，定期落到 SQL 账本，
+# 我们在每一步故意让落库崩溃。然后是 `DECR`，以及一篇网络文章里的延迟任务队列——重建之后，
+# 任务既不会丢，也不会被执行两次。代码在 `redis_course.lessons.durable` 中；`show()` 打印笔记本
+# 实际运行的代码。
+
+# %% tags=["varies"]
+# %matplotlib inline
+import threading
+from collections import Counter
+
+import matplotlib.pyplot as plt
+from IPython.display import display
+
+from redis_course import connect, needs_real_redis
+from redis_course.lessons import durable as d
+from redis_course.lessons import show
+from redis_course.servers import redis_server_binary
+
+r = connect(verbose=True)
+
+# %% [markdown] lang="en"
+# ## Persistence, measured
+#
+# `measure_loss` starts a private server, sends `INCR` as fast as one client can for a second,
+# kills the server with SIGKILL (no shutdown, no last save), starts it again on the same data
+# directory and compares the value with the last reply the client received. Every reply was an
+# acknowledgement: the client was told "your increment is done".
+
+# %% [markdown] lang="ru"
+# ## Персистентность в цифрах
+#
+# `measure_loss` запускает приватный сервер, секунду шлёт `INCR` так быстро, как может один клиент,
+# убивает сервер SIGKILL (без остановки и без последнего сохранения), запускает его снова на том же
+# каталоге данных и сравнивает значение с последним ответом, который получил клиент. Каждый ответ —
+# подтверждение: клиенту сказали «ваш инкремент выполнен».
+
+# %% [markdown] lang="zh"
+# ## 持久化，实测
+#
+# `measure_loss` 启动一个私有服务器，用一个客户端以最快速度发送 `INCR` 一秒钟，然后用 SIGKILL
+# 杀掉服务器（不关机、不做最后一次保存），在同一个数据目录上重新启动，再把值与客户端收到的最后
+# 一个回复比较。每个回复都是一次确认：客户端被告知“你的自增已经完成”。
+
+# %%
+show(d.measure_loss)
+
+# %% tags=["varies"]
+if redis_server_binary() is None:
+    print("redis-server is not installed here: the measurement is skipped (the table below is from the lesson page).")
+    runs = []
+else:
+    runs = [d.measure_loss(mode, seconds=0.8) for _ in range(3) for mode in d.MODES]
+    print(f"{'mode':<13} {'acked':>7} {'survived':>9} {'lost':>7} {'INCR/s':>8}")
+    for run in runs:
+        print(f"{run['mode']:<13} {run['acked']:>7} {run['survived']:>9} {run['lost']:>7} {run['ops_per_s']:>8.0f}")
+
+# %% tags=["varies"]
+if runs:
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.2))
+    for i, mode in enumerate(d.MODES):
+        mine = [run for run in runs if run["mode"] == mode]
+        ax1.scatter([i] * len(mine), [run["lost"] for run in mine], s=30)
+        ax2.bar(i, sum(run["ops_per_s"] for run in mine) / len(mine))
+    for ax, label in ((ax1, "acknowledged INCRs lost"), (ax2, "INCR per second, one client")):
+        ax.set_xticks(range(len(d.MODES)), d.MODES)
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    display(fig)
+    plt.close(fig)
+
+# %% [markdown] lang="en"
+# What the numbers say, run after run:
+#
+# * **RDB** (`save 1 1`: a snapshot at most once a second) loses everything written since the
+#   last snapshot *started*: often the whole run, sometimes all but the first second.
+# * **AOF `everysec`** lost nothing here. Redis `write()`s the log to the operating system before
+#   it replies; SIGKILL kills the process, not the kernel, so the page cache still reaches the
+#   disk. What `everysec` risks is a **power cut or kernel crash**: up to about a second of writes
+#   that the kernel had not yet flushed (`fsync` runs once a second in the background).
+# * **AOF `always`** also survives a power cut (it `fsync`s before replying), and pays for it:
+#   one client gets several times fewer increments per second. Many clients share each `fsync`,
+#   so the gap narrows under concurrency.
+#
+# A SIGKILL is what an OOM kill or a crash of Redis looks like; it is not a power cut, which no
+# notebook can simulate honestly.
+
+# %% [markdown] lang="ru"
+# Что говорят цифры от запуска к запуску:
+#
+# * **RDB** (`save 1 1`: снимок не чаще раза в секунду) теряет всё, что записано после *начала*
+#   последнего снимка: часто весь прогон, иногда всё, кроме первой секунды.
+# * **AOF `everysec`** здесь не потерял ничего. Redis делает `write()` журнала в операционную систему
+#   до ответа клиенту; SIGKILL убивает процесс, а не ядро, и страничный кэш всё равно доходит до диска.
+#   Рискует `everysec` при **отключении питания или падении ядра**: примерно секундой записей, которые
+#   ядро ещё не сбросило (`fsync` выполняется раз в секунду в фоне).
+# * **AOF `always`** переживает и отключение питания (делает `fsync` до ответа) и платит за это:
+#   один клиент получает в разы меньше инкрементов в секунду. Много клиентов делят один `fsync`,
+#   поэтому при конкуренции разрыв сокращается.
+#
+# SIGKILL — это то, как выглядит OOM kill или падение Redis; это не отключение питания, которое
+# честно не сымитировать ни в каком блокноте.
+
+# %% [markdown] lang="zh"
+# 每次运行，数字说明的都是同一件事：
+#
+# * **RDB**（`save 1 1`：最多每秒一次快照）会丢掉最近一次快照*开始*之后写入的一切：经常是整轮，
+#   有时是除第一秒之外的全部。
+# * **AOF `everysec`** 在这里一条也没丢。Redis 在回复之前就把日志 `write()` 给了操作系统；
+#   SIGKILL 杀的是进程而不是内核，页缓存照样会落盘。`everysec` 真正的风险是**断电或内核崩溃**：
+#   内核还没刷盘的大约一秒的写入（`fsync` 每秒在后台执行一次）。
+# * **AOF `always`** 连断电也扛得住（回复前先 `fsync`），代价是：单个客户端每秒的自增次数少了好几倍。
+#   多个客户端可以共享一次 `fsync`，所以并发时差距会缩小。
+#
+# SIGKILL 模拟的是 OOM kill 或 Redis 崩溃；它不是断电，断电没有哪个笔记本能诚实地模拟。
+
+# %% [markdown] lang="en"
+# ## Billing-grade counters
+#
+# Redis counts, a SQL database keeps the books. The ledger is SQLite in a temporary folder, or
+# PostgreSQL when `DATABASE_URL` is set (tables get a per-run prefix and are dropped at the end).
+
+# %% [markdown] lang="ru"
+# ## Счётчики для биллинга
+#
+# Redis считает, SQL-база ведёт учёт. Журнал — SQLite во временном каталоге или PostgreSQL, если
+# задан `DATABASE_URL` (у таблиц префикс этого запуска, в конце они удаляются).
+
+# %% [markdown] lang="zh"
+# ## 计费级别的计数器
+#
+# Redis 负责计数，SQL 数据库负责记账。账本默认是临时目录里的 SQLite；设置了 `DATABASE_URL` 时
+# 用 PostgreSQL（表名带本次运行的前缀，结束时删除）。
+
+# %% tags=["varies"]
+ledger_cm = d.temporary_ledger()
+ledger = ledger_cm.__enter__()
+print(ledger.kind)
+
+# %% [markdown] lang="en"
+# ### The naive flush loses increments
+#
+# `GET` the counter, add it in SQL, `SET` it to 0. Four threads increment while a fifth flushes
+# in a loop:
+
+# %% [markdown] lang="ru"
+# ### Наивный сброс теряет инкременты
+#
+# `GET` счётчика, прибавить в SQL, `SET` в 0. Четыре потока увеличивают счётчик, пятый в цикле
+# сбрасывает его:
+
+# %% [markdown] lang="zh"
+# ### 朴素的落库会丢自增
+#
+# `GET` 计数器，在 SQL 里加上，再 `SET` 为 0。四个线程不断自增，第五个线程循环落库：
+
+# %%
+show(d.flush_naive)
+
+# %% tags=["varies"]
+traffic = {f.__name__: d.flush_under_traffic(r, ledger, f, f.__name__, per_incrementer=500)
+           for f in (d.flush_naive, d.flush_getdel, d.flush_safe)}
+for name, res in traffic.items():
+    print(f"{name:<13} {res}")
+
+# %% [markdown] lang="en"
+# Each `SET 0` erases the increments that arrived after its `GET`. The number changes from run to
+# run; `GETDEL` and the safe flush lose nothing:
+
+# %% [markdown] lang="ru"
+# Каждый `SET 0` стирает инкременты, пришедшие после его `GET`. Число меняется от запуска к запуску;
+# `GETDEL` и надёжный сброс не теряют ничего:
+
+# %% [markdown] lang="zh"
+# 每一次 `SET 0` 都抹掉了它那次 `GET` 之后到达的自增。这个数字每次运行都不同；`GETDEL` 和安全的
+# 落库一条都不丢：
+
+# %%
+print(traffic["flush_naive"]["lost"] > 0, traffic["flush_getdel"]["lost"], traffic["flush_safe"]["lost"])
+
+# %% [markdown] lang="en"
+# ### A crash at every step
+#
+# Each flusher takes `crash_at`: after that step it raises `SimulatedCrash`, as if the process had
+# died there (an open SQL transaction is rolled back). For each step: count 10, flush and crash,
+# count 1 more, flush twice normally, and compare the database with the 11 increments.
+
+# %% [markdown] lang="ru"
+# ### Падение на каждом шаге
+#
+# Каждый сбрасыватель принимает `crash_at`: после этого шага он бросает `SimulatedCrash`, как будто
+# процесс умер именно там (открытая SQL-транзакция откатывается). Для каждого шага: насчитать 10,
+# сбросить с падением, насчитать ещё 1, дважды сбросить нормально и сравнить базу с 11 инкрементами.
+
+# %% [markdown] lang="zh"
+# ### 在每一步崩溃
+#
+# 每个落库函数都接受 `crash_at`：在那一步之后抛出 `SimulatedCrash`，就像进程正好死在那里（未提交的
+# SQL 事务会回滚）。对每一步：先计 10 次，落库并崩溃，再计 1 次，正常落库两次，然后把数据库与
+# 11 次自增比较。
+
+# %%
+def crash_then_recover(flush, step):
+    name = f"{flush.__name__}-{step}"
+    r.incrby(r.key("counter", name), 10)
+    try:
+        flush(r, ledger, name, crash_at=step)
+    except d.SimulatedCrash:
+        pass
+    r.incr(r.key("counter", name))
+    flush(r, ledger, name)
+    flush(r, ledger, name)
+    return ledger.total(name)
+
+
+print(f"{'flusher':<13}" + "".join(f"{step:>11}" for step in d.STEPS))
+for flush in (d.flush_naive, d.flush_getdel, d.flush_safe):
+    print(f"{flush.__name__:<13}" + "".join(f"{crash_then_recover(flush, step):>11}" for step in d.STEPS))
+
+# %% [markdown] lang="en"
+# The naive flush counts 10 twice after a crash between the commit and `SET 0` (21). `GETDEL`
+# loses the 10 when it dies holding them (1). The safe flush always ends at 11:
+
+# %% [markdown] lang="ru"
+# Наивный сброс после падения между коммитом и `SET 0` считает 10 дважды (21). `GETDEL` теряет
+# 10, если умирает, держа их в памяти (1). Надёжный сброс всегда приходит к 11:
+
+# %% [markdown] lang="zh"
+# 朴素落库在提交与 `SET 0` 之间崩溃后，把 10 算了两次（21）。`GETDEL` 在手里攥着这 10 时死掉，
+# 就把它们丢了（1）。安全的落库总是得到 11：
+
+# %%
+show(d.CLAIM_PENDING)
+show(d.flush_safe)
+show(d.Ledger.add_once)
+
+# %% [markdown] lang="en"
+# The pending key keeps the value in Redis until the database has it; the flush id recorded in
+# the same transaction makes a second application a no-op. At any moment, the SQL total plus the
+# live counter plus a pending value whose id the database has not seen is the exact count:
+
+# %% [markdown] lang="ru"
+# Pending-ключ держит значение в Redis, пока оно не попало в базу; flush id, записанный в той же
+# транзакции, превращает повторное применение в пустую операцию. В любой момент сумма SQL-итога,
+# живого счётчика и pending-значения, чей id база ещё не видела, — точное число:
+
+# %% [markdown] lang="zh"
+# pending 键把值留在 Redis 里，直到数据库拿到它；同一个事务里记录的 flush id 让第二次应用变成空操作。
+# 任何时刻，SQL 总数加上实时计数器，再加上数据库还没见过其 id 的 pending 值，就是精确的计数：
+
+# %%
+name = "invariant"
+r.incrby(r.key("counter", name), 5)
+for step in d.STEPS:
+    try:
+        d.flush_safe(r, ledger, name, crash_at=step)
+    except d.SimulatedCrash:
+        pass
+    r.incr(r.key("counter", name))
+    print(step, d.counted(r, ledger, name))
+d.flush_safe(r, ledger, name)
+d.flush_safe(r, ledger, name)
+print(ledger.total(name), r.exists(*d.pending_keys(r, name)[:3]))
+
+# %% tags=["varies"]
+ledger_cm.__exit__(None, None, None)
+
+# %% [markdown] lang="en"
+# ## DECR in practice
+#
+# The article's first use: take back a mistaken view. `DECR` is atomic, but an undo that is
+# retried (a client timeout, a double click) takes back two views. Let the undo carry the view's
+# id and decrement only the first time:
+
+# %% [markdown] lang="ru"
+# ## DECR на практике
+#
+# Первое применение из статьи — отменить ошибочный просмотр. `DECR` атомарен, но повторённая отмена
+# (таймаут клиента, двойной клик) отнимет два просмотра. Пусть отмена несёт id просмотра и уменьшает
+# счётчик только в первый раз:
+
+# %% [markdown] lang="zh"
+# ## DECR 实战
+#
+# 文章里的第一个用法：撤销一次误点的浏览。`DECR` 是原子的，但被重试的撤销（客户端超时、双击）会
+# 撤掉两次浏览。让撤销带上这次浏览的 id，只在第一次时递减：
+
+# %%
+show(d.UNDO_VIEW)
+r.set(r.key("views", "post-17"), 1000)
+print([d.undo_view(r, "post-17", "view-8812") for _ in range(3)])
+
+# %% [markdown] lang="en"
+# The second: count down a stock without going below zero. `DECR` first, then give the unit back
+# if the reply is negative: each reply >= 0 is a distinct unit, so 16 threads buying 10 each
+# from 100 seats sell exactly 100. Checking with `GET` first oversells:
+
+# %% [markdown] lang="ru"
+# Второе: обратный отсчёт остатка без ухода ниже нуля. Сначала `DECR`, а если ответ отрицательный —
+# вернуть единицу: каждый ответ >= 0 — отдельная единица, поэтому 16 потоков, покупающих по 10 из 100
+# мест, продают ровно 100. Проверка через `GET` заранее продаёт лишнее:
+
+# %% [markdown] lang="zh"
+# 第二个用法：倒数库存且不低于零。先 `DECR`，如果回复为负就把这一件还回去：每个 >= 0 的回复都对应
+# 不同的一件，所以 16 个线程各买 10 次、共 100 个座位，恰好卖出 100。先用 `GET` 检查的做法会超卖：
+
+# %%
+show(d.take_one)
+
+
+def sell(take, key, threads=16, each=10, stock=100):
+    r.set(key, stock)
+    sold = []
+
+    def buyer():
+        c = connect()
+        sold.append(sum(take(c, key) for _ in range(each)))
+
+    workers = [threading.Thread(target=buyer) for _ in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    return sum(sold), int(r.get(key))
+
+
+print(sell(d.take_one, r.key("seats", "decr-first")))
+
+# %% tags=["varies"]
+print(sell(d.take_one_check_first, r.key("seats", "check-first")))
+
+# %% [markdown] lang="en"
+# ## The article's delayed queue, as published
+#
+# The article creates six buckets with one line:
+
+# %% [markdown] lang="ru"
+# ## Отложенная очередь из статьи — как опубликовано
+#
+# Статья создаёт шесть «корзин» одной строкой:
+
+# %% [markdown] lang="zh"
+# ## 文章里的延迟队列，原样复现
+#
+# 文章用一行命令“创建”了六个桶：
+
+# %%
+print(r.mset({r.key("BUCKET1"): "BUCKET2", r.key("BUCKET3"): "BUCKET4", r.key("BUCKET5"): "BUCKET6"}))
+print(r.get(r.key("BUCKET1")), r.type(r.key("BUCKET1")), r.exists(r.key("BUCKET2")))
+
+# %% [markdown] lang="en"
+# `MSET` takes key–value pairs: it made three strings (`BUCKET1` = `"BUCKET2"`, ...), not six
+# buckets. Sorted sets need no creating, and a string in the way makes `ZADD` fail with
+# `WRONGTYPE`. Then `addTask`: the comparisons after `if delay` were lost in the copy (a `<`
+# swallowed as HTML). With them put back, a delay of 60 s or more falls into `else: return`, and the
+# payload is never stored at all:
+
+# %% [markdown] lang="ru"
+# `MSET` принимает пары ключ–значение: он создал три строки (`BUCKET1` = `"BUCKET2"`, ...), а не
+# шесть корзин. Отсортированные множества не нужно создавать, а строка на их месте ломает `ZADD`
+# ошибкой `WRONGTYPE`. Дальше `addTask`: сравнения после `if delay` потерялись при копировании (`<`
+# съеден как HTML). Если их вернуть, задержка от 60 с попадает в `else: return`, а сама задача
+# (payload) не сохраняется вообще:
+
+# %% [markdown] lang="zh"
+# `MSET` 接收的是键值对：它创建了三个字符串（`BUCKET1` = `"BUCKET2"`……），而不是六个桶。有序集合
+# 不需要创建，挡在那里的字符串反而会让 `ZADD` 报 `WRONGTYPE`。接着是 `addTask`：`if delay` 之后的
+# 比较在转载时丢了（`<` 被当成 HTML 吞掉）。把它们补回去之后，60 秒及以上的延迟会落进
+# `else: return`，而任务内容（payload）根本没有被保存：
+
+# %%
+show(d.article_add_task)
+T = 1_700_000_000
+print(d.article_add_task(r, "send-report", 5, now=T), d.article_add_task(r, "renew", 90, now=T))
+print(r.course_keys("bucket*") == [r.key("bucket2")], r.zrange(r.key("bucket2"), 0, -1, withscores=True))
+
+# %% [markdown] lang="en"
+# Task 2 (90 s) got an id and vanished. `loopTask` then asks for everything due before
+# `now + 10`: a task due in 5 s runs at once.
+
+# %% [markdown] lang="ru"
+# Задача 2 (90 с) получила id и исчезла. А `loopTask` запрашивает всё, что наступает раньше
+# `now + 10`: задача со сроком через 5 с выполняется сразу.
+
+# %% [markdown] lang="zh"
+# 任务 2（90 秒）拿到了 id 就消失了。而 `loopTask` 取的是 `now + 10` 之前到期的一切：5 秒后才到期的
+# 任务会被立刻执行。
+
+# %%
+ran = []
+d.article_loop_once(r, now=T, execute=lambda task_id: ran.append((task_id, "due at", T + 5, "ran at", T)))
+print(ran)
+
+# %% [markdown] lang="en"
+# Two workers poll the same bucket. Each reads the due ids with `ZRANGEBYSCORE`, then removes and
+# runs them; the reply of `ZREM` (1 if this worker removed it, 0 if somebody else did) is
+# ignored. Step by step:
+
+# %% [markdown] lang="ru"
+# Два воркера опрашивают одну корзину. Каждый читает готовые id через `ZRANGEBYSCORE`, потом удаляет
+# и выполняет их; ответ `ZREM` (1 — удалил этот воркер, 0 — кто-то другой) игнорируется. По шагам:
+
+# %% [markdown] lang="zh"
+# 两个 worker 轮询同一个桶。每个都先用 `ZRANGEBYSCORE` 读出到期的 id，再删除并执行；`ZREM` 的回复
+# （1 表示这个 worker 删掉了它，0 表示被别人删了）被忽略。一步一步来：
+
+# %%
+bucket = r.key("bucket1")
+r.zadd(bucket, {"41": T - 1})
+seen_by_a = r.zrangebyscore(bucket, 0, T)      # worker A
+seen_by_b = r.zrangebyscore(bucket, 0, T)      # worker B, before A's ZREM
+print(seen_by_a, seen_by_b, r.zrem(bucket, "41"), r.zrem(bucket, "41"))
+
+# %% [markdown] lang="en"
+# Both run task 41. With four threads running `checkTask` on 2,000 due tasks, how many ran more
+# than once varies with the scheduling:
+
+# %% [markdown] lang="ru"
+# Оба выполняют задачу 41. Если четыре потока крутят `checkTask` на 2000 готовых задач, число
+# выполненных больше одного раза зависит от планировщика:
+
+# %% [markdown] lang="zh"
+# 两个都执行了任务 41。如果四个线程对 2000 个到期任务跑 `checkTask`，被执行不止一次的任务有多少，
+# 取决于线程调度：
+
+# %% tags=["varies"]
+def article_race(tasks=2000, workers=4):
+    r.zadd(bucket, {str(i): T - 1 for i in range(tasks)})
+    runs, lock = [], threading.Lock()
+
+    def worker():
+        c = connect()
+        while c.zcard(bucket):
+            d.article_check_task(c, T, lambda task_id: (lock.acquire(), runs.append(task_id), lock.release()))
+
+    threads = [threading.Thread(target=worker) for _ in range(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(1 for times in Counter(runs).values() if times > 1)
+
+
+print("tasks run twice or more:", article_race(), "of 2000")
+
+# %% [markdown] lang="en"
+# ## The delayed queue, rebuilt
+#
+# One sorted set `queue:due` (score: due time in ms), payloads in the hash `queue:tasks`, and a
+# claim that is one Lua script: it moves due tasks to `queue:processing` with a lease deadline as
+# the score and counts the attempt. A worker acknowledges with the attempt it got; `recover` puts
+# tasks whose lease ended back in `queue:due`. The clock is a parameter.
+
+# %% [markdown] lang="ru"
+# ## Отложенная очередь, пересобранная
+#
+# Одно отсортированное множество `queue:due` (score — срок в мс), payload в хэше `queue:tasks` и
+# claim одним Lua-скриптом: он переносит готовые задачи в `queue:processing` со сроком аренды в
+# качестве score и считает попытки. Воркер подтверждает задачу номером своей попытки; `recover`
+# возвращает задачи с истёкшей арендой в `queue:due`. Время — параметр.
+
+# %% [markdown] lang="zh"
+# ## 重建延迟队列
+#
+# 一个有序集合 `queue:due`（score 为毫秒级到期时间），payload 放在哈希 `queue:tasks` 中，领取
+# （claim）是一个 Lua 脚本：它把到期任务移到 `queue:processing`，以租约截止时间为 score，并记录
+# 尝试次数。worker 用自己拿到的 attempt 确认；`recover` 把租约到期的任务放回 `queue:due`。时间作为参数传入。
+
+# %%
+show(d.CLAIM)
+for when, payload in [(1000, "email:1"), (3000, "email:2"), (2000, "email:3")]:
+    d.schedule(r, payload, when)
+print(d.claim(r, now_ms=999, lease_ms=500))
+print(d.claim(r, now_ms=2000, lease_ms=500))
+print(d.recover(r, now_ms=2499), d.recover(r, now_ms=2500))
+again = d.claim(r, now_ms=2500, lease_ms=500)
+print(again)
+print([d.ack(r, task_id, attempt) for task_id, _, attempt in again], d.ack(r, 1, 1))
+print(d.claim(r, now_ms=3000, lease_ms=500), d.waiting(r))
+
+# %% [markdown] lang="en"
+# The first worker claimed tasks 1 and 3 and never acknowledged them: at 2500 ms their lease
+# ended, they came back with attempt 2, and the first worker's late `ack(1, 1)` was refused.
+#
+# ### Four worker processes, one of them killed
+#
+# Separate processes cannot share an in-process fakeredis, so this part runs on a real server
+# only. 2,000 tasks due over 1.5 s, four workers, lease 500 ms; worker 0 kills itself (SIGKILL)
+# in the middle of a claimed batch. `bench/durable_queue.py` does the same with 10,000 tasks.
+
+# %% [markdown] lang="ru"
+# Первый воркер забрал задачи 1 и 3 и не подтвердил их: в 2500 мс аренда кончилась, они вернулись
+# с attempt 2, а запоздавший `ack(1, 1)` первого воркера отклонён.
+#
+# ### Четыре процесса-воркера, один из них убит
+#
+# Отдельные процессы не могут делить fakeredis внутри одного процесса, поэтому эта часть работает
+# только с настоящим сервером. 2000 задач со сроками в пределах 1,5 с, четыре воркера, аренда 500 мс;
+# воркер 0 убивает себя (SIGKILL) посреди забранной пачки. `bench/durable_queue.py` делает то же
+# с 10 000 задач.
+
+# %% [markdown] lang="zh"
+# 第一个 worker 领取了任务 1 和 3 却一直没有确认：到 2500 毫秒时租约到期，它们以 attempt 2 回到队列，
+# 第一个 worker 迟到的 `ack(1, 1)` 被拒绝。
+#
+# ### 四个 worker 进程，其中一个被杀
+#
+# 不同进程无法共享进程内的 fakeredis，所以这一部分只在真实服务器上运行。2000 个任务在 1.5 秒内
+# 陆续到期，四个 worker，租约 500 毫秒；worker 0 在处理一批已领取的任务时用 SIGKILL 杀死自己。
+# `bench/durable_queue.py` 用 10,000 个任务做同样的事。
+
+# %% tags=["varies"]
+if needs_real_redis(r, "four worker processes"):
+    import os
+
+    result = d.run_queue(os.environ["REDIS_URL"], r.prefix, tasks=2000, spread_ms=1500, lease_ms=500)
+    for key, value in result.items():
+        print(f"{key:<12} {value}")
+    print("every task ran:", result["missing"] == 0, "| none ran again after its ack:", result["after_ack"] == 0)
