@@ -282,12 +282,15 @@ class LocalCluster:
                 "--dir", str(d), "--daemonize", "no", "--protected-mode", "no",
                 "--logfile", str(d / "redis.log"), "--save", "", "--appendonly", "no",
                 "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                "--cluster-node-timeout", str(self.node_timeout_ms)]
+                "--cluster-node-timeout", str(self.node_timeout_ms),
+                # a replica's first sync starts at once (the default waits 5 s for more replicas)
+                "--repl-diskless-sync-delay", "0"]
 
     def _spawn(self, port: int) -> None:
         (Path(self.data_dir) / str(port)).mkdir(parents=True, exist_ok=True)
         proc = subprocess.Popen(self._node_args(port), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
+                                stderr=subprocess.DEVNULL, start_new_session=True,
+                                preexec_fn=None if self.detached else _die_with_parent)
         self._procs[port], self.pids[port] = proc, proc.pid
 
     def node(self, port: int, timeout: float = 2.0) -> redis.Redis:
@@ -344,7 +347,7 @@ class LocalCluster:
 
     def wait_ok(self, timeout: float = 20.0, ports: list[int] | None = None) -> None:
         """Wait until every live node (or ``ports``) reports ``cluster_state:ok`` and the same
-        number of nodes, and every slot has a primary."""
+        number of nodes, every slot has a primary and every replica is in sync with its primary."""
         ports = ports or [p for p in self.ports if self.alive(p)]
         deadline = time.monotonic() + timeout
         while True:
@@ -352,7 +355,9 @@ class LocalCluster:
                 infos = [self.node(p).cluster("info") for p in ports]
                 ok = all(i.get("cluster_state") == "ok" and int(i.get("cluster_slots_ok", 0)) == SLOTS
                          and int(i.get("cluster_known_nodes", 0)) == len(self.ports) for i in infos)
-                if ok:
+                # and every replica has finished its first sync with its primary
+                if ok and all(self.node(p).info("replication").get("master_link_status", "up") == "up"
+                              for p in ports):
                     return
             except redis.exceptions.RedisError:
                 pass
@@ -453,11 +458,97 @@ class LocalCluster:
                 return row["port"]
         return None
 
+    def node_id(self, port: int) -> str:
+        return self.node(port).execute_command("CLUSTER", "MYID")
+
+    def owner_of(self, slot: int) -> int:
+        """The port of the primary that serves ``slot`` now (CLUSTER SLOTS on a live node)."""
+        live = [p for p in self.ports if self.alive(p)]
+        for start, end, primary, *_ in self.node(live[0]).execute_command("CLUSTER", "SLOTS"):
+            if int(start) <= slot <= int(end):
+                return int(primary[1])
+        raise CourseError(f"slot {slot} has no primary")
+
+    # -- resharding one slot, step by step (what `redis-cli --cluster reshard` does) -------------
+    def begin_slot_move(self, slot: int, to_port: int) -> int:
+        """Mark ``slot`` MIGRATING on its primary and IMPORTING on ``to_port``; return the source port.
+        From now on the source answers ASK for keys of the slot it no longer has."""
+        src = self.owner_of(slot)
+        self.node(to_port).execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", self.node_id(src))
+        self.node(src).execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", self.node_id(to_port))
+        return src
+
+    def migrate(self, from_port: int, to_port: int, *keys: str) -> None:
+        """MIGRATE ``keys`` (one slot) from one node to another: atomic per call, blocks both briefly."""
+        self.node(from_port).execute_command("MIGRATE", "127.0.0.1", to_port, "", 0, 5000, "KEYS", *keys)
+
+    def finish_slot_move(self, slot: int, to_port: int) -> None:
+        """CLUSTER SETSLOT slot NODE <to> on every primary: the slot now belongs to ``to_port``; the
+        old owner answers MOVED."""
+        dst = self.node_id(to_port)
+        for port in [to_port] + [p for p in self.primary_ports() if p != to_port]:
+            self.node(port).execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst)
+
+    # -- failover ------------------------------------------------------------------------------
+    def wait_failover(self, dead_port: int, timeout: float = 20.0, takeover_after: float = 8.0) -> int:
+        """After ``dead_port`` (a primary) died: wait until one of its replicas is a primary and every
+        live node says cluster_state:ok; return the new primary's port.
+
+        The cluster fails over by itself after about two node timeouts (an election among the
+        primaries).  If that has not happened after ``takeover_after`` seconds (a machine so loaded
+        that the election keeps timing out), the replica is told ``CLUSTER FAILOVER TAKEOVER``, as an
+        operator would."""
+        start = time.monotonic()
+        deadline = start + timeout
+        replicas = [row["port"] for row in self.topology() if row["primary"] == dead_port]
+        forced = False
+        while time.monotonic() < deadline:
+            if not forced and time.monotonic() - start > takeover_after:
+                with contextlib.suppress(redis.exceptions.RedisError):
+                    live = [p for p in replicas if self.alive(p)]
+                    if live:
+                        self.node(live[0]).execute_command("CLUSTER", "FAILOVER", "TAKEOVER")
+                        forced = True
+            with contextlib.suppress(redis.exceptions.RedisError):
+                for port in replicas:
+                    if self.alive(port) and self.node(port).info("replication").get("role") == "master":
+                        live = [p for p in self.ports if self.alive(p)]
+                        if all(self.node(p).cluster("info").get("cluster_state") == "ok" for p in live):
+                            return port
+            time.sleep(0.05)
+        raise CourseError(f"no replica of 127.0.0.1:{dead_port} took over within {timeout:g} s")
+
+    # -- load, per node ----------------------------------------------------------------------------
+    def reset_stats(self) -> None:
+        """CONFIG RESETSTAT on every live node (the nodes are the course's own)."""
+        for port in self.ports:
+            if self.alive(port):
+                self.node(port).config_resetstat()
+
+    def incr_calls(self) -> dict[int, int]:
+        """INCR calls per live primary since the last :meth:`reset_stats` (INFO commandstats)."""
+        out = {}
+        for port in self.primary_ports():
+            stats = self.node(port).info("commandstats")
+            out[port] = sum(int(stats.get(f"cmdstat_{c}", {}).get("calls", 0)) for c in ("incr", "incrby"))
+        return out
+
     def __enter__(self) -> "LocalCluster":
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _die_with_parent() -> None:
+    """In the node's process before exec: SIGTERM it when the thread that started it ends, so a
+    notebook kernel or a test that is killed leaves no cluster behind (Linux prctl PDEATHSIG)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _is_our_server(pid: int, port: int) -> bool:
@@ -490,6 +581,33 @@ def _stop_all() -> None:
         if not cluster.detached:
             with contextlib.suppress(Exception):
                 cluster.stop(timeout=3)
+
+
+# ====================================================================== load
+
+def drive_incr(rc: CourseCluster, pick_key, seconds: float = 1.0, threads: int = 2, batch: int = 100) -> int:
+    """INCR keys chosen by ``pick_key()`` as fast as ``threads`` threads can, in pipelines of ``batch``
+    (a cluster pipeline sends one batch per primary), for ``seconds``; return how many were counted."""
+    import threading
+
+    done = [0] * threads
+    stop = time.monotonic() + seconds
+
+    def work(i: int) -> None:
+        client = connect_cluster([(n.host, n.port) for n in rc.get_primaries()], prefix=rc.prefix)
+        while time.monotonic() < stop:
+            pipe = client.pipeline()
+            for _ in range(batch):
+                pipe.incr(pick_key())
+            done[i] += len(pipe.execute())
+        client.close()
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return sum(done)
 
 
 # ====================================================================== `course cluster ...`
