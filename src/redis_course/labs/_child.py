@@ -170,12 +170,19 @@ def run(cfg: dict) -> None:
 
     from redis_course.backend import connect
 
+    import time
+
     module_file = cfg["module"]
-    try:
-        r = connect(cfg["url"], prefix=cfg["prefix"], socket_connect_timeout=3)
-    except Exception as exc:  # noqa: BLE001
-        _send(resp_fd, {"event": "import_error", "type": "RedisUnavailable", "message": _short(exc)})
-        os._exit(0)
+    deadline = time.monotonic() + 10  # the run's Redis may still be starting
+    while True:
+        try:
+            r = connect(cfg["url"], prefix=cfg["prefix"], socket_connect_timeout=3)
+            break
+        except Exception as exc:  # noqa: BLE001
+            if time.monotonic() > deadline:
+                _send(resp_fd, {"event": "import_error", "type": "RedisUnavailable", "message": _short(exc)})
+                os._exit(0)
+            time.sleep(0.005)
 
     import importlib.util
 

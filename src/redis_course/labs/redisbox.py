@@ -82,6 +82,12 @@ class RunRedis:
                 _import_path(), str(self.socket_path), *_python_paths()]
 
     def start(self, timeout: float = 10.0) -> "RunRedis":
+        self.launch()
+        return self.wait_ready(timeout)
+
+    def launch(self) -> "RunRedis":
+        """Start the server process without waiting for it (see :meth:`wait_ready`)."""
+        self._ready = False
         if self.socket_path.exists():
             self.socket_path.unlink()
         kwargs: dict = {}
@@ -90,6 +96,12 @@ class RunRedis:
             kwargs.update(user=uid, group=gid, extra_groups=[])
         self.proc = subprocess.Popen(self._command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, start_new_session=True, cwd=self.dir, **kwargs)
+        return self
+
+    def wait_ready(self, timeout: float = 10.0) -> "RunRedis":
+        if getattr(self, "_ready", False):
+            return self
+        assert self.proc is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -97,8 +109,9 @@ class RunRedis:
             if self.socket_path.exists() and self.cluster:
                 self._assign_slots()
             if self.socket_path.exists() and self.healthy(timeout=0.5):
+                self._ready = True
                 return self
-            time.sleep(0.01)
+            time.sleep(0.005)
         self.stop()
         raise CourseError(f"the private {self.backend} did not answer within {timeout:g} s")
 
@@ -143,6 +156,7 @@ class RunRedis:
 
     def reset(self) -> None:
         """A clean server for the next test: FLUSHALL, or a restart if the server misbehaves."""
+        self.wait_ready()
         if not self.healthy():
             self.restart()
             return
