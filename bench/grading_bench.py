@@ -117,7 +117,7 @@ def pytest_unconfigure(config):
 
 
 class TreeMemory:
-    """Samples the summed resident memory of this process and all its descendants."""
+    """Samples the summed memory (PSS) of this process and all its descendants."""
 
     def __init__(self, interval: float = 0.2) -> None:
         self.peak = 0
@@ -138,11 +138,15 @@ class TreeMemory:
         return pids
 
     def _rss(self, pid: int) -> int:
+        """Proportional set size: pages shared by forked processes are counted once in the sum."""
         try:
-            with open(f"/proc/{pid}/statm") as f:
-                return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        return int(line.split()[1]) * 1024
         except (OSError, ValueError, IndexError):
-            return 0
+            pass
+        return 0
 
     def _run(self) -> None:
         while not self._stop.wait(0.2):
@@ -254,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Grading benchmark: {args.n} submissions of {lab.id} "
           f"({', '.join(f'{v} {k}' for k, v in mix.items())}), {args.workers} workers, backend {summary.backend}")
     print(f"{'run (best of ' + str(args.repeat) + ')':<34} {'seconds':>8} {'subm./min':>10} {'CPU s':>8} "
-          f"{'peak RSS (tree)':>16}")
+          f"{'peak PSS (tree)':>16}")
     print(f"{'isolated: course grade':<34} {t_iso:8.1f} {args.n / t_iso * 60:10.1f} {c_iso:8.1f} "
           f"{peaks['iso'] / 2**20:13.0f} MB")
     print(f"{'plain: pytest, module in-process':<34} {t_plain:8.1f} {args.n / t_plain * 60:10.1f} {c_plain:8.1f} "

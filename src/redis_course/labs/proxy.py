@@ -103,6 +103,9 @@ class LabProxy:
             t.start()
         for t in threads:
             t.join()
+        for p in proxies:  # stop them all at once, then wait
+            if p._sandbox is not None and p._sandbox.alive and p._sandbox.isolate:
+                p._sandbox.proc.send_signal(15)
         for p in proxies:
             p.close()
         return results

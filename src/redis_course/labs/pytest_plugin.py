@@ -46,6 +46,8 @@ class LabRun:
         self.order: list[str] = []
         self.proxy: LabProxy | None = None
         self.forkserver: ForkServer | None = None
+        self._client = None
+        self._client_server = None
         self.started = time.monotonic()
 
     def start(self) -> None:
@@ -84,10 +86,12 @@ class LabRun:
         """The grader's client on a clean, healthy Redis (restarted if the student broke it)."""
         if self.server is not None:
             self.server.reset()
-        client = self.client()
+        if self._client is None or self._client_server is not (self.server.proc if self.server else None):
+            self._client = self.client()
+            self._client_server = self.server.proc if self.server else None
         if self.server is None:
-            client.cleanup()
-        return client
+            self._client.cleanup()
+        return self._client
 
     @property
     def is_fake(self) -> bool:
@@ -170,9 +174,7 @@ def lab() -> LabProxy:
 def redis():
     if _run is None:
         pytest.fail("the redis fixture needs the grader (run `course check`)", pytrace=False)
-    client = _run.fresh_redis()
-    yield client
-    client.close()
+    yield _run.fresh_redis()
 
 
 def _describe(exc: BaseException) -> tuple[str, str | None]:

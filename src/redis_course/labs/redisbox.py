@@ -55,6 +55,8 @@ class RunRedis:
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.proc: subprocess.Popen | None = None
+        self._admin = None  # the grader's connection for FLUSHALL between tests
+        self._ready = False
         self.root = os.geteuid() == 0
         if self.root:
             uid, gid = unprivileged_ids()
@@ -155,19 +157,26 @@ class RunRedis:
         self.start()
 
     def reset(self) -> None:
-        """A clean server for the next test: FLUSHALL, or a restart if the server misbehaves."""
+        """A clean server for the next test: FLUSHALL and a write probe on the grader's own connection,
+        or a restart if the server misbehaves (shut down, asleep, locked, out of memory, busy script)."""
         self.wait_ready()
-        if not self.healthy():
-            self.restart()
-            return
         try:
-            c = connect(self.url, owned=True, prefix="", socket_timeout=2)
-            c.flushall()
-            c.close()
+            if self._admin is None:
+                self._admin = connect(self.url, owned=True, prefix="", socket_timeout=2, socket_connect_timeout=2)
+            a = self._admin
+            ok = a.flushall() and a.set("__course_probe__", "1") and a.delete("__course_probe__") == 1
         except Exception:  # noqa: BLE001
+            ok = False
+        if not ok or not self.proc or self.proc.poll() is not None:
             self.restart()
 
     def stop(self) -> None:
+        if self._admin is not None:
+            try:
+                self._admin.close()
+            except Exception:  # noqa: BLE001
+                pass
+            self._admin = None
         if self.proc and self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
