@@ -522,13 +522,15 @@ def now_ms() -> int:
 
 
 def run_worker(url: str, prefix: str, lease_ms: int = 1000, batch: int = 10, queue: str = "queue",
-               die_after: int | None = None) -> None:
+               die_after: int | None = None, give_up_s: float = 60.0) -> None:
     """A worker process: recover, claim, execute, acknowledge, until the queue is empty.
 
-    "Executing" task ``id`` records it: HINCRBY exec:count id 1, RPUSH exec:late (ms after due),
-    and HINCRBY exec:after-ack if it had been acknowledged before (SISMEMBER acked); a payload is
-    the due time in ms.  Each batch is one pipeline of records, then one pipeline of ACK scripts;
-    acknowledged ids go to the set ``acked``.  With ``die_after``, the worker kills itself
+    "Executing" task ``id`` records it: HINCRBY <queue>:exec:count id 1, RPUSH <queue>:exec:late
+    (ms after due), and HINCRBY <queue>:exec:after-ack if it had been acknowledged before
+    (SISMEMBER <queue>:acked); a payload is the due time in ms.  Each batch is one pipeline of
+    records, then one pipeline of ACK scripts; acknowledged ids go to the set ``<queue>:acked``.
+    The worker stops when ``<queue>:scheduled`` exists and the queue stays empty for 0.5 s, or
+    after ``give_up_s`` at the latest.  With ``die_after``, the worker kills itself
     (SIGKILL) once it has executed that many tasks, in the middle of a claimed batch: half of it
     executed, none of it acknowledged.
     """
@@ -540,14 +542,15 @@ def run_worker(url: str, prefix: str, lease_ms: int = 1000, batch: int = 10, que
     atexit.unregister(_cleanup_quietly)  # the run's keys belong to the parent: do not delete them on exit
     k = queue_keys(r, queue)
     ack_script = r.register_script(ACK)
-    r.incr(r.key("workers-ready"))
+    r.incr(r.key(queue, "workers-ready"))
     executed, idle_since = 0, None
-    while True:
+    give_up = time.monotonic() + give_up_s        # never outlive a parent that went away
+    while time.monotonic() < give_up:
         now = now_ms()
         recover(r, now, queue)
         tasks = claim(r, now, lease_ms, batch, queue)
         if not tasks:
-            if r.exists(r.key("scheduled")) and waiting(r, queue) == 0:
+            if r.exists(r.key(queue, "scheduled")) and waiting(r, queue) == 0:
                 idle_since = idle_since or time.monotonic()
                 if time.monotonic() - idle_since > 0.5:
                     return
@@ -559,14 +562,14 @@ def run_worker(url: str, prefix: str, lease_ms: int = 1000, batch: int = 10, que
             tasks = tasks[: max(1, len(tasks) // 2)]
         with r.pipeline(transaction=False) as p:       # execute: record each task
             for task_id, payload, _ in tasks:
-                p.hincrby(r.key("exec", "count"), str(task_id), 1)
-                p.rpush(r.key("exec", "late"), now_ms() - int(payload))
-                p.sismember(r.key("acked"), str(task_id))
+                p.hincrby(r.key(queue, "exec", "count"), str(task_id), 1)
+                p.rpush(r.key(queue, "exec", "late"), now_ms() - int(payload))
+                p.sismember(r.key(queue, "acked"), str(task_id))
             replies = p.execute()
         executed += len(tasks)
         again = [t[0] for t, seen in zip(tasks, replies[2::3]) if seen]
         for task_id in again:
-            r.hincrby(r.key("exec", "after-ack"), str(task_id), 1)
+            r.hincrby(r.key(queue, "exec", "after-ack"), str(task_id), 1)
         if dying:
             os.kill(os.getpid(), signal.SIGKILL)      # dies holding claimed, unacknowledged tasks
         with r.pipeline(transaction=False) as p:       # acknowledge the batch
@@ -576,7 +579,7 @@ def run_worker(url: str, prefix: str, lease_ms: int = 1000, batch: int = 10, que
             done = p.execute()
         acked = [str(t[0]) for t, ok in zip(tasks, done) if ok == 1]
         if acked:
-            r.sadd(r.key("acked"), *acked)
+            r.sadd(r.key(queue, "acked"), *acked)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -589,7 +592,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def run_queue(url: str, prefix: str, tasks: int = 10_000, workers: int = 4, spread_ms: int = 3000,
-              lease_ms: int = 1000, kill_after: float = 0.4, seed: int = 5, queue: str = "bench") -> dict:
+              lease_ms: int = 1000, kill_after: float = 0.4, seed: int = 5) -> dict:
     """Start ``workers`` worker processes, schedule ``tasks`` tasks due over the next ``spread_ms``,
     wait for the queue to empty.  Worker 0 SIGKILLs itself mid-batch after ``kill_after`` of its
     share of the tasks; its claimed tasks come back when their lease ends.
@@ -603,6 +606,8 @@ def run_queue(url: str, prefix: str, tasks: int = 10_000, workers: int = 4, spre
     from ..backend import connect
 
     r = connect(url, prefix=prefix)
+    queue = f"bench-{secrets.token_hex(3)}"         # its own keys, even if another run shares the prefix
+
     def command(die_after):
         return [sys.executable, "-c", "from redis_course.lessons.durable import run_worker; "
                 f"run_worker({url!r}, {prefix!r}, {lease_ms!r}, queue={queue!r}, die_after={die_after!r})"]
@@ -611,7 +616,7 @@ def run_queue(url: str, prefix: str, tasks: int = 10_000, workers: int = 4, spre
     procs = [subprocess.Popen(command(int(kill_after * tasks / workers) if i == 0 else None))
              for i in range(workers)]
     deadline = time.monotonic() + 60
-    while int(r.get(r.key("workers-ready")) or 0) < workers and time.monotonic() < deadline:
+    while int(r.get(r.key(queue, "workers-ready")) or 0) < workers and time.monotonic() < deadline:
         time.sleep(0.01)                             # every worker is polling: now schedule
     rng = random.Random(seed)
     start = now_ms() + 100
@@ -622,16 +627,20 @@ def run_queue(url: str, prefix: str, tasks: int = 10_000, workers: int = 4, spre
             p.hset(k["tasks"], str(i), str(due))
             p.zadd(k["due"], {str(i): due})
         p.set(k["ids"], tasks)
-        p.set(r.key("scheduled"), 1)                 # workers may stop once the queue is empty
+        p.set(r.key(queue, "scheduled"), 1)                 # workers may stop once the queue is empty
         p.execute()
     t0 = time.monotonic()
     victim = procs[0]
     for p in procs:
-        p.wait(120)
+        try:
+            p.wait(90)
+        except subprocess.TimeoutExpired:               # a worker that cannot finish: stop it, report
+            p.kill()
+            p.wait(5)
     elapsed = time.monotonic() - t0
-    counts = {int(k): int(v) for k, v in r.hgetall(r.key("exec", "count")).items()}
-    late = [int(x) for x in r.lrange(r.key("exec", "late"), 0, -1)]
-    after_ack = sum(int(v) for v in r.hvals(r.key("exec", "after-ack")))
+    counts = {int(k): int(v) for k, v in r.hgetall(r.key(queue, "exec", "count")).items()}
+    late = [int(x) for x in r.lrange(r.key(queue, "exec", "late"), 0, -1)]
+    after_ack = sum(int(v) for v in r.hvals(r.key(queue, "exec", "after-ack")))
     return {
         "tasks": tasks, "workers": workers, "executed": len(counts),
         "missing": tasks - len(counts), "twice": sum(1 for v in counts.values() if v > 1),
