@@ -210,6 +210,9 @@ def _fake_class():
 _lock = threading.Lock()
 _fake_server = None
 _cleanup_registered: set[str] = set()
+#: The prefix this process made up itself (and so owns), with the pid that made it.  Child processes
+#: inherit the prefix through COURSE_KEY_PREFIX and share the keys, but never delete them on exit.
+_own_prefix: tuple[str, int] | None = None
 
 
 def fake_server():
@@ -225,10 +228,12 @@ def fake_server():
 
 def run_prefix() -> str:
     """This run's key prefix: ``COURSE_KEY_PREFIX`` if set (child processes inherit it), else a new one."""
+    global _own_prefix
     prefix = os.environ.get(ENV_PREFIX)
     if not prefix:
         prefix = f"course:{secrets.token_hex(3)}:"
         os.environ[ENV_PREFIX] = prefix
+        _own_prefix = (prefix, os.getpid())
     return prefix
 
 
@@ -300,10 +305,11 @@ def connect(url: str | None = None, *, prefix: str | None = None, owned: bool = 
         raise
     finally:
         probe_pool.disconnect()
-    if not owned and prefix not in _cleanup_registered:
-        # Leave nothing behind on somebody else's server: this run's keys go when the process ends.
+    if not owned and _own_prefix == (prefix, os.getpid()) and prefix not in _cleanup_registered:
+        # Leave nothing behind on somebody else's server: the keys of the prefix this process made up
+        # go when it ends.  A prefix passed in or inherited belongs to someone else, who cleans it up.
         _cleanup_registered.add(prefix)
-        atexit.register(_cleanup_quietly, url, prefix)
+        atexit.register(_cleanup_quietly, url, prefix, os.getpid())
     if verbose:
         print(client.describe())
     return client
@@ -314,7 +320,9 @@ def _sentence_part(exc: Exception) -> str:
     return str(exc).strip().rstrip(".?! ") or type(exc).__name__
 
 
-def _cleanup_quietly(url: str, prefix: str) -> None:
+def _cleanup_quietly(url: str, prefix: str, pid: int) -> None:
+    if os.getpid() != pid:  # a forked child that exits normally must not delete its parent's keys
+        return
     try:
         connect(url, prefix=prefix, socket_timeout=5).cleanup()
     except Exception:  # the process is ending: never turn cleanup into a traceback

@@ -271,6 +271,43 @@ def test_course_keys_and_cleanup_only_touch_the_prefix(backend_url):
 
 # ------------------------------------------------------------------ errors in Jupyter
 
+_CHILD = """
+import os, sys
+from redis_course import connect
+r = connect(sys.argv[1])
+r.set(r.key("from-" + sys.argv[2]), "1")
+print(r.prefix)
+"""
+
+
+def _run_child(env: dict, tag: str) -> str:
+    out = subprocess.run([sys.executable, "-c", _CHILD, REAL_URL, tag], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_a_process_deletes_the_keys_of_the_prefix_it_made_up_when_it_exits():
+    require_real_redis()
+    env = {k: v for k, v in os.environ.items() if k != "COURSE_KEY_PREFIX"}
+    prefix = _run_child(env, "own")
+    assert prefix.startswith("course:")
+    assert connect(REAL_URL, prefix=prefix).course_keys() == []
+
+
+def test_a_child_that_inherits_the_prefix_leaves_the_parents_keys_alone():
+    """Worker processes share the run's keys; one that exits must not delete them for everybody."""
+    require_real_redis()
+    prefix = _prefix()
+    parent = connect(REAL_URL, prefix=prefix)
+    parent.set(parent.key("parent"), "1")
+    try:
+        assert _run_child(dict(os.environ, COURSE_KEY_PREFIX=prefix), "child") == prefix
+        assert parent.course_keys() == [parent.key("from-child"), parent.key("parent")]
+    finally:
+        parent.cleanup()
+
+
 def test_course_error_renders_without_traceback():
     exc = CourseError("Cannot connect to Redis at 127.0.0.1:1: Connection refused.")
     lines = exc._render_traceback_()

@@ -534,12 +534,9 @@ def run_worker(url: str, prefix: str, lease_ms: int = 1000, batch: int = 10, que
     (SIGKILL) once it has executed that many tasks, in the middle of a claimed batch: half of it
     executed, none of it acknowledged.
     """
-    import atexit
+    from ..backend import connect
 
-    from ..backend import _cleanup_quietly, connect
-
-    r = connect(url, prefix=prefix)
-    atexit.unregister(_cleanup_quietly)  # the run's keys belong to the parent: do not delete them on exit
+    r = connect(url, prefix=prefix)  # a prefix passed in is never cleaned up by this process on exit
     k = queue_keys(r, queue)
     ack_script = r.register_script(ACK)
     r.incr(r.key(queue, "workers-ready"))
