@@ -271,17 +271,18 @@ def grade(submissions: Path, out: Path, *, labs: list[str] | None = None, lang: 
         reference: dict[str, LabResult] = {}
         problems: list[str] = []
         with ThreadPoolExecutor(workers) as pool:
+            # the reference runs go first in the queue, the students right behind them: no core waits
             refs = {pool.submit(run, lab, lab.solution_file): lab for lab in all_labs if lab.solution_file.exists()}
+            jobs = [(s, lab) for s in subs for lab in all_labs if lab.id in s.files]
+            bar = Progress(len(jobs), progress)
+            results: dict[tuple[str, str], LabResult] = {}
+            futures = {pool.submit(run, lab, s.files[lab.id]): (s, lab) for s, lab in jobs}
             for fut in as_completed(refs):
                 lab = refs[fut]
                 reference[lab.id] = res = fut.result()
                 if res.status != "ok" or res.points != res.max_points or not res.tests:
                     problems.append(f"{lab.id}: the reference solution scores {res.points:g}/{res.max_points:g} "
                                     f"({res.status}) on this backend; check the lab before trusting its grades")
-            jobs = [(s, lab) for s in subs for lab in all_labs if lab.id in s.files]
-            bar = Progress(len(jobs), progress)
-            results: dict[tuple[str, str], LabResult] = {}
-            futures = {pool.submit(run, lab, s.files[lab.id]): (s, lab) for s, lab in jobs}
             for fut in as_completed(futures):
                 s, lab = futures[fut]
                 try:
