@@ -30,8 +30,7 @@
 # %% [markdown] lang="zh"
 # # 计数器模式：窗口、TTL、哈希、历史与独立访客
 #
-# 这个笔记本运行课程[计数器模式](index.md)中的每一个示例。除非单元格另有说明，它在 fakeredis 和真实 Redis 上输出相同的内容。
-# 输出中的时间从不取自机器的时钟或时区：示例显式传入 datetime，少数需要真实时间流逝的示例只用几百毫秒的 TTL。
+# 这个笔记本运行课程[计数器模式](index.md)中的每一个示例。除非单元格另有说明，它在 fakeredis 和真实 Redis 上输出相同的内容。输出中的时间从不取自机器的时钟或时区：示例显式传入 datetime，少数需要真实时间流逝的示例只用几百毫秒的 TTL。
 
 # %% tags=["varies"]
 import os
@@ -64,8 +63,7 @@ UTC = timezone.utc
 # %% [markdown] lang="zh"
 # ## 每个计数器每天一个键
 #
-# 键名携带窗口：`views:post:17:2026-05-01` 统计文章 17 在 UTC 日 2026 年 5 月 1 日的浏览量。新的一天就是新的键，
-# 所以计数器永远不需要清零。`day_key` 用一个显式的、带时区的 datetime 生成键名。
+# 窗口写在键名里：`views:post:17:2026-05-01` 统计文章 17 在 2026 年 5 月 1 日（UTC）这一天的浏览量。新的一天就是新的键，所以计数器永远不需要清零。`day_key` 用一个显式的、带时区的 datetime 生成键名。
 
 # %%
 def day_key(r, post_id, when):
@@ -89,8 +87,7 @@ print(r.incr(k), r.incr(k), r.incr(k))
 # стоит на сервере несколько десятков байт накладных расходов (замер ниже).
 
 # %% [markdown] lang="zh"
-# 代价是每个计数器的每个窗口一个键：50 篇文章保留 30 天就是 1,500 个键，一百万用户的每用户每日计数器每天就是一百万个键。
-# 每个小键在服务器上都有几十字节的额外开销（后面会实测）。
+# 代价是每个计数器的每个窗口一个键：50 篇文章保留 30 天就是 1,500 个键，一百万用户的每用户每日计数器每天就是一百万个键。每个小键在服务器上都有几十字节的额外开销（后面会实测）。
 
 # %%
 month = [day_key(r, post, now - timedelta(days=d)) for post in range(101, 151) for d in range(30)]
@@ -118,8 +115,7 @@ deleted = r.delete(*month)
 # %% [markdown] lang="zh"
 # ## 自动关闭的窗口：键里的日期加上 TTL
 #
-# 日期负责关闭窗口，TTL 只负责清理垃圾。给每天的键一个比这一天更长、留有余量（这里是两天）的 TTL，
-# 这样今天早上仍然能读到昨天的总数。`ttl_until_day_end` 根据显式的 `now` 计算它。
+# 日期负责关闭窗口，TTL 只负责清理垃圾。给每天的键一个比这一天更长、留有余量（这里是两天）的 TTL，这样今天早上仍然能读到昨天的总数。`ttl_until_day_end` 根据显式的 `now` 计算它。
 
 # %%
 MARGIN = timedelta(days=2)
@@ -151,10 +147,9 @@ print(0 < r.ttl(k) <= ttl)
 # никогда не позволяйте выбирать часовому поясу сервера.
 
 # %% [markdown] lang="zh"
-# ### 谁的一天？UTC 还是读者的本地日期
+# ### 按谁的日期？UTC 还是读者的本地日期
 #
-# 纽约周五 23:30 的一次浏览，是 UTC 周六 03:30。按 UTC 日期的键把它算在周六，而读者会说是周五。
-# 两者都不算错，但要有意识地选定一种，绝不要让服务器的时区替你选。
+# 纽约周五 23:30 的一次浏览，在 UTC 里已是周六 03:30。按 UTC 日期命名的键把它算在周六，而读者会说是周五。两者都不算错，但要有意识地选定一种，绝不要让服务器的时区替你选。
 
 # %%
 ny = ZoneInfo("America/New_York")
@@ -174,8 +169,7 @@ print("reader's local day:", friday_night.strftime("%Y-%m-%d"))
 # день везде. (Чтобы это показать, ячейка ненадолго меняет часовой пояс этого процесса.)
 
 # %% [markdown] lang="zh"
-# 不带时区的 `datetime.fromtimestamp(ts)` 使用它所运行的机器的时区。同一个时间戳在东京的服务器和纽约的服务器上得出不同的日期；
-# 带上显式时区，在哪里都是同一天。（为了演示，这个单元格会临时修改本进程的时区。）
+# 不带时区的 `datetime.fromtimestamp(ts)` 使用它所运行的机器的时区。同一个时间戳在东京的服务器和纽约的服务器上得出不同的日期；带上显式时区，在哪里都是同一天。（为了演示，这个单元格会临时修改本进程的时区。）
 
 # %%
 ts = friday_night.timestamp()
@@ -211,9 +205,7 @@ time.tzset()
 # %% [markdown] lang="zh"
 # ## TTL 陷阱：每次访问都 EXPIRE
 #
-# 键名里没有日期的窗口只依靠 TTL：“每 150 ms 最多 5 次尝试”。每次 `INCR` 之后都调用 `EXPIRE`，会让 TTL 在每次访问时重新计时，
-# 所以在持续流量下键永远不会过期，窗口永远不会关闭。只在 `INCR` 返回 1（键刚被创建）时设置 TTL，窗口才能关闭。
-# 两种写法并排运行：每 15 ms 访问一次，持续约半秒。
+# 键名里没有日期的窗口只依靠 TTL：“每 150 ms 最多 5 次尝试”。每次 `INCR` 之后都调用 `EXPIRE`，会让 TTL 在每次访问时重新计时，所以在持续流量下键永远不会过期，窗口永远不会关闭。只在 `INCR` 返回 1（键刚被创建）时设置 TTL，窗口才能关闭。两种写法并排运行：每 15 ms 访问一次，持续约半秒。
 
 # %%
 def hit_expire_every_time(r, key, ttl_ms):
@@ -259,9 +251,7 @@ print("EXPIRE on the first hit: the window restarted at least twice:", first.cou
 # %% [markdown] lang="zh"
 # ### INCR 与 EXPIRE 之间的崩溃
 #
-# `hit_expire_on_first` 需要两次往返。如果进程在 `INCR` 返回 1 之后、`PEXPIRE` 之前死掉（发布、被 OOM killer 杀掉、连接断开），
-# 键就没有 TTL，而之后的每次访问看到的值都大于 1，于是再也没有人设置 TTL：计数器永远存在。
-# `Crash` 代表这次死亡；函数在最糟糕的时刻抛出它。
+# `hit_expire_on_first` 需要两次往返。如果进程在 `INCR` 返回 1 之后、`PEXPIRE` 之前死掉（部署、被 OOM killer 杀掉、连接断开），键就没有 TTL，而之后的每次访问看到的值都大于 1，于是再也没有人设置 TTL：计数器永远存在。`Crash` 代表这次死亡；函数在最糟糕的时刻抛出它。
 
 # %%
 class Crash(Exception):
@@ -316,14 +306,10 @@ print("next hit returns", hit_crashing(r, leak, TTL_MS), "so it sets no TTL; PTT
 # %% [markdown] lang="zh"
 # 下面四种写法不会让计数器失去 TTL。每种都接受同一个 `crash` 开关，如果它有多个步骤，就在步骤之间触发。
 #
-# 1. **MULTI/EXEC** 配合 `PEXPIRE key ttl NX`（Redis 7.0+）：一次往返，整体执行。`NX` 只在键没有 TTL 时才设置，
-#    所以永远不会延长它。在 `EXEC` 之前死掉的客户端什么也不会留下：redis-py 在 `execute()` 之前什么都不发送，
-#    而服务器会在连接关闭时丢弃排队中的事务。
+# 1. **MULTI/EXEC** 配合 `PEXPIRE key ttl NX`（Redis 7.0+）：一次往返，整体执行。`NX` 只在键没有 TTL 时才设置，所以永远不会延长它。在 `EXEC` 之前死掉的客户端什么也不会留下：redis-py 在 `execute()` 之前什么都不发送，而服务器会在连接关闭时丢弃排队中的事务。
 # 2. **Lua 脚本**：`INCR`，以及结果为 1 时的 `PEXPIRE`，作为一条命令执行。
-# 3. **在同一个 MULTI/EXEC 里先 `SET key 0 PX ttl NX`，再 `INCR`**：键一出生就带着 TTL，`INCR` 会保留它。
-#    如果作为两条独立的命令发送，它有自己的漏洞，见下文。
-# 4. **每次访问都先 `INCR` 再 `PEXPIRE key ttl NX`**：不是原子的，但能自我修复：崩溃留下的没有 TTL 的键，
-#    会在下一次访问时得到 TTL（如果再也没有下一次访问，这个键就会一直留着）。
+# 3. **在同一个 MULTI/EXEC 里先 `SET key 0 PX ttl NX`，再 `INCR`**：键在创建时就带着 TTL，`INCR` 会保留它。如果作为两条独立的命令发送，它有自己的漏洞，见下文。
+# 4. **每次访问都先 `INCR` 再 `PEXPIRE key ttl NX`**：不是原子的，但能自我修复：崩溃留下的没有 TTL 的键，会在下一次访问时得到 TTL（如果再也没有下一次访问，这个键就会一直留着）。
 
 # %%
 def hit_multi(r, key, ttl_ms, crash=False):
@@ -408,9 +394,7 @@ print(hit_multi(r, leak, TTL_MS), r.pttl(leak) > 0)
 # счётчик, который не истечёт никогда. Пауза длиннее оставшегося TTL показывает это каждый раз:
 
 # %% [markdown] lang="zh"
-# 为什么 `SET ... NX` 和 `INCR` 必须放在同一个事务里：作为两条命令，键可能在它们之间过期。`SET NX` 看到键还活着，于是什么也不做；
-# 随后键过期；`INCR` 创建了一个新键，而这个新键没有 TTL。TTL 为一天时很少会碰上这个间隙，但只要碰上一次，就是一个永不过期的计数器。
-# 一次比剩余 TTL 更长的停顿每次都能把它暴露出来：
+# 为什么 `SET ... NX` 和 `INCR` 必须放在同一个事务里：作为两条命令，键可能在它们之间过期。`SET NX` 看到键还存在，于是什么也不做；随后键过期；`INCR` 创建了一个新键，而这个新键没有 TTL。TTL 为一天时很少会碰上这个间隙，但只要碰上一次，就是一个永不过期的计数器。一次比剩余 TTL 更长的停顿每次都能把它暴露出来：
 
 # %%
 slow = r.key("slow")
@@ -464,9 +448,7 @@ for name, values in seen.items():
 #
 # ## 什么时候每次都 EXPIRE 才是你想要的
 #
-# `INCR` 的参考文档描述了一种在每次浏览时同时调用 `INCR` 和 `EXPIRE` 的计数器：它统计*相邻间隔都小于 T* 的最近浏览次数。
-# 这和“每个窗口的浏览量”是不同的问题：它是连续序列，或者在静默 T 之后结束的活跃会话。这里 T 是 120 ms，
-# 浏览以 20 ms 的间隔到达，然后暂停 250 ms，再来一次浏览。
+# `INCR` 的参考文档描述了一种在每次浏览时同时调用 `INCR` 和 `EXPIRE` 的计数器：它统计*相邻间隔都小于 T* 的最近浏览次数。这和“每个窗口的浏览量”是不同的问题：它统计的是一串连续浏览，或者在静默 T 之后结束的一次活跃会话。这里 T 是 120 ms，浏览以 20 ms 的间隔到达，然后暂停 250 ms，再来一次浏览。
 
 # %%
 def count_streak(r, user, idle_ms):
@@ -499,10 +481,9 @@ print(streak)
 # такое чередование по шагам:
 
 # %% [markdown] lang="zh"
-# ## 读取并清零；撤销；倒数
+# ## 一步读取并清零；撤回；扣减
 #
-# 一个常见的任务每分钟读取一次计数器，把数值加到数据库里，然后清零。先 `GET` 再 `SET 0`，两条命令之间到达的浏览就被抹掉了。
-# 这个单元格一步一步地演示这种交错：
+# 一个常见的任务每分钟读取一次计数器，把数值加到数据库里，然后清零。先 `GET` 再 `SET 0`，两条命令之间到达的浏览就被抹掉了。这个单元格一步一步地演示这种交错：
 
 # %%
 pending = r.key("pending")  # views not yet flushed to the database
@@ -525,9 +506,7 @@ print("flushed", flushed, "left", r.get(pending), "-> one view lost")
 # есть TTL. У `GETSET` такой опции нет: он всегда сбрасывает TTL (`PTTL` -1 в последней строке).
 
 # %% [markdown] lang="zh"
-# 用一条同时读取和清零的命令就能堵上这个缺口：`GETDEL`（Redis 6.2+）删除键，`SET key 0 GET`（6.2+）写入 0 并返回旧值，
-# 更老的 `GETSET` 也是一样（自 6.2 起弃用）。普通的 `SET` 会清除键的 TTL；计数器有 TTL 时要加上 `KEEPTTL`。
-# `GETSET` 没有这个选项：它总是清除 TTL（最后一行的 `PTTL` 为 -1）。
+# 用一条同时读取和清零的命令就能堵上这个缺口：`GETDEL`（Redis 6.2+）删除键，`SET key 0 GET`（6.2+）写入 0 并返回旧值，更老的 `GETSET` 也是一样（自 6.2 起弃用）。普通的 `SET` 会清除键的 TTL；计数器有 TTL 时要加上 `KEEPTTL`。`GETSET` 没有这个选项：它总是清除 TTL（最后一行的 `PTTL` 为 -1）。
 
 # %%
 r.set(pending, 10)
@@ -575,7 +554,7 @@ print(drained, drained == 4000)
 # подсчёта:
 
 # %% [markdown] lang="zh"
-# `DECR` 可以撤销一次错误的自增，例如计数之后才识别出来的爬虫浏览：
+# `DECR` 可以撤回一次错误的自增，例如计数之后才识别出来的爬虫浏览：
 
 # %%
 k = day_key(r, 17, now)
@@ -597,9 +576,7 @@ print(r.get(k), r.incr(k), r.decr(k))
 # делают 320 попыток купить 100 единиц:
 
 # %% [markdown] lang="zh"
-# `DECR` 也能用来倒数库存。先检查（`GET`，大于零再 `DECR`）会超卖：在检查和操作之间，其他买家也通过了同样的检查。
-# 先 `DECR`、结果为负就把这一件加回去，则永远不会超卖（其他读者可能短暂看到负的库存）；
-# 在一步之内检查并扣减的 Lua 脚本甚至不会出现负值。八个线程（各自使用自己的客户端）尝试 320 次购买 100 件商品：
+# `DECR` 也能用来扣减库存。先检查（`GET`，大于零再 `DECR`）会超卖：在检查和操作之间，其他买家也通过了同样的检查。先 `DECR`、结果为负就把这一件加回去，则永远不会超卖（其他读取方可能短暂看到负的库存）；在一步之内检查并扣减的 Lua 脚本甚至不会出现负值。八个线程（各自使用自己的客户端）对 100 件库存发起 320 次购买：
 
 # %%
 stock = r.key("stock", "sku-1")
@@ -680,8 +657,7 @@ for name, buy in [("DECR, give back", buy_decr_first), ("Lua", buy_lua)]:
 # %% [markdown] lang="zh"
 # ## 每个计数器一个键，还是哈希里的字段
 #
-# 属于同一组的计数器（一篇文章的浏览、点赞和分享）可以放在一个哈希里：`HINCRBY` 和 `INCR` 一样是原子的，
-# `HGETALL` 一条命令读出整组，一个 TTL 覆盖整组。
+# 属于同一组的计数器（一篇文章的浏览、点赞和分享）可以放在一个哈希里：`HINCRBY` 和 `INCR` 一样是原子的，`HGETALL` 一条命令读出整组，一个 TTL 覆盖整组。
 
 # %%
 stats = r.key("stats", "post", 17)
@@ -702,9 +678,7 @@ print(r.pexpire(stats, 60_000), r.pttl(stats) > 0)
 # «TTL поставлен»), поэтому код, который на неё полагается, проходит на fakeredis и падает на сервере 7.0.
 
 # %% [markdown] lang="zh"
-# 要放弃的是：按字段的 TTL。Redis 7.4 新增了 `HEXPIRE`；Redis 7.0 不认识它。这里两个后端不同：
-# fakeredis 2.41 即使在模拟 Redis 7.0 时也接受 `HEXPIRE`（并回复 1，表示“已设置 TTL”），
-# 所以依赖它的代码在 fakeredis 上能通过，在 7.0 服务器上会失败。
+# 要放弃的是：按字段的 TTL。Redis 7.4 新增了 `HEXPIRE`；Redis 7.0 不认识它。这里两个后端不同：fakeredis 2.41 即使在模拟 Redis 7.0 时也接受 `HEXPIRE`（并回复 1，表示“已设置 TTL”），所以依赖它的代码在 fakeredis 上能通过，在 7.0 服务器上会失败。
 
 # %% tags=["backend-differs"]
 try:
@@ -729,10 +703,7 @@ except redis.ResponseError as exc:
 # конфигурации и аллокатора сервера.
 
 # %% [markdown] lang="zh"
-# 在真实服务器上测量内存（fakeredis 没有 `MEMORY USAGE` 和 `INFO`）：10,000 个计数器分别存成 10,000 个字符串键、
-# 一个有 10,000 个字段的哈希、100 个各有 100 个字段的哈希。只要哈希的字段数不超过 `hash-max-listpack-entries`
-# （默认 128；单元格会打印你的服务器的设置），且值不超过 `hash-max-listpack-value` 字节（64），
-# 它就保持紧凑的 *listpack* 编码；超过之后就变成哈希表。数字取决于服务器的版本、配置和内存分配器。
+# 在真实服务器上测量内存（fakeredis 没有 `MEMORY USAGE` 和 `INFO`）：10,000 个计数器分别存成 10,000 个字符串键、一个有 10,000 个字段的哈希、100 个各有 100 个字段的哈希。只要哈希的字段数不超过 `hash-max-listpack-entries`（默认 128；单元格会打印你的服务器的设置），且每个值不超过 `hash-max-listpack-value` 字节（默认 64），它就保持紧凑的 *listpack* 编码；超过之后就变成哈希表。数字取决于服务器的版本、配置和内存分配器。
 
 # %% tags=["varies"]
 if needs_real_redis(r, "MEMORY USAGE"):
@@ -777,8 +748,7 @@ if needs_real_redis(r, "MEMORY USAGE"):
 # %% [markdown] lang="zh"
 # ## 一周的历史
 #
-# 每日键本身就是档案：最近七天就是七个键，用一条 `MGET` 读出。没有浏览的那天没有键，`MGET` 对它返回 `None`。
-# 每个键在创建时得到 8 天的 TTL，所以历史会自动保持在一周左右。
+# 按天的键本身就是历史存档：最近七天就是七个键，用一条 `MGET` 读出。没有浏览的那天没有键，`MGET` 对它返回 `None`。每个键在创建时得到 8 天的 TTL，所以历史会自动保持在一周左右。
 
 # %%
 RETENTION_S = 8 * 24 * 3600
@@ -838,12 +808,9 @@ plt.close(fig)
 # %% [markdown] lang="zh"
 # ## 独立访客：SET 还是 HyperLogLog
 #
-# `INCR` 统计事件，它分不清两次浏览是否来自同一个访客。访客 id 组成的 SET 给出精确答案，但它的内存随每个 id 增长。
-# HyperLogLog（`PFADD`、`PFCOUNT`、`PFMERGE`）以 0.81% 的标准误差作答，无论数量多大，最多占用 12 KB。
+# `INCR` 统计事件，它分不清两次浏览是否来自同一个访客。访客 id 组成的 SET 给出精确答案，但它的内存随每个 id 增长。HyperLogLog（`PFADD`、`PFCOUNT`、`PFMERGE`）以 0.81% 的标准误差作答，无论数量多大，最多占用 12 KB。
 #
-# 估算是确定性的：同样的 id 在真实 Redis 上每次运行都得到同样的答案。
-# **这里两个后端不同：** fakeredis 把 HyperLogLog 存成普通集合，所以它的 `PFCOUNT` 是精确的（误差为 0），
-# `TYPE` 返回 `set`，而 Redis 返回 `string`。请在真实服务器上测量 HyperLogLog 的误差。
+# 估算是确定性的：同样的 id 在真实 Redis 上每次运行都得到同样的答案。**这里两个后端不同：** fakeredis 把 HyperLogLog 存成普通集合，所以它的 `PFCOUNT` 是精确的（误差为 0），`TYPE` 返回 `set`，而 Redis 返回 `string`。请在真实服务器上测量 HyperLogLog 的误差。
 
 # %% tags=["backend-differs"]
 def visitors(n, start=0):
@@ -880,8 +847,7 @@ _ = r.delete(*r.course_keys("uv:*"))
 # посетителей:
 
 # %% [markdown] lang="zh"
-# 每天的 HyperLogLog 可以合并成一周的：对多个键执行 `PFCOUNT` 统计的是并集，`PFMERGE` 则把并集存下来。
-# 来了三天的访客只算一次，把每天的计数相加做不到这一点。这里 7 天、每天 1,000 个访客，重叠后共有 2,800 个不同的访客：
+# 每天的 HyperLogLog 可以合并成一周的：对多个键执行 `PFCOUNT` 统计的是并集，`PFMERGE` 则把并集存下来。来了三天的访客只算一次，把每天的计数相加做不到这一点。这里 7 天、每天 1,000 个访客，重叠后共有 2,800 个不同的访客：
 
 # %%
 days = [r.key("uv", "day", d) for d in range(7)]
@@ -904,8 +870,7 @@ print("sum of daily counts:", sum(r.pfcount(key) for key in days) > 6_900,
 # измеряет всё множество целиком, а не по выборке.
 
 # %% [markdown] lang="zh"
-# 从一千到一百万个访客的内存和误差，只在真实服务器上测量（在 fakeredis 上执行 1,000,000 次 `SADD` 很慢，
-# 而且它的数字也说明不了 Redis 的情况）。`MEMORY USAGE ... SAMPLES 0` 测量整个集合，而不是抽样估算。
+# 从一千到一百万个访客的内存和误差，只在真实服务器上测量（在 fakeredis 上执行 1,000,000 次 `SADD` 很慢，而且它的数字也说明不了 Redis 的情况）。`MEMORY USAGE ... SAMPLES 0` 测量整个集合，而不是抽样估算。
 
 # %% tags=["varies"]
 if needs_real_redis(r, "MEMORY USAGE"):
@@ -957,8 +922,7 @@ if needs_real_redis(r, "MEMORY USAGE"):
 # %% [markdown] lang="zh"
 # ## 重启之后
 #
-# 计数器保存在内存里。根据持久化设置，重启可能让计数器回到最近一次快照时的值，或者丢失最后一秒的自增：
-# 浏览计数器无所谓，计费计数器则不行。第 05 课会对此进行测量。
+# 计数器保存在内存里。根据持久化设置，重启可能让计数器回到最近一次快照时的值，或者丢失最后一秒的自增：浏览计数器无所谓，计费计数器则不行。第 05 课会对此进行测量。
 #
 # 清理本次运行的键：
 

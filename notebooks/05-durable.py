@@ -31,13 +31,9 @@
 # выполняет блокнот.
 
 # %% [markdown] lang="zh"
-# # 持久的计数器与延迟队列
+# # 持久可靠的计数器与延迟队列
 #
-# 崩溃之后还剩下什么？先看服务器：一个私有的 `redis-server`，分别用 RDB、AOF `everysec` 和 AOF
-# `always`，在客户端不断自增时用 SIGKILL 杀掉。再看应用：计数器放在 Redis，定期落到 SQL 账本，
-# 我们在每一步故意让落库崩溃。然后是 `DECR`，以及一篇网络文章里的延迟任务队列——重建之后，
-# 任务既不会丢，也不会被执行两次。代码在 `redis_course.lessons.durable` 中；`show()` 打印笔记本
-# 实际运行的代码。
+# 崩溃之后还剩下什么？先看服务器：一个私有的 `redis-server`，分别用 RDB、AOF `everysec` 和 AOF `always`，在客户端不断自增时用 SIGKILL 杀掉。再看应用：计数器放在 Redis，定期落到 SQL 账本，我们在每一步故意让落库崩溃。然后是 `DECR`，以及一篇网络文章里的延迟任务队列——重建之后，任务既不会丢，也不会被执行两次。代码在 `redis_course.lessons.durable` 中；`show()` 打印笔记本实际运行的代码。
 
 # %% tags=["varies"]
 # %matplotlib inline
@@ -73,9 +69,7 @@ r = connect(verbose=True)
 # %% [markdown] lang="zh"
 # ## 持久化，实测
 #
-# `measure_loss` 启动一个私有服务器，用一个客户端以最快速度发送 `INCR` 一秒钟，然后用 SIGKILL
-# 杀掉服务器（不关机、不做最后一次保存），在同一个数据目录上重新启动，再把值与客户端收到的最后
-# 一个回复比较。每个回复都是一次确认：客户端被告知“你的自增已经完成”。
+# `measure_loss` 启动一个私有服务器，用一个客户端以最快速度发送 `INCR` 一秒钟，然后用 SIGKILL 杀掉服务器（不关机、不做最后一次保存），在同一个数据目录上重新启动，再把值与客户端收到的最后一个回复比较。每个回复都是一次确认：客户端被告知“你的自增已经完成”。
 
 # %%
 show(d.measure_loss)
@@ -140,13 +134,9 @@ if runs:
 # %% [markdown] lang="zh"
 # 每次运行，数字说明的都是同一件事：
 #
-# * **RDB**（`save 1 1`：最多每秒一次快照）会丢掉最近一次快照*开始*之后写入的一切：经常是整轮，
-#   有时是除第一秒之外的全部。
-# * **AOF `everysec`** 在这里一条也没丢。Redis 在回复之前就把日志 `write()` 给了操作系统；
-#   SIGKILL 杀的是进程而不是内核，页缓存照样会落盘。`everysec` 真正的风险是**断电或内核崩溃**：
-#   内核还没刷盘的大约一秒的写入（`fsync` 每秒在后台执行一次）。
-# * **AOF `always`** 连断电也扛得住（回复前先 `fsync`），代价是：单个客户端每秒的自增次数少了好几倍。
-#   多个客户端可以共享一次 `fsync`，所以并发时差距会缩小。
+# * **RDB**（`save 1 1`：最多每秒一次快照）会丢掉最近一次快照*开始*之后写入的一切：经常是整轮运行的全部写入，有时是除第一秒之外的全部。
+# * **AOF `everysec`** 在这里一条也没丢。Redis 在回复之前就把日志 `write()` 给了操作系统；SIGKILL 杀的是进程而不是内核，页缓存照样会落盘。`everysec` 真正的风险是**断电或内核崩溃**：最多约一秒、内核尚未刷盘的写入（`fsync` 每秒在后台执行一次）。
+# * **AOF `always`** 连断电也扛得住（回复前先 `fsync`），代价是：单个客户端每秒的自增次数少了好几倍。多个客户端可以共享一次 `fsync`，所以并发时差距会缩小。
 #
 # SIGKILL 模拟的是 OOM kill 或 Redis 崩溃；它不是断电，断电没有哪个笔记本能诚实地模拟。
 
@@ -165,8 +155,7 @@ if runs:
 # %% [markdown] lang="zh"
 # ## 计费级别的计数器
 #
-# Redis 负责计数，SQL 数据库负责记账。账本默认是临时目录里的 SQLite；设置了 `DATABASE_URL` 时
-# 用 PostgreSQL（表名带本次运行的前缀，结束时删除）。
+# Redis 负责计数，SQL 数据库负责记账。账本默认是临时目录里的 SQLite；设置了 `DATABASE_URL` 时用 PostgreSQL（表名带本次运行的前缀，结束时删除）。
 
 # %% tags=["varies"]
 ledger_cm = d.temporary_ledger()
@@ -208,8 +197,7 @@ for name, res in traffic.items():
 # `GETDEL` и надёжный сброс не теряют ничего:
 
 # %% [markdown] lang="zh"
-# 每一次 `SET 0` 都抹掉了它那次 `GET` 之后到达的自增。这个数字每次运行都不同；`GETDEL` 和安全的
-# 落库一条都不丢：
+# 每一次 `SET 0` 都抹掉了它那次 `GET` 之后到达的自增。这个数字每次运行都不同；`GETDEL` 和安全的落库一条都不丢：
 
 # %%
 print(traffic["flush_naive"]["lost"] > 0, traffic["flush_getdel"]["lost"], traffic["flush_safe"]["lost"])
@@ -231,9 +219,7 @@ print(traffic["flush_naive"]["lost"] > 0, traffic["flush_getdel"]["lost"], traff
 # %% [markdown] lang="zh"
 # ### 在每一步崩溃
 #
-# 每个落库函数都接受 `crash_at`：在那一步之后抛出 `SimulatedCrash`，就像进程正好死在那里（未提交的
-# SQL 事务会回滚）。对每一步：先计 10 次，落库并崩溃，再计 1 次，正常落库两次，然后把数据库与
-# 11 次自增比较。
+# 每个落库函数都接受 `crash_at`：在那一步之后抛出 `SimulatedCrash`，就像进程正好死在那里（未提交的 SQL 事务会回滚）。对每一步：先自增 10 次，落库时崩溃，再自增 1 次，然后正常落库两次，然后把数据库与 11 次自增比较。
 
 # %%
 def crash_then_recover(flush, step):
@@ -262,8 +248,7 @@ for flush in (d.flush_naive, d.flush_getdel, d.flush_safe):
 # 10, если умирает, держа их в памяти (1). Надёжный сброс всегда приходит к 11:
 
 # %% [markdown] lang="zh"
-# 朴素落库在提交与 `SET 0` 之间崩溃后，把 10 算了两次（21）。`GETDEL` 在手里攥着这 10 时死掉，
-# 就把它们丢了（1）。安全的落库总是得到 11：
+# 朴素落库在提交与 `SET 0` 之间崩溃后，把 10 算了两次（21）。`GETDEL` 在手里攥着这 10 时死掉，就把它们丢了（1）。安全的落库总是得到 11：
 
 # %%
 show(d.CLAIM_PENDING)
@@ -281,8 +266,7 @@ show(d.Ledger.add_once)
 # живого счётчика и pending-значения, чей id база ещё не видела, — точное число:
 
 # %% [markdown] lang="zh"
-# pending 键把值留在 Redis 里，直到数据库拿到它；同一个事务里记录的 flush id 让第二次应用变成空操作。
-# 任何时刻，SQL 总数加上实时计数器，再加上数据库还没见过其 id 的 pending 值，就是精确的计数：
+# pending 键把值留在 Redis 里，直到数据库拿到它；同一个事务里记录的 flush id 让第二次应用变成空操作。任何时刻，SQL 总数加上实时计数器，再加上数据库还没见过其 id 的 pending 值，就是精确的计数：
 
 # %%
 name = "invariant"
@@ -318,8 +302,7 @@ ledger_cm.__exit__(None, None, None)
 # %% [markdown] lang="zh"
 # ## DECR 实战
 #
-# 文章里的第一个用法：撤销一次误点的浏览。`DECR` 是原子的，但被重试的撤销（客户端超时、双击）会
-# 撤掉两次浏览。让撤销带上这次浏览的 id，只在第一次时递减：
+# 文章里的第一个用法：撤销一次误点的浏览。`DECR` 是原子的，但被重试的撤销（客户端超时、双击）会撤掉两次浏览。让撤销带上这次浏览的 id，只在第一次时递减：
 
 # %%
 show(d.UNDO_VIEW)
@@ -337,8 +320,7 @@ print([d.undo_view(r, "post-17", "view-8812") for _ in range(3)])
 # мест, продают ровно 100. Проверка через `GET` заранее продаёт лишнее:
 
 # %% [markdown] lang="zh"
-# 第二个用法：倒数库存且不低于零。先 `DECR`，如果回复为负就把这一件还回去：每个 >= 0 的回复都对应
-# 不同的一件，所以 16 个线程各买 10 次、共 100 个座位，恰好卖出 100。先用 `GET` 检查的做法会超卖：
+# 第二个用法：扣减库存且不低于零。先 `DECR`，如果回复为负就把这一件还回去：每个 >= 0 的回复都对应不同的一件，所以 16 个线程从 100 个座位中各买 10 个，恰好卖出 100 个。先用 `GET` 检查的做法会超卖：
 
 # %%
 show(d.take_one)
@@ -399,10 +381,7 @@ print(r.get(r.key("BUCKET1")), r.type(r.key("BUCKET1")), r.exists(r.key("BUCKET2
 # (payload) не сохраняется вообще:
 
 # %% [markdown] lang="zh"
-# `MSET` 接收的是键值对：它创建了三个字符串（`BUCKET1` = `"BUCKET2"`……），而不是六个桶。有序集合
-# 不需要创建，挡在那里的字符串反而会让 `ZADD` 报 `WRONGTYPE`。接着是 `addTask`：`if delay` 之后的
-# 比较在转载时丢了（`<` 被当成 HTML 吞掉）。把它们补回去之后，60 秒及以上的延迟会落进
-# `else: return`，而任务内容（payload）根本没有被保存：
+# `MSET` 接收的是键值对：它创建了三个字符串（`BUCKET1` = `"BUCKET2"`……），而不是六个桶。有序集合不需要创建，挡在那里的字符串反而会让 `ZADD` 报 `WRONGTYPE`。接着是 `addTask`：`if delay` 之后的比较在转载时丢了（`<` 被当成 HTML 吞掉）。把它们补回去之后，60 秒及以上的延迟会落进 `else: return`，而任务内容（payload）根本没有被保存：
 
 # %%
 show(d.article_add_task)
@@ -419,8 +398,7 @@ print(r.course_keys("bucket*") == [r.key("bucket2")], r.zrange(r.key("bucket2"),
 # `now + 10`: задача со сроком через 5 с выполняется сразу.
 
 # %% [markdown] lang="zh"
-# 任务 2（90 秒）拿到了 id 就消失了。而 `loopTask` 取的是 `now + 10` 之前到期的一切：5 秒后才到期的
-# 任务会被立刻执行。
+# 任务 2（90 秒）拿到了 id 就消失了。而 `loopTask` 取的是 `now + 10` 之前到期的一切：5 秒后才到期的任务会被立刻执行。
 
 # %%
 ran = []
@@ -437,8 +415,7 @@ print(ran)
 # и выполняет их; ответ `ZREM` (1 — удалил этот воркер, 0 — кто-то другой) игнорируется. По шагам:
 
 # %% [markdown] lang="zh"
-# 两个 worker 轮询同一个桶。每个都先用 `ZRANGEBYSCORE` 读出到期的 id，再删除并执行；`ZREM` 的回复
-# （1 表示这个 worker 删掉了它，0 表示被别人删了）被忽略。一步一步来：
+# 两个 worker 轮询同一个桶。每个都先用 `ZRANGEBYSCORE` 读出到期的 id，再删除并执行；`ZREM` 的回复（1 表示这个 worker 删掉了它，0 表示被别人删了）被忽略。一步一步来：
 
 # %%
 bucket = r.key("bucket1")
@@ -456,8 +433,7 @@ print(seen_by_a, seen_by_b, r.zrem(bucket, "41"), r.zrem(bucket, "41"))
 # выполненных больше одного раза зависит от планировщика:
 
 # %% [markdown] lang="zh"
-# 两个都执行了任务 41。如果四个线程对 2000 个到期任务跑 `checkTask`，被执行不止一次的任务有多少，
-# 取决于线程调度：
+# 两个都执行了任务 41。如果四个线程对 2000 个到期任务跑 `checkTask`，被执行不止一次的任务有多少，取决于线程调度：
 
 # %% tags=["varies"]
 def article_race(tasks=2000, workers=4):
@@ -498,9 +474,7 @@ print("tasks run twice or more:", article_race(), "of 2000")
 # %% [markdown] lang="zh"
 # ## 重建延迟队列
 #
-# 一个有序集合 `queue:due`（score 为毫秒级到期时间），payload 放在哈希 `queue:tasks` 中，领取
-# （claim）是一个 Lua 脚本：它把到期任务移到 `queue:processing`，以租约截止时间为 score，并记录
-# 尝试次数。worker 用自己拿到的 attempt 确认；`recover` 把租约到期的任务放回 `queue:due`。时间作为参数传入。
+# 一个有序集合 `queue:due`（score 为毫秒级到期时间），payload 放在哈希 `queue:tasks` 中，领取（claim）是一个 Lua 脚本：它把到期任务移到 `queue:processing`，以租约截止时间为 score，并记录尝试次数。worker 确认时带上自己领取时拿到的尝试序号（attempt）；`recover` 把租约到期的任务放回 `queue:due`。时间作为参数传入。
 
 # %%
 show(d.CLAIM)
@@ -536,14 +510,11 @@ print(d.claim(r, now_ms=3000, lease_ms=500), d.waiting(r))
 # с 10 000 задач.
 
 # %% [markdown] lang="zh"
-# 第一个 worker 领取了任务 1 和 3 却一直没有确认：到 2500 毫秒时租约到期，它们以 attempt 2 回到队列，
-# 第一个 worker 迟到的 `ack(1, 1)` 被拒绝。
+# 第一个 worker 领取了任务 1 和 3 却一直没有确认：到 2500 毫秒时租约到期，它们以 attempt 2 回到队列，第一个 worker 迟到的 `ack(1, 1)` 被拒绝。
 #
 # ### 四个 worker 进程，其中一个被杀
 #
-# 不同进程无法共享进程内的 fakeredis，所以这一部分只在真实服务器上运行。2000 个任务在 1.5 秒内
-# 陆续到期，四个 worker，租约 500 毫秒；worker 0 在处理一批已领取的任务时用 SIGKILL 杀死自己。
-# `bench/durable_queue.py` 用 10,000 个任务做同样的事。
+# 不同进程无法共享进程内的 fakeredis，所以这一部分只在真实服务器上运行。2000 个任务在 1.5 秒内陆续到期，四个 worker，租约 500 毫秒；worker 0 在处理一批已领取的任务时用 SIGKILL 杀死自己。`bench/durable_queue.py` 用 10,000 个任务做同样的事。
 
 # %% tags=["varies"]
 if needs_real_redis(r, "four worker processes"):

@@ -44,8 +44,8 @@ PAGE_NOTE = {
           "[Download the notebook]({name}) and run it yourself: `python3 run.py jupyter --lang en`.",
     "ru": "Это блокнот **{name}**, выполненный на {backend}. "
           "[Скачайте блокнот]({name}) и запустите его сами: `python3 run.py jupyter --lang ru`.",
-    "zh": "本页是在 {backend} 上执行过的笔记本 **{name}**。"
-          "[下载笔记本]({name})，自己动手运行：`python3 run.py jupyter --lang zh`。",
+    "zh": "本页是笔记本 **{name}** 在 {backend} 上的运行结果。"
+          "[下载笔记本]({name})，亲自运行一遍：`python3 run.py jupyter --lang zh`。",
 }
 
 
