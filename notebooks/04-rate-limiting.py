@@ -297,7 +297,7 @@ time.sleep(1.1)
 print("after 1.1 s:", rl.run(rl.limiter2(r, ip)), "counter:", r.get(r.key(ip)), "TTL:", r.ttl(r.key(ip)))
 
 # %% [markdown] lang="en"
-# The documentation's fix: `INCR` and the optional `EXPIRE` in one Lua script. A script runs as
+# The documentation's fix: `INCR` and the conditional `EXPIRE` in one Lua script. A script runs as
 # a whole, so nobody can stop between the two. The decision is made on the value it returns.
 
 # %% [markdown] lang="ru"
@@ -305,7 +305,7 @@ print("after 1.1 s:", rl.run(rl.limiter2(r, ip)), "counter:", r.get(r.key(ip)), 
 # целиком, и никто не может остановиться между двумя командами. Решение принимается по значению, которое он вернул.
 
 # %% [markdown] lang="zh"
-# 文档给出的修复：把 `INCR` 和可选的 `EXPIRE` 放进同一个 Lua 脚本。脚本是整体执行的，没有人能在两条命令之间停下来。是否放行根据脚本返回的值来判断。
+# 文档给出的修复：把 `INCR` 和有条件的 `EXPIRE` 放进同一个 Lua 脚本。脚本是整体执行的，没有人能在两条命令之间停下来。是否放行根据脚本返回的值来判断。
 
 # %%
 show(rl.LIMITER2_LUA)
