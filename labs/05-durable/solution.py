@@ -1,21 +1,30 @@
-"""Lab 05: a delayed task queue that survives dead workers, and counters flushed to SQL without loss.
+"""Lab 05: a delayed task queue with retries and a dead-letter hash, and per-customer usage flushed
+to SQL without loss.
 
 Every function takes the Redis client ``r`` first.  Build key names with ``r.key(...)``.  Time is
-always given to you in milliseconds (``now_ms``, ``due_ms``): never read the clock.
+always given to you in milliseconds (``now_ms``, ``due_ms``, ``retry_at_ms``): never read the clock.
 
-Part 1, the queue.  Keys:
+Part 1, the queue.  ``schedule`` is written for you, exactly as in the lesson.  Keys:
 
 * ``queue:ids`` — INCR gives each new task its id (1, 2, 3, ...);
 * ``queue:tasks`` — a hash: field = task id, value = the payload;
 * ``queue:due`` — a sorted set: member = task id, score = when it is due (ms);
 * ``queue:processing`` — a sorted set: member = task id, score = when its lease ends (ms);
-* ``queue:attempts`` — a hash: field = task id, value = how many times it was claimed.
+* ``queue:attempts`` — a hash: field = task id, value = how many times it was claimed;
+* ``queue:dead`` — the dead-letter hash: field = task id, value = why it was given up.
 
-Part 2, the flusher.  Other processes count with ``INCR counter:<name>``.  ``flush`` moves what
-was counted into a SQLite database whose tables already exist::
+A task runs at most ``max_attempts`` times.  When its last attempt fails (``fail``) or its last
+lease runs out (``recover``), it goes to ``queue:dead`` with the reason instead of back to
+``queue:due``; its payload stays in ``queue:tasks`` so that someone can look at it.
+
+Part 2, the flusher.  Other processes count usage per customer with
+``HINCRBY usage <customer> <units>``: one hash, one field per customer.  ``flush`` moves what was
+counted into a SQLite database whose tables already exist::
 
     CREATE TABLE counters (name TEXT PRIMARY KEY, total BIGINT NOT NULL);
     CREATE TABLE flushes (flush_id TEXT PRIMARY KEY, name TEXT NOT NULL, delta BIGINT NOT NULL);
+
+``counters`` is the per-customer ledger: one row per customer (``name`` = the customer).
 
 The grader makes ``flush`` crash on purpose with ``crash_at``: call ``crash_point(step, crash_at)``
 after each step; it raises ``SimulatedCrash`` at the chosen step, as if the process died there.
@@ -27,19 +36,17 @@ from redis_course.lessons.durable import SimulatedCrash, crash_point  # noqa: F4
 
 
 def schedule(r, payload: str, due_ms: int) -> int:
-    """Add a task that is due at ``due_ms``; return its new id.
+    """Add a task that is due at ``due_ms``; return its new id.  (Given: the lesson's ``schedule``.)
 
-    INCR ``queue:ids`` for the id, then store the payload (HSET ``queue:tasks``) and the due time
-    (ZADD ``queue:due``) together in one MULTI/EXEC.  Cost: two round trips, O(log N).
+    INCR ``queue:ids`` for the id, then HSET ``queue:tasks`` and ZADD ``queue:due`` in one
+    MULTI/EXEC.  Cost: two round trips, O(log N).
     """
-    # BEGIN SOLUTION
     task_id = r.incr(r.key("queue", "ids"))
-    with r.pipeline(transaction=True) as p:
-        p.hset(r.key("queue", "tasks"), str(task_id), payload)
-        p.zadd(r.key("queue", "due"), {str(task_id): due_ms})
-        p.execute()
+    with r.pipeline() as tx:                       # a transaction (MULTI/EXEC) by default
+        tx.hset(r.key("queue", "tasks"), str(task_id), payload)
+        tx.zadd(r.key("queue", "due"), {str(task_id): due_ms})
+        tx.execute()
     return task_id
-    # END SOLUTION
 
 
 def claim(r, now_ms: int, lease_ms: int, limit: int = 10) -> list:
@@ -49,122 +56,167 @@ def claim(r, now_ms: int, lease_ms: int, limit: int = 10) -> list:
     leaves ``queue:due``, enters ``queue:processing`` with the score ``now_ms + lease_ms`` (its
     lease) and gets its attempt count incremented in ``queue:attempts`` (1 on the first claim).
     Many workers call this at the same moment: a task must never be claimed by two of them.
-    Do it in one Lua script (ZRANGEBYSCORE ... LIMIT, then ZREM, ZADD, HINCRBY, HGET for each),
-    or use ZREM's reply as the claim.  Cost: O(limit · log N), one round trip.
+    One Lua script, one round trip, O(limit · log N).
     """
     # BEGIN SOLUTION
-    script = """
-    local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
-    local claimed = {}
-    for _, id in ipairs(ids) do
-      redis.call('ZREM', KEYS[1], id)
-      redis.call('ZADD', KEYS[2], ARGV[2], id)
-      local attempt = redis.call('HINCRBY', KEYS[3], id, 1)
-      claimed[#claimed + 1] = {id, redis.call('HGET', KEYS[4], id), attempt}
+    lua = """
+    local due, processing, attempts, tasks = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+    local now, limit, lease_end = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+    local out = {}
+    for i, task in ipairs(redis.call('ZRANGEBYSCORE', due, '-inf', now, 'LIMIT', 0, limit)) do
+      redis.call('ZREM', due, task)
+      redis.call('ZADD', processing, lease_end, task)
+      out[i] = {task, redis.call('HGET', tasks, task), redis.call('HINCRBY', attempts, task, 1)}
     end
-    return claimed
+    return out
     """
-    keys = [r.key("queue", part) for part in ("due", "processing", "attempts", "tasks")]
-    rows = r.eval(script, 4, *keys, now_ms, now_ms + lease_ms, limit)
-    return [[int(task_id), payload, int(attempt)] for task_id, payload, attempt in rows]
+    names = [r.key("queue", "due"), r.key("queue", "processing"), r.key("queue", "attempts"),
+             r.key("queue", "tasks")]
+    return [[int(task), payload, int(n)]
+            for task, payload, n in r.eval(lua, 4, *names, now_ms, limit, now_ms + lease_ms)]
     # END SOLUTION
 
 
-def ack(r, task_id: int, attempt: int) -> bool:
+def ack(r, task_id: int, attempt: int) -> str:
     """Acknowledge that claim number ``attempt`` of task ``task_id`` has been executed.
 
-    Return True and delete every trace of the task (processing, due, tasks, attempts) only if
-    ``attempt`` is still the task's current attempt.  Return False, changing nothing, when the
-    claim is stale (the lease ended and the task was claimed again: the new claim owns it) or the
-    task is already acknowledged.  One Lua script, O(log N).
+    Return ``"acked"`` and delete every trace of the task (processing, tasks, attempts) only if the
+    task is in ``queue:processing`` and ``attempt`` is its current attempt: this claim holds the
+    live lease.  Return ``"stale"``, changing nothing, when the task still exists but this claim no
+    longer holds it (its lease ran out and it went back to ``queue:due``, another claim owns it, or
+    it is dead), and ``"unknown"`` when there is no such task (never scheduled, or already acked).
+    One Lua script, O(log N).
     """
     # BEGIN SOLUTION
-    script = """
-    if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[2] then
-      return 0
-    end
-    if redis.call('ZREM', KEYS[1], ARGV[1]) + redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then
-      return 0
-    end
-    redis.call('HDEL', KEYS[3], ARGV[1])
-    redis.call('HDEL', KEYS[4], ARGV[1])
-    return 1
+    lua = """
+    local processing, attempts, tasks = KEYS[1], KEYS[2], KEYS[3]
+    local id, attempt = ARGV[1], ARGV[2]
+    if redis.call('HEXISTS', tasks, id) == 0 then return 'unknown' end
+    if not redis.call('ZSCORE', processing, id) then return 'stale' end
+    if redis.call('HGET', attempts, id) ~= attempt then return 'stale' end
+    redis.call('ZREM', processing, id)
+    redis.call('HDEL', attempts, id)
+    redis.call('HDEL', tasks, id)
+    return 'acked'
     """
-    keys = [r.key("queue", part) for part in ("processing", "due", "attempts", "tasks")]
-    return r.eval(script, 4, *keys, str(task_id), str(attempt)) == 1
+    names = [r.key("queue", part) for part in ("processing", "attempts", "tasks")]
+    return r.eval(lua, 3, *names, str(task_id), str(attempt))
     # END SOLUTION
 
 
-def recover(r, now_ms: int) -> int:
-    """Give back the tasks of dead workers: every task in ``queue:processing`` whose lease ends at
-    or before ``now_ms`` goes back to ``queue:due`` with the score ``now_ms``.  Return how many.
+def fail(r, task_id: int, attempt: int, reason: str, retry_at_ms: int, max_attempts: int = 3) -> str:
+    """Report that claim number ``attempt`` of task ``task_id`` failed with ``reason``.
 
-    One Lua script (ZRANGEBYSCORE, then ZREM and ZADD each), O(M · log N) for M expired leases.
+    Only the live lease may do this (the same rule as ``ack``: ``"stale"`` or ``"unknown"`` otherwise,
+    changing nothing).  The task leaves ``queue:processing``; if ``attempt < max_attempts`` it goes
+    back to ``queue:due`` with the score ``retry_at_ms`` and the result is ``"retry"``; otherwise it
+    goes to ``queue:dead`` (field = id, value = ``reason``) and the result is ``"dead"``.
+    One Lua script, O(log N).
     """
     # BEGIN SOLUTION
-    script = """
-    local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-    for _, id in ipairs(ids) do
-      redis.call('ZREM', KEYS[1], id)
-      redis.call('ZADD', KEYS[2], ARGV[1], id)
+    lua = """
+    local processing, attempts, tasks, due, dead = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+    local id, attempt, reason, retry_at, max_attempts = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+    if redis.call('HEXISTS', tasks, id) == 0 then return 'unknown' end
+    local leased = redis.call('ZSCORE', processing, id)
+    if not leased or redis.call('HGET', attempts, id) ~= attempt then return 'stale' end
+    redis.call('ZREM', processing, id)
+    if tonumber(attempt) < tonumber(max_attempts) then
+      redis.call('ZADD', due, retry_at, id)
+      return 'retry'
     end
-    return #ids
+    redis.call('HSET', dead, id, reason)
+    return 'dead'
     """
-    return int(r.eval(script, 2, r.key("queue", "processing"), r.key("queue", "due"), now_ms))
+    names = [r.key("queue", part) for part in ("processing", "attempts", "tasks", "due", "dead")]
+    return r.eval(lua, 5, *names, str(task_id), str(attempt), reason, retry_at_ms, max_attempts)
     # END SOLUTION
 
 
-def flush(r, db_path: str, name: str, crash_at: str | None = None) -> int:
-    """Move the increments counted in ``counter:<name>`` into the SQLite database at ``db_path``.
+def recover(r, now_ms: int, max_attempts: int = 3) -> dict:
+    """Deal with the tasks of dead workers: every task in ``queue:processing`` whose lease ends at or
+    before ``now_ms`` leaves it.  A task claimed fewer than ``max_attempts`` times goes back to
+    ``queue:due`` with the score ``now_ms``; one that has had all its attempts goes to ``queue:dead``
+    with the reason ``"lease expired"``.  Return ``{"requeued": n, "dead": m}``.
 
-    Add them to ``counters.total`` of the row ``name`` (create the row if missing) and return how
-    much this call added.  Increments keep arriving while you flush, and several flushers may run
-    at once: none may be lost or counted twice.  The process may die after any step: call
-    ``crash_point("claimed", crash_at)`` once the value is taken from Redis,
-    ``crash_point("applied", crash_at)`` after the SQL writes and before the commit, and
-    ``crash_point("committed", crash_at)`` after the commit.  A later ``flush`` must finish the job.
-
-    The recipe: atomically move the live key aside to a pending key with a new flush id (Lua:
-    RENAME + INCR, or return the pending one left by a crash); in one SQL transaction INSERT the
-    flush id into ``flushes`` and, only if it was new, add the delta; then delete the pending key
-    if it still carries that flush id.  Cost: two EVAL round trips and one SQL transaction.
+    One Lua script (ZRANGEBYSCORE, then for each: ZREM, HGET attempts, ZADD or HSET),
+    O(M · log N) for M expired leases.
     """
     # BEGIN SOLUTION
-    live = r.key("counter", name)
-    pending, pending_id, seq = f"{live}:pending", f"{live}:pending-id", r.key("flush-seq", name)
-    claim_script = """
-    if redis.call('EXISTS', KEYS[2]) == 0 then
-      if redis.call('EXISTS', KEYS[1]) == 0 then
-        return false
+    lua = """
+    local processing, due, attempts, dead = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+    local now, max_attempts = ARGV[1], tonumber(ARGV[2])
+    local back, buried = 0, 0
+    for _, task in ipairs(redis.call('ZRANGEBYSCORE', processing, '-inf', now)) do
+      redis.call('ZREM', processing, task)
+      if tonumber(redis.call('HGET', attempts, task) or '0') < max_attempts then
+        redis.call('ZADD', due, now, task)
+        back = back + 1
+      else
+        redis.call('HSET', dead, task, 'lease expired')
+        buried = buried + 1
       end
-      redis.call('RENAME', KEYS[1], KEYS[2])
-      redis.call('SET', KEYS[3], redis.call('INCR', KEYS[4]))
     end
-    return {redis.call('GET', KEYS[3]), redis.call('GET', KEYS[2])}
+    return {back, buried}
     """
-    claimed = r.eval(claim_script, 4, live, pending, pending_id, seq)
-    if not claimed:
-        return 0
-    number, delta = claimed[0], int(claimed[1])
-    flush_id = f"{name}:{number}"
-    crash_point("claimed", crash_at)
-    with closing(sqlite3.connect(db_path, timeout=30)) as db:
-        cur = db.execute("INSERT INTO flushes (flush_id, name, delta) VALUES (?, ?, ?) "
-                         "ON CONFLICT (flush_id) DO NOTHING", (flush_id, name, delta))
-        fresh = cur.rowcount == 1
-        if fresh:
-            db.execute("INSERT INTO counters (name, total) VALUES (?, ?) "
-                       "ON CONFLICT (name) DO UPDATE SET total = counters.total + excluded.total",
-                       (name, delta))
-        crash_point("applied", crash_at)
-        db.commit()
-    crash_point("committed", crash_at)
-    release_script = """
-    if redis.call('GET', KEYS[2]) == ARGV[1] then
-      return redis.call('DEL', KEYS[1], KEYS[2])
+    names = [r.key("queue", part) for part in ("processing", "due", "attempts", "dead")]
+    back, dead = r.eval(lua, 4, *names, now_ms, max_attempts)
+    return {"requeued": int(back), "dead": int(dead)}
+    # END SOLUTION
+
+
+def flush(r, db_path: str, crash_at: str | None = None) -> dict:
+    """Move the usage counted in the hash ``usage`` into the SQLite database at ``db_path``.
+
+    Add each customer's units to ``counters.total`` of the row ``name = <customer>`` (create rows
+    that are missing) and return what this call added, ``{customer: units}`` (``{}`` if nothing).
+    Usage keeps arriving while you flush, and several flushers may run at once: no unit may be
+    lost or counted twice.  The process may die after any step: call ``crash_point`` with the step
+    ``"claimed"`` once the batch is taken from Redis, ``"applied"`` after the SQL writes and before
+    the commit, and ``"committed"`` after the commit.  A later ``flush`` must finish the job.
+
+    The recipe, as in the lesson but for a whole hash: atomically move ``usage`` aside to a pending
+    hash with a new batch id (Lua: RENAME + INCR, or return the pending batch left by a crash, with
+    HGETALL); in one SQL transaction INSERT the batch id into ``flushes`` and, only if it was new,
+    add every customer's units; then delete the pending hash if it still carries that batch id.
+    Cost: two EVAL round trips, O(C) for C customers, and one SQL transaction.
+    """
+    # BEGIN SOLUTION
+    live = r.key("usage")
+    names = [live, r.key("usage", "pending"), r.key("usage", "pending", "batch"), r.key("usage", "batches")]
+    take = """
+    local live, pending, batch_of_pending, batches = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+    local batch = redis.call('GET', batch_of_pending)
+    if not batch then
+      if redis.call('EXISTS', live) == 0 then return false end
+      batch = redis.call('INCR', batches)
+      redis.call('RENAME', live, pending)          -- HINCRBY from now on starts a fresh hash
+      redis.call('SET', batch_of_pending, batch)
     end
-    return 0
+    return {tostring(batch), redis.call('HGETALL', pending)}
     """
-    r.eval(release_script, 2, pending, pending_id, number)
-    return delta if fresh else 0
+    batch = r.eval(take, 4, *names)
+    if not batch:
+        return {}
+    batch_id, flat = batch
+    units = {flat[i]: int(flat[i + 1]) for i in range(0, len(flat), 2)}
+    crash_point("claimed", crash_at=crash_at)
+    with closing(sqlite3.connect(db_path, timeout=30)) as sql:
+        first_time = sql.execute(
+            "INSERT INTO flushes (flush_id, name, delta) VALUES (?, 'usage', ?) ON CONFLICT DO NOTHING",
+            (f"usage:{batch_id}", sum(units.values()))).rowcount == 1
+        if first_time:
+            sql.executemany(
+                "INSERT INTO counters (name, total) VALUES (?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET total = total + excluded.total", units.items())
+        crash_point("applied", crash_at=crash_at)
+        sql.commit()
+    crash_point("committed", crash_at=crash_at)
+    done = """
+    local pending, batch_of_pending = KEYS[1], KEYS[2]
+    if redis.call('GET', batch_of_pending) ~= ARGV[1] then return 0 end
+    return redis.call('DEL', pending, batch_of_pending)
+    """
+    r.eval(done, 2, names[1], names[2], batch_id)
+    return units if first_time else {}
     # END SOLUTION

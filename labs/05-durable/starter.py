@@ -1,21 +1,30 @@
-"""Lab 05: a delayed task queue that survives dead workers, and counters flushed to SQL without loss.
+"""Lab 05: a delayed task queue with retries and a dead-letter hash, and per-customer usage flushed
+to SQL without loss.
 
 Every function takes the Redis client ``r`` first.  Build key names with ``r.key(...)``.  Time is
-always given to you in milliseconds (``now_ms``, ``due_ms``): never read the clock.
+always given to you in milliseconds (``now_ms``, ``due_ms``, ``retry_at_ms``): never read the clock.
 
-Part 1, the queue.  Keys:
+Part 1, the queue.  ``schedule`` is written for you, exactly as in the lesson.  Keys:
 
 * ``queue:ids`` — INCR gives each new task its id (1, 2, 3, ...);
 * ``queue:tasks`` — a hash: field = task id, value = the payload;
 * ``queue:due`` — a sorted set: member = task id, score = when it is due (ms);
 * ``queue:processing`` — a sorted set: member = task id, score = when its lease ends (ms);
-* ``queue:attempts`` — a hash: field = task id, value = how many times it was claimed.
+* ``queue:attempts`` — a hash: field = task id, value = how many times it was claimed;
+* ``queue:dead`` — the dead-letter hash: field = task id, value = why it was given up.
 
-Part 2, the flusher.  Other processes count with ``INCR counter:<name>``.  ``flush`` moves what
-was counted into a SQLite database whose tables already exist::
+A task runs at most ``max_attempts`` times.  When its last attempt fails (``fail``) or its last
+lease runs out (``recover``), it goes to ``queue:dead`` with the reason instead of back to
+``queue:due``; its payload stays in ``queue:tasks`` so that someone can look at it.
+
+Part 2, the flusher.  Other processes count usage per customer with
+``HINCRBY usage <customer> <units>``: one hash, one field per customer.  ``flush`` moves what was
+counted into a SQLite database whose tables already exist::
 
     CREATE TABLE counters (name TEXT PRIMARY KEY, total BIGINT NOT NULL);
     CREATE TABLE flushes (flush_id TEXT PRIMARY KEY, name TEXT NOT NULL, delta BIGINT NOT NULL);
+
+``counters`` is the per-customer ledger: one row per customer (``name`` = the customer).
 
 The grader makes ``flush`` crash on purpose with ``crash_at``: call ``crash_point(step, crash_at)``
 after each step; it raises ``SimulatedCrash`` at the chosen step, as if the process died there.
@@ -27,12 +36,17 @@ from redis_course.lessons.durable import SimulatedCrash, crash_point  # noqa: F4
 
 
 def schedule(r, payload: str, due_ms: int) -> int:
-    """Add a task that is due at ``due_ms``; return its new id.
+    """Add a task that is due at ``due_ms``; return its new id.  (Given: the lesson's ``schedule``.)
 
-    INCR ``queue:ids`` for the id, then store the payload (HSET ``queue:tasks``) and the due time
-    (ZADD ``queue:due``) together in one MULTI/EXEC.  Cost: two round trips, O(log N).
+    INCR ``queue:ids`` for the id, then HSET ``queue:tasks`` and ZADD ``queue:due`` in one
+    MULTI/EXEC.  Cost: two round trips, O(log N).
     """
-    raise NotImplementedError("schedule: your code here")
+    task_id = r.incr(r.key("queue", "ids"))
+    with r.pipeline() as tx:                       # a transaction (MULTI/EXEC) by default
+        tx.hset(r.key("queue", "tasks"), str(task_id), payload)
+        tx.zadd(r.key("queue", "due"), {str(task_id): due_ms})
+        tx.execute()
+    return task_id
 
 
 def claim(r, now_ms: int, lease_ms: int, limit: int = 10) -> list:
@@ -42,45 +56,62 @@ def claim(r, now_ms: int, lease_ms: int, limit: int = 10) -> list:
     leaves ``queue:due``, enters ``queue:processing`` with the score ``now_ms + lease_ms`` (its
     lease) and gets its attempt count incremented in ``queue:attempts`` (1 on the first claim).
     Many workers call this at the same moment: a task must never be claimed by two of them.
-    Do it in one Lua script (ZRANGEBYSCORE ... LIMIT, then ZREM, ZADD, HINCRBY, HGET for each),
-    or use ZREM's reply as the claim.  Cost: O(limit · log N), one round trip.
+    One Lua script, one round trip, O(limit · log N).
     """
     raise NotImplementedError("claim: your code here")
 
 
-def ack(r, task_id: int, attempt: int) -> bool:
+def ack(r, task_id: int, attempt: int) -> str:
     """Acknowledge that claim number ``attempt`` of task ``task_id`` has been executed.
 
-    Return True and delete every trace of the task (processing, due, tasks, attempts) only if
-    ``attempt`` is still the task's current attempt.  Return False, changing nothing, when the
-    claim is stale (the lease ended and the task was claimed again: the new claim owns it) or the
-    task is already acknowledged.  One Lua script, O(log N).
+    Return ``"acked"`` and delete every trace of the task (processing, tasks, attempts) only if the
+    task is in ``queue:processing`` and ``attempt`` is its current attempt: this claim holds the
+    live lease.  Return ``"stale"``, changing nothing, when the task still exists but this claim no
+    longer holds it (its lease ran out and it went back to ``queue:due``, another claim owns it, or
+    it is dead), and ``"unknown"`` when there is no such task (never scheduled, or already acked).
+    One Lua script, O(log N).
     """
     raise NotImplementedError("ack: your code here")
 
 
-def recover(r, now_ms: int) -> int:
-    """Give back the tasks of dead workers: every task in ``queue:processing`` whose lease ends at
-    or before ``now_ms`` goes back to ``queue:due`` with the score ``now_ms``.  Return how many.
+def fail(r, task_id: int, attempt: int, reason: str, retry_at_ms: int, max_attempts: int = 3) -> str:
+    """Report that claim number ``attempt`` of task ``task_id`` failed with ``reason``.
 
-    One Lua script (ZRANGEBYSCORE, then ZREM and ZADD each), O(M · log N) for M expired leases.
+    Only the live lease may do this (the same rule as ``ack``: ``"stale"`` or ``"unknown"`` otherwise,
+    changing nothing).  The task leaves ``queue:processing``; if ``attempt < max_attempts`` it goes
+    back to ``queue:due`` with the score ``retry_at_ms`` and the result is ``"retry"``; otherwise it
+    goes to ``queue:dead`` (field = id, value = ``reason``) and the result is ``"dead"``.
+    One Lua script, O(log N).
+    """
+    raise NotImplementedError("fail: your code here")
+
+
+def recover(r, now_ms: int, max_attempts: int = 3) -> dict:
+    """Deal with the tasks of dead workers: every task in ``queue:processing`` whose lease ends at or
+    before ``now_ms`` leaves it.  A task claimed fewer than ``max_attempts`` times goes back to
+    ``queue:due`` with the score ``now_ms``; one that has had all its attempts goes to ``queue:dead``
+    with the reason ``"lease expired"``.  Return ``{"requeued": n, "dead": m}``.
+
+    One Lua script (ZRANGEBYSCORE, then for each: ZREM, HGET attempts, ZADD or HSET),
+    O(M · log N) for M expired leases.
     """
     raise NotImplementedError("recover: your code here")
 
 
-def flush(r, db_path: str, name: str, crash_at: str | None = None) -> int:
-    """Move the increments counted in ``counter:<name>`` into the SQLite database at ``db_path``.
+def flush(r, db_path: str, crash_at: str | None = None) -> dict:
+    """Move the usage counted in the hash ``usage`` into the SQLite database at ``db_path``.
 
-    Add them to ``counters.total`` of the row ``name`` (create the row if missing) and return how
-    much this call added.  Increments keep arriving while you flush, and several flushers may run
-    at once: none may be lost or counted twice.  The process may die after any step: call
-    ``crash_point("claimed", crash_at)`` once the value is taken from Redis,
-    ``crash_point("applied", crash_at)`` after the SQL writes and before the commit, and
-    ``crash_point("committed", crash_at)`` after the commit.  A later ``flush`` must finish the job.
+    Add each customer's units to ``counters.total`` of the row ``name = <customer>`` (create rows
+    that are missing) and return what this call added, ``{customer: units}`` (``{}`` if nothing).
+    Usage keeps arriving while you flush, and several flushers may run at once: no unit may be
+    lost or counted twice.  The process may die after any step: call ``crash_point`` with the step
+    ``"claimed"`` once the batch is taken from Redis, ``"applied"`` after the SQL writes and before
+    the commit, and ``"committed"`` after the commit.  A later ``flush`` must finish the job.
 
-    The recipe: atomically move the live key aside to a pending key with a new flush id (Lua:
-    RENAME + INCR, or return the pending one left by a crash); in one SQL transaction INSERT the
-    flush id into ``flushes`` and, only if it was new, add the delta; then delete the pending key
-    if it still carries that flush id.  Cost: two EVAL round trips and one SQL transaction.
+    The recipe, as in the lesson but for a whole hash: atomically move ``usage`` aside to a pending
+    hash with a new batch id (Lua: RENAME + INCR, or return the pending batch left by a crash, with
+    HGETALL); in one SQL transaction INSERT the batch id into ``flushes`` and, only if it was new,
+    add every customer's units; then delete the pending hash if it still carries that batch id.
+    Cost: two EVAL round trips, O(C) for C customers, and one SQL transaction.
     """
     raise NotImplementedError("flush: your code here")

@@ -1,4 +1,5 @@
 """Hidden tests of lab 05: only the grader runs these."""
+import random
 import threading
 
 from redis_course.labs.testing import hint, points, student_raises
@@ -34,14 +35,14 @@ def test_a_dead_workers_tasks_run_again_and_acked_ones_never_hidden(lab, redis):
     alive = [row for k, rows in enumerate(results) if k % 4 != 0 for row in rows]
     assert dead and alive
     assert sorted([row[0] for row in alive] + sorted(dead)) == list(range(1, 201)), "a task was claimed twice or not at all"
-    assert all(lab.ack(row[0], row[2]) is True for row in alive), "ack of a live claim did not return True"
-    assert lab.recover(5999) == 0, "a lease was cut short"
-    assert lab.recover(6000) == len(dead)
+    assert all(lab.ack(row[0], row[2]) == "acked" for row in alive), "ack of a live claim was refused"
+    assert lab.recover(5999, 3) == {"requeued": 0, "dead": 0}, "a lease was cut short"
+    assert lab.recover(6000, 3) == {"requeued": len(dead), "dead": 0}
     again = lab.claim(6000, 5000, 500)
     assert sorted(row[0] for row in again) == sorted(dead), "the dead worker's tasks did not come back"
     assert {row[2] for row in again} == {2}
-    assert all(lab.ack(row[0], row[2]) for row in again)
-    assert lab.recover(10**12) == 0
+    assert all(lab.ack(row[0], row[2]) == "acked" for row in again)
+    assert lab.recover(10**12, 3) == {"requeued": 0, "dead": 0}
     assert lab.claim(10**12, 5000, 500) == [], "an acknowledged task was handed out again"
     assert redis.zcard(q(redis, "due")) + redis.zcard(q(redis, "processing")) == 0
     assert redis.hlen(q(redis, "tasks")) == 0
@@ -49,22 +50,56 @@ def test_a_dead_workers_tasks_run_again_and_acked_ones_never_hidden(lab, redis):
 
 @points(1)
 @hint("lease")
-def test_a_stale_ack_does_not_steal_the_new_claim_hidden(lab, redis):
+def test_a_stale_ack_or_fail_does_not_touch_the_new_claim_hidden(lab, redis):
     task = lab.schedule("export", 0)
     lab.claim(0, 100)
-    lab.recover(100)
+    lab.recover(100, 3)
     lab.claim(100, 100)                  # attempt 2 owns it now
-    assert lab.ack(task, 1) is False
+    assert lab.ack(task, 1) == "stale"
+    assert lab.fail(task, 1, "late report", 500, 3) == "stale"
+    assert lab.fail(task, 3, "forged attempt", 500, 3) == "stale"
     assert redis.zscore(q(redis, "processing"), str(task)) == 200
+    assert redis.zcard(q(redis, "due")) == 0
+    assert not redis.hexists(q(redis, "dead"), str(task))
     assert redis.hget(q(redis, "tasks"), str(task)) == "export"
+    assert lab.fail(77, 1, "no such task", 500, 3) == "unknown"
 
 
-def _incrementers(redis, key, stop, counts, n=4):
-    """n threads INCR key (the grader's own client is thread-safe) until stopped, 300 each at least."""
+@points(2)
+@hint("poison")
+def test_a_task_that_kills_its_workers_is_dead_lettered_after_max_attempts_hidden(lab, redis):
+    poison = lab.schedule("parse-huge-file", 0)
+    fine = lab.schedule("send-mail", 0)
+    assert lab.claim(0, 1000) == [[poison, "parse-huge-file", 1], [fine, "send-mail", 1]]
+    assert lab.ack(fine, 1) == "acked"
+    # the worker that took the poison task died: its lease runs out
+    assert lab.recover(1000, 2) == {"requeued": 1, "dead": 0}, "attempt 1 of 2 ran out: retry"
+    assert lab.claim(1000, 1000) == [[poison, "parse-huge-file", 2]]
+    # and so did the next one
+    assert lab.recover(2000, 2) == {"requeued": 0, "dead": 1}, "attempt 2 of 2 ran out: dead"
+    assert redis.hget(q(redis, "dead"), str(poison)) == "lease expired"
+    assert lab.claim(10**9, 1000) == [], "a dead task was handed out again"
+    once = lab.schedule("flaky", 0)
+    [[_, _, attempt]] = lab.claim(10**9, 1000)
+    assert lab.fail(once, attempt, "no retries allowed", 10**9, 1) == "dead"
+    assert redis.hget(q(redis, "dead"), str(once)) == "no retries allowed"
+
+
+CUSTOMERS = ("acme", "globex", "initech", "umbrella", "hooli")
+
+
+def _producers(redis, stop, counts, n=4):
+    """n threads HINCRBY usage <customer> <units> (the grader's client is thread-safe) until stopped,
+    300 times each at least; counts[i] holds what thread i added per customer."""
+    key = redis.key("usage")
+
     def run(i):
-        while not stop.is_set() or counts[i] < 300:
-            redis.incr(key)
-            counts[i] += 1
+        rng, done = random.Random(i), 0
+        while not stop.is_set() or done < 300:
+            customer, units = rng.choice(CUSTOMERS), rng.randint(1, 5)
+            redis.hincrby(key, customer, units)
+            counts[i][customer] = counts[i].get(customer, 0) + units
+            done += 1
     threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
     for t in threads:
         t.start()
@@ -75,35 +110,39 @@ def _incrementers(redis, key, stop, counts, n=4):
 @hint("lost-increments")
 def test_flushes_under_traffic_lose_nothing_hidden(lab, redis):
     db = lab_ledger(redis)
-    key = redis.key("counter", "clicks")
-    stop, counts = threading.Event(), [0] * 4
-    threads = _incrementers(redis, key, stop, counts)
-    results = lab.run_concurrently([("flush", (db, "clicks"))] * 36, processes=3)
+    stop, counts = threading.Event(), [{} for _ in range(4)]
+    threads = _producers(redis, stop, counts)
+    results = lab.run_concurrently([("flush", (db,))] * 36, processes=3)
     stop.set()
     for t in threads:
         t.join()
     errors = [res for res in results if isinstance(res, Exception)]
     assert not errors, f"flush raised: {errors[0]}"
-    lab.flush(db, "clicks")
-    lab.flush(db, "clicks")
-    made = sum(counts)
-    got = ledger_total(db, "clicks")
-    assert got == made, f"{made} increments, {got} in the database ({made - got} lost)"
-    assert sum(results) <= made, "flush reported more than was counted"
+    lab.flush(db)
+    lab.flush(db)
+    for customer in CUSTOMERS:
+        made = sum(c.get(customer, 0) for c in counts)
+        got = ledger_total(db, customer)
+        what = f"{made - got} lost" if got < made else f"{got - made} counted twice"
+        assert got == made, f"{customer}: {made} units counted, {got} in the database ({what})"
+        reported = sum(res.get(customer, 0) for res in results)
+        assert reported <= made, f"{customer}: flush reported more than was counted"
 
 
 @points(2)
 @hint("crash")
 def test_crash_after_crash_then_flushes_hidden(lab, redis):
     db = lab_ledger(redis)
-    key = redis.key("counter", "views")
+    key = redis.key("usage")
     total = 0
     for step in ("committed", "applied", "claimed", "committed"):
-        redis.incrby(key, 7)
+        redis.hincrby(key, "acme", 7)
+        redis.hincrby(key, "globex", 1)
         total += 7
         with student_raises("SimulatedCrash"):
-            lab.flush(db, "views", step)
-        lab.flush(db, "views")
-        lab.flush(db, "views")
-        assert ledger_total(db, "views") == total, f"after a crash at {step!r} and two flushes"
-    assert lab.flush(db, "views") == 0
+            lab.flush(db, step)
+        lab.flush(db)
+        lab.flush(db)
+        assert ledger_total(db, "acme") == total, f"after a crash at {step!r} and two flushes"
+        assert ledger_total(db, "globex") == total // 7
+    assert lab.flush(db) == {}

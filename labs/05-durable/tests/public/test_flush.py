@@ -5,26 +5,32 @@ from redis_course.labs.testing import hint, points, student_raises
 from redis_course.lessons.durable import STEPS, lab_ledger, ledger_total
 
 
+def use(redis, customer, units):
+    redis.hincrby(redis.key("usage"), customer, units)
+
+
 @points(2)
 @hint("flush")
-def test_flush_moves_the_count_to_sql(lab, redis):
+def test_flush_moves_every_customer_to_sql(lab, redis):
     db = lab_ledger(redis)
-    redis.incrby(redis.key("counter", "clicks"), 5)
-    assert lab.flush(db, "clicks") == 5
-    assert ledger_total(db, "clicks") == 5
-    assert lab.flush(db, "clicks") == 0
-    redis.incrby(redis.key("counter", "clicks"), 3)
-    assert lab.flush(db, "clicks") == 3
-    assert ledger_total(db, "clicks") == 8
-    assert int(redis.get(redis.key("counter", "clicks")) or 0) == 0
+    use(redis, "acme", 5)
+    use(redis, "globex", 2)
+    assert lab.flush(db) == {"acme": 5, "globex": 2}
+    assert (ledger_total(db, "acme"), ledger_total(db, "globex")) == (5, 2)
+    assert lab.flush(db) == {}
+    use(redis, "acme", 3)
+    assert lab.flush(db) == {"acme": 3}
+    assert (ledger_total(db, "acme"), ledger_total(db, "globex")) == (8, 2)
+    left = {c: n for c, n in redis.hgetall(redis.key("usage")).items() if int(n)}
+    assert not left, f"usage already in the database is still in the live hash: {left}"
 
 
 @points(1)
 @hint("flush")
 def test_nothing_to_flush(lab, redis):
     db = lab_ledger(redis)
-    assert lab.flush(db, "never") == 0
-    assert ledger_total(db, "never") == 0
+    assert lab.flush(db) == {}
+    assert ledger_total(db, "acme") == 0
 
 
 @pytest.mark.parametrize("step", STEPS)
@@ -32,13 +38,15 @@ def test_nothing_to_flush(lab, redis):
 @hint("crash")
 def test_a_crash_at_any_step_loses_nothing_and_counts_nothing_twice(lab, redis, step):
     db = lab_ledger(redis)
-    key = redis.key("counter", "clicks")
-    redis.incrby(key, 10)
+    use(redis, "acme", 10)
+    use(redis, "initech", 4)
     with student_raises("SimulatedCrash"):
-        lab.flush(db, "clicks", step)
-    redis.incrby(key, 1)                    # traffic goes on after the crash
-    lab.flush(db, "clicks")
-    lab.flush(db, "clicks")
-    assert ledger_total(db, "clicks") == 11, f"after a crash at {step!r}"
-    assert lab.flush(db, "clicks") == 0
-    assert ledger_total(db, "clicks") == 11
+        lab.flush(db, step)
+    use(redis, "acme", 1)                    # traffic goes on after the crash
+    use(redis, "globex", 6)
+    lab.flush(db)
+    lab.flush(db)
+    got = {c: ledger_total(db, c) for c in ("acme", "initech", "globex")}
+    assert got == {"acme": 11, "initech": 4, "globex": 6}, f"after a crash at {step!r}"
+    assert lab.flush(db) == {}
+    assert ledger_total(db, "acme") == 11

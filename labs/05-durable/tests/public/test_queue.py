@@ -13,12 +13,11 @@ def test_tasks_are_claimed_when_due_earliest_first(lab, redis):
     b = lab.schedule("send-b", 2000)
     c = lab.schedule("send-c", 1500)
     assert [a, b, c] == [1, 2, 3]
-    assert redis.hget(q(redis, "tasks"), "2") == "send-b"
-    assert redis.zscore(q(redis, "due"), "3") == 1500
     assert lab.claim(999, 500) == []
     assert lab.claim(1500, 500, 10) == [[1, "send-a", 1], [3, "send-c", 1]]
     assert redis.zrange(q(redis, "due"), 0, -1) == ["2"]
     assert redis.zrange(q(redis, "processing"), 0, -1, withscores=True) == [("1", 2000.0), ("3", 2000.0)]
+    assert redis.hget(q(redis, "attempts"), "3") == "1"
     assert lab.claim(1500, 500, 10) == []
 
 
@@ -34,38 +33,60 @@ def test_claim_takes_at_most_limit(lab, redis):
 
 @points(2)
 @hint("ack")
-def test_ack_removes_the_task_once(lab, redis):
+def test_ack_finishes_the_task_once(lab, redis):
     task = lab.schedule("bill-42", 10)
     [[task_id, payload, attempt]] = lab.claim(20, 1000)
     assert (task_id, payload, attempt) == (task, "bill-42", 1)
-    assert lab.ack(task_id, attempt) is True
-    assert lab.ack(task_id, attempt) is False
+    assert lab.ack(task_id, attempt) == "acked"
+    assert lab.ack(task_id, attempt) == "unknown", "a second ack of a finished task"
+    assert lab.ack(99, 1) == "unknown", "an ack of a task that was never scheduled"
     for part in ("due", "processing"):
         assert redis.zcard(q(redis, part)) == 0, f"queue:{part} still holds the task"
-    for part in ("tasks", "attempts"):
+    for part in ("tasks", "attempts", "dead"):
         assert not redis.hexists(q(redis, part), str(task_id)), f"queue:{part} still holds the task"
 
 
 @points(2)
 @hint("lease")
-def test_a_task_whose_lease_ends_comes_back(lab, redis):
+def test_a_task_whose_lease_ends_comes_back_and_the_old_claim_is_stale(lab, redis):
     task = lab.schedule("resize", 1000)
     assert lab.claim(1000, 500) == [[task, "resize", 1]]   # this worker dies: no ack
-    assert lab.recover(1499) == 0
+    assert lab.recover(1499) == {"requeued": 0, "dead": 0}
     assert lab.claim(1499, 500) == []
-    assert lab.recover(1500) == 1
+    assert lab.recover(1500) == {"requeued": 1, "dead": 0}
     assert redis.zscore(q(redis, "due"), str(task)) == 1500
+    assert lab.ack(task, 1) == "stale", "the lease of attempt 1 ran out: its ack must be refused"
+    assert redis.zscore(q(redis, "due"), str(task)) == 1500, "a refused ack changed the queue"
     assert lab.claim(1500, 500) == [[task, "resize", 2]]
-    assert lab.ack(task, 1) is False, "a stale claim (attempt 1) acknowledged a task that attempt 2 owns"
-    assert lab.ack(task, 2) is True
+    assert lab.ack(task, 1) == "stale", "a stale claim (attempt 1) acknowledged a task that attempt 2 owns"
+    assert lab.ack(task, 2) == "acked"
+
+
+@points(2)
+@hint("dead-letter")
+def test_a_failing_task_is_retried_then_dead_lettered_with_its_reason(lab, redis):
+    task = lab.schedule("charge-card", 0)
+    [[_, _, attempt]] = lab.claim(0, 1000)
+    assert lab.fail(task, attempt, "timeout", 2000, 3) == "retry"
+    assert redis.zscore(q(redis, "due"), str(task)) == 2000
+    assert redis.zcard(q(redis, "processing")) == 0
+    assert lab.claim(1999, 1000) == []
+    assert lab.claim(2000, 1000) == [[task, "charge-card", 2]]
+    assert lab.fail(task, 2, "timeout", 3000, 3) == "retry"
+    assert lab.claim(3000, 1000) == [[task, "charge-card", 3]]
+    assert lab.fail(task, 3, "card declined", 4000, 3) == "dead"
+    assert redis.hget(q(redis, "dead"), str(task)) == "card declined"
+    assert redis.zcard(q(redis, "due")) + redis.zcard(q(redis, "processing")) == 0
+    assert redis.hget(q(redis, "tasks"), str(task)) == "charge-card", "a dead task keeps its payload"
+    assert lab.claim(10**9, 1000) == [], "a dead task was handed out again"
+    assert lab.ack(task, 3) == "stale"
 
 
 @points(3)
 @hint("double-claim")
 def test_no_task_is_claimed_twice_by_concurrent_workers(lab, redis):
     for i in range(300):
-        lab_due = i % 7
-        redis.zadd(q(redis, "due"), {str(i + 1): lab_due})
+        redis.zadd(q(redis, "due"), {str(i + 1): i % 7})
         redis.hset(q(redis, "tasks"), str(i + 1), f"job{i + 1}")
     redis.set(q(redis, "ids"), 300)
     results = lab.run_concurrently([("claim", (100, 60_000, 5))] * 80, processes=4)
