@@ -1,75 +1,105 @@
-"""Lab 04: three rate limiters, each one Lua script (one round trip, atomic).
+"""Lab 04: three rate limiters that weigh requests and check several limits in one decision.
 
-Every function takes the Redis client ``r`` first and answers with a dict::
+The lesson's limiters check one limit and count every request as 1.  Real APIs need more: a
+request may cost several units (a batch of 5 messages, an expensive search), and one client usually
+has several limits at once (10 per second *and* 100 per minute).  Here every function takes::
+
+    limits = [[10, 1000], [100, 60000]]   # [limit, window_ms] pairs: 10 per second AND 100 per minute
+    cost = 3                              # this request takes 3 units from every limit
+
+and answers with a dict::
 
     {"allowed": True, "remaining": 4, "retry_after_ms": 0}
 
-* ``allowed``: whether this request may go ahead (it is then counted; a denied request is not);
-* ``remaining``: how many more requests would be allowed right now, after this one (0 when denied);
+* ``allowed``: True only if *every* limit has room for ``cost`` more units.  Then ``cost`` is
+  counted in every limit; when any limit says no, nothing is counted anywhere (all or nothing).
+* ``remaining``: how many units could still be taken right now, after this decision, in the
+  tightest limit (the smallest of them; never below 0).  A denied request took nothing, so it is
+  what was already there.
 * ``retry_after_ms``: 0 when allowed; otherwise the exact number of milliseconds after ``now_ms``
-  at which a request would be allowed.
+  at which the same request (same ``cost``) would be allowed, if nothing else happens meanwhile:
+  the longest wait among the limits that say no.
 
 ``now_ms`` is the time in milliseconds.  Tests pass it (a controlled clock); when it is None, read
 the Redis server's clock with ``TIME`` inside your script, never the application's clock.
 
-Keys: one key per client and limiter, built with ``r.key(...)`` (for example
-``r.key("rl", "fixed", client_id)``).  Every key you write must have a TTL; touch no other key.
-Up to 16 processes call these functions at the same time for the same client: read-decide-write
-in Python between two round trips is not safe, put the whole decision in one script.
+Keys: one key per client and limiter, holding the state of all its limits, built with ``r.key(...)``
+(for example ``r.key("rl", "fixed", client_id)``).  Every key you write must have a TTL; touch no
+other key.  Up to 16 processes call these functions at the same time for the same client:
+read-decide-write in Python between two round trips is not safe, put the whole decision in one script.
 """
+import secrets
 
-_NOW = """
+_PRELUDE = """
 local now = tonumber(ARGV[1])
 if not now then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local limit, window = tonumber(ARGV[2]), tonumber(ARGV[3])
-"""  # every script starts like this: ARGV[1] is now_ms, or '' to read the server's clock
+local cost, request_id = tonumber(ARGV[2]), ARGV[3]
+local limits = {}   -- limits[i] = {limit, window}, in the order the caller gave them
+for i = 4, #ARGV, 2 do limits[#limits + 1] = {tonumber(ARGV[i]), tonumber(ARGV[i + 1])} end
+"""  # every script starts like this: now (ms), cost, request_id (unique per call) and limits
 
 
-def _decide(r, script: str, key: str, now_ms, limit: int, window_ms: int, *extra) -> dict:
-    """Run ``_NOW + script`` with EVAL on ``key``; the script returns {allowed, remaining, retry}."""
+def _decide(r, script: str, key: str, limits, cost: int, now_ms) -> dict:
+    """Run ``_PRELUDE + script`` with EVAL on ``key``; the script returns {allowed, remaining, retry}.
+
+    Checks the arguments first: at least one ``[limit, window_ms]`` pair, all at least 1, and
+    1 <= cost <= every limit (a bigger request could never be allowed).
+    """
+    pairs = [(int(limit), int(window_ms)) for limit, window_ms in limits]
+    if not pairs or any(limit < 1 or window_ms < 1 for limit, window_ms in pairs):
+        raise ValueError("limits must be a non-empty list of [limit, window_ms] pairs, all at least 1")
+    if not 1 <= int(cost) <= min(limit for limit, _ in pairs):
+        raise ValueError("cost must be at least 1 and at most the smallest limit")
     now = "" if now_ms is None else int(now_ms)
-    allowed, remaining, retry = r.eval(_NOW + script, 1, key, now, limit, window_ms, *extra)
+    args = [now, int(cost), secrets.token_hex(8)] + [n for pair in pairs for n in pair]
+    allowed, remaining, retry = r.eval(_PRELUDE + script, 1, key, *args)
     return {"allowed": allowed == 1, "remaining": remaining, "retry_after_ms": retry}
 
 
-def fixed_window(r, client_id: str, limit: int, window_ms: int, now_ms: int | None = None) -> dict:
-    """Allow ``limit`` requests per fixed window: windows are [k*window_ms, (k+1)*window_ms).
+def fixed_window(r, client_id: str, limits: list, cost: int = 1, now_ms: int | None = None) -> dict:
+    """Fixed windows on the clock, one per limit: for ``[limit, window_ms]`` a request at ``now_ms``
+    falls in window k = now_ms // window_ms, i.e. [k*window_ms, (k+1)*window_ms).
 
-    A request at ``now_ms`` belongs to window k = now_ms // window_ms.  When the window already
-    has ``limit`` allowed requests, deny and retry at the start of the next window.
+    Allowed when, in every limit, the units counted in the current window plus ``cost`` fit in
+    ``limit``.  A limit that says no frees up at the start of its next window.
 
-    Cost: one EVAL; on one key (for instance a hash with the window number and its count, or a
-    key per window): HMGET/HSET or INCR, plus PEXPIRE to the end of the window.  O(1).
+    Cost: one EVAL on one hash holding, per limit, its window number and its count
+    (HMGET, then HSET of every limit only when allowed) + PEXPIRE to the end of the latest
+    current window.  O(number of limits).
     """
     raise NotImplementedError("fixed_window: your code here")
 
 
-def sliding_window(r, client_id: str, limit: int, window_ms: int, now_ms: int | None = None) -> dict:
-    """Allow a request when fewer than ``limit`` requests were allowed in the last ``window_ms``.
+def sliding_window(r, client_id: str, limits: list, cost: int = 1, now_ms: int | None = None) -> dict:
+    """Sliding windows over one log: for ``[limit, window_ms]`` a unit allowed at time t counts
+    against every request at a time now with t <= now < t + window_ms (at exactly t + window_ms
+    it no longer counts).
 
-    A request allowed at time t counts against every request at a time now with
-    t <= now < t + window_ms (at exactly t + window_ms it no longer counts).  Keep a log of the
-    times of allowed requests only; when denied, retry when the entry that has to leave does.
+    Allowed when, in every limit, the units of the last ``window_ms`` plus ``cost`` fit in
+    ``limit``.  Record allowed units only, one log entry per unit.  A limit that says no frees
+    up when enough of its oldest units have left its window.
 
-    Cost: one EVAL on a sorted set (score = time, member = a unique id):
-    ZREMRANGEBYSCORE (drop what left the window) + ZCARD + ZADD + PEXPIRE; O(log N) per request,
-    memory O(limit) per client.
+    Cost: one EVAL on one sorted set (score = time, member = a unique id per unit) shared by all
+    the limits: ZREMRANGEBYSCORE (what left the longest window) + ZCARD + ZCOUNT and, when denied,
+    ZRANGE per limit + ``cost`` ZADDs + PEXPIRE; O(limits * log N + cost), memory O(largest limit).
     """
     raise NotImplementedError("sliding_window: your code here")
 
 
-def token_bucket(r, client_id: str, limit: int, window_ms: int, now_ms: int | None = None) -> dict:
-    """A bucket of ``limit`` tokens, full at first, refilled continuously at ``limit`` per ``window_ms``.
+def token_bucket(r, client_id: str, limits: list, cost: int = 1, now_ms: int | None = None) -> dict:
+    """One bucket per limit: for ``[limit, window_ms]`` a bucket of ``limit`` tokens, full at first,
+    refilled continuously at ``limit`` tokens per ``window_ms``.
 
-    A request takes one token when at least one whole token is there.  Refill is continuous:
-    after ``window_ms / limit`` ms one token has come back, after half of that half a token (keep
-    the fraction).  ``remaining`` is the number of whole tokens left; when denied,
-    ``retry_after_ms`` is the time until one whole token is there, rounded up to a whole ms.
+    Allowed when every bucket holds at least ``cost`` tokens; then each loses ``cost``.  Refill is
+    continuous: after ``window_ms / limit`` ms one token has come back, after half of that half a
+    token (keep the fraction).  ``remaining`` counts whole tokens; when denied, a bucket that is
+    short is ready when it holds ``cost`` tokens again, rounded up to a whole ms.
 
-    Cost: one EVAL on one hash (tokens, time of the last update): HMGET + HSET + PEXPIRE until
-    the bucket would be full again.  O(1).
+    Cost: one EVAL on one hash (the time of the last update and every bucket's level): HMGET
+    (or one HGET per field), then HSET only when allowed + PEXPIRE until the slowest bucket would
+    be full again.  O(number of limits).
     """
     raise NotImplementedError("token_bucket: your code here")
