@@ -32,13 +32,11 @@ def transfer(r, src: str, dst: str, amount: int) -> bool:
     if src == dst:
         raise ValueError("src and dst must be different accounts")
     script = """
-    local balance = tonumber(redis.call('GET', KEYS[1]) or '0')
-    local amount = tonumber(ARGV[1])
-    if balance < amount then
-      return 0
-    end
-    redis.call('DECRBY', KEYS[1], amount)
-    redis.call('INCRBY', KEYS[2], amount)
+    local available = tonumber(redis.call('GET', KEYS[1]) or '0')
+    local wanted = tonumber(ARGV[1])
+    if available < wanted then return 0 end
+    redis.call('DECRBY', KEYS[1], wanted)
+    redis.call('INCRBY', KEYS[2], wanted)
     return 1
     """
     done = r.eval(script, 2, r.key("account", src), r.key("account", dst), amount)

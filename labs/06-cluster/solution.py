@@ -42,10 +42,10 @@ def hot_total(r, name: str, shards: int = SHARDS) -> int:
     Cost: ``shards`` GETs, O(shards), one round trip per node.
     """
     # BEGIN SOLUTION
-    pipe = r.pipeline(transaction=False)
-    for i in range(shards):
-        pipe.get(r.key("hot", name, i))
-    return sum(int(v) for v in pipe.execute() if v is not None)
+    reads = r.pipeline(transaction=False)
+    for shard in range(shards):
+        reads.get(r.key("hot", name, shard))
+    return sum(int(count) for count in reads.execute() if count is not None)
     # END SOLUTION
 
 

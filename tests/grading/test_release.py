@@ -16,16 +16,32 @@ from redis_course.labs.starter import make_starter, solution_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 LABS = [lab for lab in discover() if lab.solution_file.exists()]
-MIN_LINE = 16  # shorter solution lines (``return total``) are too common to prove a leak
+MIN_LINE = 16  # shorter docstring lines are too common to prove a leak
+#: A solution line this long is distinctive on its own; shorter ones (``with r.pipeline() as p:``,
+#: ``except redis.exceptions.ResponseError as e:``) are idioms the lessons teach, so for them a leak
+#: is two consecutive lines of a solution body appearing together.
+DISTINCT_LINE = 60
+PAIR_LEN = 32
+
+
+def _norm(text: str) -> str:
+    """Lines stripped of indentation, blank lines dropped: copied code is found whatever its indent."""
+    return "\n".join(ln.strip() for ln in text.splitlines() if ln.strip())
+
+
+def solution_secrets(source: str) -> list[str]:
+    body = [ln.strip() for ln in solution_lines(source) if ln.strip() and not ln.strip().startswith("#")]
+    out = [ln for ln in body if len(ln) >= DISTINCT_LINE]
+    out += [f"{a}\n{b}" for a, b in zip(body, body[1:]) if len(a) + len(b) >= PAIR_LEN]
+    return out
 
 
 def hidden_secrets() -> dict[str, str]:
     """What must never reach students: hidden test names, solution body lines, grader strings."""
     secrets = {}
     for lab in LABS:
-        for line in solution_lines(lab.solution_file.read_text(encoding="utf-8")):
-            if len(line) >= MIN_LINE:
-                secrets[line] = f"{lab.id}/solution.py"
+        for secret in solution_secrets(lab.solution_file.read_text(encoding="utf-8")):
+            secrets[secret] = f"{lab.id}/solution.py"
         for f in lab.test_files("hidden"):
             tree = ast.parse(f.read_text(encoding="utf-8"))
             for node in ast.walk(tree):
@@ -64,7 +80,12 @@ def test_nothing_hidden_leaks(edition):
     for f in edition.rglob("*"):
         if not f.is_file():
             continue
-        text = f.read_bytes().decode("utf-8", "replace")
+        raw = f.read_bytes().decode("utf-8", "replace")
+        if f.suffix == ".ipynb":  # the code of a notebook, as a reader sees it
+            import json
+
+            raw += "\n" + "\n".join("".join(c.get("source", "")) for c in json.loads(raw).get("cells", []))
+        text = raw + "\n" + _norm(raw)
         for secret, origin in secrets.items():
             if secret in text:
                 leaks.append(f"{f.relative_to(edition)} contains {secret!r} from {origin}")
