@@ -121,12 +121,12 @@ def test_reports_are_valid_and_localized(tmp_path):
     root = ET.fromstring(report.junit_xml("s", [(lab, res)], "en"))
     assert len(root.findall(".//failure")) == 2
     md = report.feedback_markdown("s", [(lab, res)], "ru")
-    assert md.startswith("# Отзыв для s") and "`````text" in md and "скрытый тест" in md
+    assert md.startswith("# Результаты проверки: s") and "`````text" in md and "скрытый тест" in md
 
 
 def test_check_table_has_localized_headers_and_hints():
     lab, res = _result()
-    for lang, words in {"en": ["Lab", "Points", "Hint"], "ru": ["Лаба", "Баллы", "Подсказка"],
+    for lang, words in {"en": ["Lab", "Points", "Hint"], "ru": ["Работа", "Баллы", "Подсказка"],
                         "zh": ["实验", "得分", "提示"]}.items():
         table = render_table([(lab, res)], lang)
         assert all(w in table for w in words), table

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 TEXTS: dict[str, dict[str, str]] = {
-    "lab": {"en": "Lab", "ru": "Лаба", "zh": "实验"},
+    "lab": {"en": "Lab", "ru": "Работа", "zh": "实验"},
     "test": {"en": "Test", "ru": "Тест", "zh": "测试"},
     "points": {"en": "Points", "ru": "Баллы", "zh": "得分"},
     "result": {"en": "Result", "ru": "Результат", "zh": "结果"},
@@ -25,7 +25,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "some_failed": {"en": "Fix the failing tests and run the check again.",
                     "ru": "Исправьте непройденные тесты и запустите проверку снова.",
                     "zh": "请修复未通过的测试，然后再次运行检查。"},
-    "feedback_title": {"en": "Feedback for {student}", "ru": "Отзыв для {student}", "zh": "{student} 的反馈"},
+    "feedback_title": {"en": "Feedback for {student}", "ru": "Результаты проверки: {student}", "zh": "{student} 的反馈"},
     "score_line": {"en": "Score: **{points:g} / {max_points:g}**", "ru": "Итог: **{points:g} из {max_points:g}**",
                    "zh": "得分：**{points:g} / {max_points:g}**"},
     "hidden_test": {"en": "hidden test", "ru": "скрытый тест", "zh": "隐藏测试"},
