@@ -90,7 +90,15 @@ def run_check(lab_spec: str | None = None, *, lang: str = "en", backend: str = "
 
 def main(lab_spec: str | None, lang: str, backend: str = "auto", source: Path | None = None) -> int:
     results, table = run_check(lab_spec, lang=lang, backend=backend, source=source)
-    backends = sorted({r.backend for _, r in results if r.backend})
+    import os
+
+    from ..backend import _describe_url
+
+    def shown(name: str) -> str:  # "url" means the server in REDIS_URL, under a fresh key prefix
+        url = os.environ.get("REDIS_URL")
+        return f"REDIS_URL ({_describe_url(url)})" if name == "url" and url else name
+
+    backends = sorted({shown(r.backend) for _, r in results if r.backend})
     print(table)
     if backends:
         print(f"\n{t('backend', lang)}: {', '.join(backends)}")
