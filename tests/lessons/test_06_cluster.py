@@ -26,7 +26,10 @@ needs_cluster = pytest.mark.skipif(not cluster_available(), reason="redis-server
 
 
 def _solution():
-    spec = importlib.util.spec_from_file_location("lab06_solution", paths.LABS / "06-cluster" / "solution.py")
+    path = paths.LABS / "06-cluster" / "solution.py"
+    if not path.exists():  # the student edition has no solutions
+        pytest.skip("needs the instructor edition's labs/06-cluster/solution.py")
+    spec = importlib.util.spec_from_file_location("lab06_solution", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
