@@ -21,6 +21,10 @@ import sys
 import traceback
 
 
+#: Top-level folders a process needs as they are (programs, libraries, configuration, devices).
+SYSTEM_DIRS = {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "dev", "proc", "sys"}
+
+
 def _send(fd: int, obj: dict) -> None:
     data = (json.dumps(obj, allow_nan=False) + "\n").encode()
     while data:
@@ -85,7 +89,16 @@ def _isolate(cfg: dict) -> tuple[int, int]:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
     iso.mount_proc()
     keep = [os.path.realpath(p) for p in cfg["keep"]]
-    for d in cfg.get("private", []):
+    # An allow-list, not only a deny-list: every top-level folder but the system's own is covered, with
+    # just what the child needs bound back, so another checkout of the course (its solutions, hidden
+    # tests), other users' homes and data folders are out of sight wherever they are.
+    private = [os.path.realpath(d) for d in cfg.get("private", [])]
+    for name in sorted(os.listdir("/")):
+        top = os.path.join("/", name)
+        if name in SYSTEM_DIRS or top in private or os.path.islink(top) or not os.path.isdir(top):
+            continue
+        iso.overlay_empty(top, keep)
+    for d in private:
         iso.overlay_empty(d, keep, mode=0o1777)
     for d in cfg.get("hide", []):
         iso.overlay_empty(d, keep)
