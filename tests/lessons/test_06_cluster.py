@@ -170,7 +170,10 @@ def test_lab_solution_runs_on_the_cluster(rc):
 
 
 def test_lab_wrong_no_hash_tags_fails_on_the_cluster(rc):
-    spec = importlib.util.spec_from_file_location("lab06_wrong", paths.LABS / "06-cluster" / "wrong" / "no_hash_tags.py")
+    path = paths.LABS / "06-cluster" / "wrong" / "no_hash_tags.py"
+    if not path.exists():  # the student edition has no known-wrong implementations
+        pytest.skip("needs the instructor edition's labs/06-cluster/wrong/")
+    spec = importlib.util.spec_from_file_location("lab06_wrong", path)
     wrong = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(wrong)
     wrong.user_incr(rc, 17, "views")
