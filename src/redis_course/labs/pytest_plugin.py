@@ -116,6 +116,11 @@ class LabRun:
             self.forkserver.close()
         if self.server is not None:
             self.server.close()
+        elif self.url:  # a server the course does not own (REDIS_URL): leave none of this run's keys behind
+            try:
+                (self._client or self.client()).cleanup()
+            except Exception:  # noqa: BLE001 - the run's result is already written
+                pass
 
 
 _run: LabRun | None = None
