@@ -69,8 +69,11 @@ def cmd_jupyter(args: argparse.Namespace) -> int:
     folder = paths.NOTEBOOKS / args.lang
     _log(f"[course] JupyterLab on {folder.relative_to(paths.ROOT)}/ "
          f"({'REDIS_URL=' + env['REDIS_URL'] if env.get('REDIS_URL') else 'fakeredis'})")
+    extra = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
     return subprocess.call([sys.executable, "-m", "jupyterlab", f"--notebook-dir={folder}",
-                            "--ServerApp.ip=127.0.0.1", *args.jupyter_args], env=env)
+                            "--ServerApp.ip=127.0.0.1", "--LabApp.news_url=None",  # no calls home: works offline
+                            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                            *extra, *args.jupyter_args], env=env)
 
 
 def cmd_notebooks(args: argparse.Namespace) -> int:
@@ -161,6 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["test"]:  # everything after `test` belongs to pytest, options included
         args = argparse.Namespace(command="test", func=cmd_test, pytest_args=argv[1:])
+    elif argv[:1] == ["jupyter"]:  # --lang is ours; every other option goes to JupyterLab
+        j = argparse.ArgumentParser(prog="course jupyter")
+        j.add_argument("--lang", choices=LANGS, default="en")
+        args, rest = j.parse_known_args(argv[1:])
+        args.command, args.func, args.jupyter_args = "jupyter", cmd_jupyter, rest
     else:
         args = parser.parse_args(argv)
     try:
