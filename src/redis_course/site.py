@@ -152,8 +152,23 @@ def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = N
                 log(f"  {out.name}/{lang}/ built")
         if failed:
             raise SiteBuildError("\n".join(failed))
+    if "ru" in langs:
+        fold_yo(out / "ru" / "search" / "search_index.json")
     (out / "index.html").write_text(ROOT_INDEX, encoding="utf-8")
     return out
+
+
+def fold_yo(index: Path) -> None:
+    """Write the Russian search index with е for ё, so "счетчик" and "счётчик" find the same pages
+    (overrides/assets/javascripts/search-yo.js folds the query the same way)."""
+    import json
+
+    data = json.loads(index.read_text(encoding="utf-8"))
+    for doc in data.get("docs", []):
+        for field in ("title", "text"):
+            if isinstance(doc.get(field), str):
+                doc[field] = doc[field].replace("ё", "е").replace("Ё", "Е")
+    index.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
 
 
 class SiteBuildError(RuntimeError):

@@ -102,3 +102,12 @@ def test_each_search_index_holds_its_own_language_only(built_site):
             assert not HAN.search(text), f"Chinese text in the {lang} index"
         if lang != "en":
             assert (CYRILLIC if lang == "ru" else HAN).search(text)
+
+
+def test_russian_index_folds_yo(built_site):
+    """Readers type е for ё: the ru index is written with е, and search-yo.js folds the query too."""
+    root = built_site.require()
+    text = json.dumps(_index(root, "ru"), ensure_ascii=False)
+    assert "ё" not in text and "Ё" not in text
+    assert "счетчик" in text.lower()
+    assert "search-yo.js" in (root / "ru" / "index.html").read_text(encoding="utf-8")
