@@ -15,6 +15,7 @@ import subprocess
 import sys
 import venv
 from pathlib import Path
+from typing import NoReturn
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
@@ -26,7 +27,7 @@ def _say(msg: str) -> None:
     print(f"[course] {msg}", flush=True)
 
 
-def _fail(msg: str) -> "NoReturn":  # type: ignore[name-defined]
+def _fail(msg: str) -> NoReturn:
     print(f"[course] {msg}", file=sys.stderr, flush=True)
     raise SystemExit(2)
 

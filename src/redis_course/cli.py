@@ -15,7 +15,6 @@ import argparse
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 from . import paths
 from .backend import CourseError

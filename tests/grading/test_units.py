@@ -3,18 +3,15 @@ sandbox's protocol, the check table."""
 from __future__ import annotations
 
 import csv
-import io
-import json
 import xml.etree.ElementTree as ET
 import zipfile
-from pathlib import Path
 
 import pytest
 
 from redis_course.labs import report
 from redis_course.labs.check import render_table
 from redis_course.labs.errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
-from redis_course.labs.grade import Submission, collect, safe_name
+from redis_course.labs.grade import collect, safe_name
 from redis_course.labs.model import LabError, discover, find_lab
 from redis_course.labs.redisbox import RunRedis
 from redis_course.labs.runner import LabResult, TestResult

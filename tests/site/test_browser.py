@@ -9,7 +9,6 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from redis_course.paths import LANGS
 
 pytestmark = pytest.mark.browser
 

@@ -10,7 +10,7 @@ import json
 import threading
 from typing import Any, Callable, Sequence
 
-from .errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
+from .errors import StudentCrash, StudentError, StudentTimeout
 from .sandbox import Sandbox
 
 CAUGHT = (StudentError, StudentTimeout, StudentCrash)

@@ -1,5 +1,5 @@
 """Public tests of lab 00: run them with `python3 run.py check 00`."""
-from redis_course.labs.testing import StudentError, hint, points
+from redis_course.labs.testing import hint, points
 
 
 @points(2)
