@@ -1,0 +1,131 @@
+"""Every string a reader meets that is not a page: one gettext catalog per language.
+
+English is the source language: the English text is written in the code (``_("...")``) and is the
+message id.  Russian and Chinese live in ``locale/<lang>/LC_MESSAGES/course.po``, the format that
+translators' tools (Poedit, Weblate, Crowdin, Lokalize) read and that Babel checks.  A message with
+no translation, or one marked *fuzzy* because its English changed, is shown in English and reported
+by ``python3 run.py i18n check``.
+
+    from redis_course.l10n import _, ngettext, pgettext, N_
+
+    _("Cannot connect to Redis at {where}.", where=url)   # translated, then str.format(**fields)
+    ngettext("{n} test failed", "{n} tests failed", n)   # plural forms of the reader's language
+    pgettext("lab01", "first view is one")               # the same English in another context
+    N_("Lost updates")                                    # marked for extraction, translated later
+
+The language is ``lang=`` when given, else the reader's (``COURSE_LANG``, then the locale, then
+English: :func:`current_lang`).  Catalogs are parsed once per process (Babel), on first use.
+"""
+from __future__ import annotations
+
+import gettext as _gettext
+import locale
+import os
+import threading
+from pathlib import Path
+
+from .paths import LANGS
+
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+DOMAIN = "course"
+SOURCE_LANG = "en"
+
+_lock = threading.Lock()
+_catalogs: dict[str, "_Catalog"] = {}
+
+
+def current_lang() -> str:
+    """The reader's language: ``COURSE_LANG``, then the locale, then English."""
+    lang = os.environ.get("COURSE_LANG", "").strip().lower()
+    if not lang:
+        try:
+            lang = (locale.getlocale()[0] or "").lower()
+        except ValueError:
+            lang = ""
+    for code in LANGS:
+        if lang.startswith(code):
+            return code
+    return SOURCE_LANG
+
+
+def po_path(lang: str) -> Path:
+    return LOCALE_DIR / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
+class _Catalog:
+    """The usable (translated, not fuzzy) messages of one language, and its plural rule."""
+
+    def __init__(self, lang: str) -> None:
+        self.messages: dict[tuple[str | None, str], str | tuple[str, ...]] = {}
+        self.plural = (lambda n: 0 if n == 1 else 1)
+        path = po_path(lang)
+        if lang == SOURCE_LANG or not path.exists():
+            return
+        from babel.messages.pofile import read_po
+
+        with open(path, "rb") as f:
+            catalog = read_po(f, locale=lang.replace("zh", "zh_Hans"), domain=DOMAIN)
+        self.plural = _gettext.c2py(catalog.plural_expr)
+        for m in catalog:
+            if not m.id or m.fuzzy:
+                continue
+            key = m.id[0] if isinstance(m.id, (list, tuple)) else m.id
+            if isinstance(m.string, (list, tuple)):
+                if all(m.string):
+                    self.messages[(m.context, key)] = tuple(m.string)
+            elif m.string:
+                self.messages[(m.context, key)] = m.string
+
+
+def catalog(lang: str) -> _Catalog:
+    with _lock:
+        if lang not in _catalogs:
+            _catalogs[lang] = _Catalog(lang)
+        return _catalogs[lang]
+
+
+def reload() -> None:
+    """Forget the parsed catalogs (after a .po file changed in this process)."""
+    with _lock:
+        _catalogs.clear()
+
+
+def _fill(text: str, fields: dict) -> str:
+    return text.format(**fields) if fields else text
+
+
+def pgettext(context: str | None, message: str, /, *, lang: str | None = None, **fields: object) -> str:
+    """``message`` (in ``context``) in the reader's language, filled with ``fields``."""
+    found = catalog(lang or current_lang()).messages.get((context, message))
+    text = found if isinstance(found, str) else message
+    return _fill(text, fields)
+
+
+def _(message: str, /, *, lang: str | None = None, **fields: object) -> str:
+    """``message`` in the reader's language, filled with ``fields`` (``str.format``)."""
+    return pgettext(None, message, lang=lang, **fields)
+
+
+gettext = _
+
+
+def npgettext(context: str | None, singular: str, plural: str, n: int, /, *, lang: str | None = None,
+              **fields: object) -> str:
+    """The plural form for ``n`` (Russian has three, Chinese one), filled with ``n`` and ``fields``."""
+    cat = catalog(lang or current_lang())
+    found = cat.messages.get((context, singular))
+    if isinstance(found, tuple):
+        index = int(cat.plural(n))
+        text = found[min(index, len(found) - 1)]
+    else:
+        text = singular if n == 1 else plural
+    return _fill(text, {"n": n, **fields})
+
+
+def ngettext(singular: str, plural: str, n: int, /, *, lang: str | None = None, **fields: object) -> str:
+    return npgettext(None, singular, plural, n, lang=lang, **fields)
+
+
+def N_(message: str) -> str:
+    """Mark ``message`` for the catalog without translating it now (translate it where it is shown)."""
+    return message
