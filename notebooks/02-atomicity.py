@@ -164,9 +164,37 @@ print(f"expected {16 * 200}, got {got}, lost {16 * 200 - got}")
 #
 # Redis executes commands one at a time, each to completion. `INCR` reads, adds and writes inside
 # one command, so no other command can run in the middle. Since Redis 6 the optional I/O threads
-# read requests from sockets and write replies in parallel, but commands are still executed by
-# the main thread, one after another. A command is atomic; a sequence of commands is not.
+# (`io-threads`, off by default) write replies in parallel; before Redis 8.0 they read and parse
+# requests only with `io-threads-do-reads yes`, whose default is `no` (8.0 threads both always).
+# Either way commands are still executed by the main thread, one after another. A command is
+# atomic; a sequence of commands is not. The defaults, asked from a private Redis server:
+
+# %% [markdown] lang="ru"
+# ## Почему INCR не может потерять обновление
 #
+# Redis выполняет команды по одной, каждую до конца. `INCR` читает, прибавляет и записывает
+# внутри одной команды, поэтому посередине не может выполниться ничья другая команда. Начиная
+# с Redis 6 можно включить потоки ввода-вывода (`io-threads`, по умолчанию выключены): они
+# параллельно пишут ответы, а читать и разбирать запросы до Redis 8.0 начинают только при
+# `io-threads-do-reads yes`, а по умолчанию там `no` (в 8.0 потоки всегда делают и то и другое).
+# Сами команды в любом случае выполняет главный поток, одну за другой. Команда атомарна,
+# последовательность команд — нет. Значения по умолчанию, которые сообщает приватный сервер Redis:
+
+# %% [markdown] lang="zh"
+# ## 为什么 INCR 不会丢失更新
+#
+# Redis 一次执行一条命令，每条都执行完才轮到下一条。`INCR` 在一条命令内部完成读取、加一和写回，所以中间不可能插入其他命令。从 Redis 6 开始可以启用 I/O 线程（`io-threads`，默认关闭）：它们并行地写回响应；在 Redis 8.0 之前，只有设置 `io-threads-do-reads yes` 时它们才会读取和解析请求，而默认值是 `no`（8.0 起读写总是都交给线程）。无论哪种情况，命令本身仍由主线程一条接一条地执行。单条命令是原子的，一串命令则不是。下面是向一个私有 Redis 服务器查询到的默认值：
+
+# %%
+from redis_course.servers import private_redis, redis_server_binary
+
+if redis_server_binary() is None:
+    print("redis-server is not installed here: see the lesson page for Redis 7.0's answer.")
+else:
+    with private_redis() as srv:
+        print(sorted(srv.client(prefix="").config_get("io-threads*").items()))
+
+# %% [markdown] lang="en"
 # ## MULTI/EXEC: a queue that runs as one block
 #
 # `MULTI` starts a transaction: the following commands are queued, and `EXEC` runs them all
@@ -174,14 +202,6 @@ print(f"expected {16 * 200}, got {got}, lost {16 * 200 - got}")
 # `transaction=True` (the default): the whole block goes in one round trip.
 
 # %% [markdown] lang="ru"
-# ## Почему INCR не может потерять обновление
-#
-# Redis выполняет команды по одной, каждую до конца. `INCR` читает, прибавляет и записывает
-# внутри одной команды, поэтому посередине не может выполниться ничья другая команда. Начиная
-# с Redis 6 можно включить потоки ввода-вывода: они параллельно читают запросы из сокетов и пишут
-# ответы, но сами команды по-прежнему выполняет главный поток, одну за другой. Команда атомарна,
-# последовательность команд — нет.
-#
 # ## MULTI/EXEC: очередь, которая выполняется одним блоком
 #
 # `MULTI` начинает транзакцию: следующие команды ставятся в очередь, а `EXEC` выполняет их все
@@ -189,10 +209,6 @@ print(f"expected {16 * 200}, got {got}, lost {16 * 200 - got}")
 # конвейер (pipeline) с `transaction=True` (по умолчанию): весь блок уходит за один сетевой обмен.
 
 # %% [markdown] lang="zh"
-# ## 为什么 INCR 不会丢失更新
-#
-# Redis 一次执行一条命令，每条都执行完才轮到下一条。`INCR` 在一条命令内部完成读取、加一和写回，所以中间不可能插入其他命令。从 Redis 6 开始可以启用 I/O 线程：它们并行地从套接字读取请求、写回响应，但命令本身仍由主线程一条接一条地执行。单条命令是原子的，一串命令则不是。
-#
 # ## MULTI/EXEC：作为一个整体执行的队列
 #
 # `MULTI` 开启事务：之后的命令进入队列，`EXEC` 一次性执行全部命令，中间不会插入其他客户端的命令。在 redis-py 中它就是 `transaction=True`（默认值）的管道（pipeline）：整个块只需一次网络往返。
@@ -539,6 +555,60 @@ print(call_error.split(" script: ")[0])
 print(call_error.startswith("value is not an integer or out of range"))
 
 # %% [markdown] lang="en"
+# ### No rollback in a script either
+#
+# An error stops a script at that line; what it wrote before stays written. `MOVE` takes 30 from
+# the balance, then fails on `name`, which holds `alice`:
+
+# %% [markdown] lang="ru"
+# ### В скрипте отката тоже нет
+#
+# Ошибка останавливает скрипт на этой строке; то, что он успел записать, остаётся записанным.
+# `MOVE` снимает 30 с баланса, а затем падает на ключе `name`, где лежит `alice`:
+
+# %% [markdown] lang="zh"
+# ### 脚本同样没有回滚
+#
+# 出错时脚本停在那一行，之前已经写入的内容保持不变。`MOVE` 先从余额中扣掉 30，然后在 `name` 上失败，因为它存的是 `alice`：
+
+# %%
+from redis_course.lessons import atomicity
+from redis_course.lessons import show
+
+show(atomicity.MOVE)
+r.set(balance, 100)
+r.set(name, "alice")
+try:
+    r.eval(atomicity.MOVE, 2, balance, name, 30)
+except redis.ResponseError as exc:
+    print("error:", str(exc).split(" script: ")[0])
+print("balance:", r.get(balance), "| name:", r.get(name))
+
+# %% [markdown] lang="en"
+# `TRANSFER` checks everything that can fail before its first write: the amount, that both values
+# are integers `INCRBY` takes, that the balance covers the amount. Then it either writes both keys
+# or nothing:
+
+# %% [markdown] lang="ru"
+# `TRANSFER` проверяет всё, что может сломаться, до первой записи: сумму, то, что оба значения —
+# целые числа, которые примет `INCRBY`, и что баланса хватает. Поэтому он записывает либо оба
+# ключа, либо ни одного:
+
+# %% [markdown] lang="zh"
+# `TRANSFER` 在第一次写入之前先检查所有可能出错的地方：金额、两个值是否都是 `INCRBY` 能接受的整数、余额是否足够。因此它要么两个键都写，要么一个都不写：
+
+# %%
+show(atomicity.TRANSFER)
+savings = r.key("savings")
+r.set(balance, 100)
+for target, amount in [(name, 30), (savings, "1.5"), (savings, 500), (savings, 30)]:
+    try:
+        reply = r.eval(atomicity.TRANSFER, 2, balance, target, amount)
+    except redis.ResponseError as exc:
+        reply = "error: " + str(exc).split(" script: ")[0]
+    print(f"{r.unprefixed(target):<8} {amount!s:>4} -> {reply!s:<40} balance {r.get(balance)}")
+
+# %% [markdown] lang="en"
 # ## A lock in the application works, until there are two processes
 #
 # The same bug exists in plain Python, and so does the usual fix: a lock around the
@@ -623,7 +693,7 @@ if needs_real_redis(r, "several processes sharing one server"):
 # | several writes, no decision in between | `MULTI`/`EXEC` | nothing else runs in between; no rollback |
 # | many independent commands, fast | pipeline without a transaction | one round trip, no isolation |
 # | decide in the application, key rarely contended | `WATCH` + `MULTI`/`EXEC` | no server code; retries grow with contention |
-# | decide on a hot key | Lua script (`EVALSHA`, `register_script`) | atomic, no retries; keep it short: it blocks the server |
+# | decide on a hot key | Lua script (`EVALSHA`, `register_script`) | isolated, no retries; no rollback: check before the first write; keep it short: it blocks the server |
 
 # %% [markdown] lang="ru"
 # Блокировка должна жить там же, где данные. Для счётчика это атомарная команда (`INCR`, `INCRBY`,
@@ -639,7 +709,7 @@ if needs_real_redis(r, "several processes sharing one server"):
 # | несколько записей без решения между ними | `MULTI`/`EXEC` | никто не вклинится; отката нет |
 # | много независимых команд, быстро | конвейер без транзакции | один обмен, без изоляции |
 # | решение в приложении, конфликты за ключ редки | `WATCH` + `MULTI`/`EXEC` | без кода на сервере; повторы растут с конкуренцией |
-# | решение на горячем ключе | Lua-скрипт (`EVALSHA`, `register_script`) | атомарно, без повторов; держите коротким: он блокирует сервер |
+# | решение на горячем ключе | Lua-скрипт (`EVALSHA`, `register_script`) | изоляция, без повторов; отката нет: всё проверяйте до первой записи; держите коротким: он блокирует сервер |
 
 # %% [markdown] lang="zh"
 # 锁必须和数据放在同一个地方。对计数器来说，就是原子命令（`INCR`、`INCRBY`、`HINCRBY`）；对需要判断的操作，就是 Lua 脚本或 `WATCH`。放在 Redis 里的锁（`SET lock token NX PX 3000`）也能用，但它增加了网络往返、需要选定一个超时时间，而且持有者卡住时会出问题：如果只是更新一个值，优先用原子命令。
@@ -652,7 +722,7 @@ if needs_real_redis(r, "several processes sharing one server"):
 # | 多次写入，中间无需判断 | `MULTI`/`EXEC` | 中间不会插入其他客户端的命令；没有回滚 |
 # | 大量独立命令，要快 | 不带事务的管道 | 一次往返，没有隔离 |
 # | 在应用里判断，键很少被争用 | `WATCH` + `MULTI`/`EXEC` | 无需服务端代码；重试随竞争增加 |
-# | 在热点键上判断 | Lua 脚本（`EVALSHA`、`register_script`） | 原子、无重试；要保持简短：它会阻塞服务器 |
+# | 在热点键上判断 | Lua 脚本（`EVALSHA`、`register_script`） | 隔离、无重试；没有回滚：第一次写入前先检查完；要保持简短：它会阻塞服务器 |
 
 # %% tags=["varies"]
 print(r.cleanup())

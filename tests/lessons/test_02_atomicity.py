@@ -12,6 +12,8 @@ import pytest
 import redis
 
 from redis_course import connect
+from redis_course.lessons import atomicity
+from redis_course.servers import private_redis, redis_server_binary
 
 WITHDRAW = """
 local balance = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -165,3 +167,52 @@ def test_script_error_text_differs_as_the_page_says(r):
         assert text == "value is not an integer or out of range"
     else:
         assert " script: " in text and "@user_script:1" in text
+
+
+def test_a_script_that_fails_half_way_keeps_its_earlier_writes(r):
+    balance, name = r.key("balance"), r.key("name")
+    r.set(balance, 100)
+    r.set(name, "alice")
+    with pytest.raises(redis.ResponseError, match="^value is not an integer or out of range"):
+        r.eval(atomicity.MOVE, 2, balance, name, 30)
+    assert r.get(balance) == "70"           # no rollback: the DECRBY before the error stays
+    assert r.get(name) == "alice"
+
+
+@pytest.mark.parametrize("target_value, amount, error", [
+    ("alice", 30, "both keys must hold integers"),
+    ("007", 30, "both keys must hold integers"),            # INCRBY would refuse it after the DECRBY
+    ("9" * 16, 30, "both keys must hold integers"),         # a sum could overflow or lose precision
+    (None, "1.5", "amount must be a positive integer"),
+    (None, "-3", "amount must be a positive integer"),
+    (None, "0", "amount must be a positive integer"),
+    (None, "1e3", "amount must be a positive integer"),
+])
+def test_transfer_checks_everything_before_its_first_write(r, target_value, amount, error):
+    balance, target = r.key("balance"), r.key("target")
+    r.set(balance, 100)
+    if target_value is not None:
+        r.set(target, target_value)
+    with pytest.raises(redis.ResponseError, match=f"^{error}"):
+        r.eval(atomicity.TRANSFER, 2, balance, target, amount)
+    assert r.get(balance) == "100" and r.get(target) == target_value
+
+
+def test_transfer_moves_or_refuses(r):
+    balance, target = r.key("balance"), r.key("target")
+    r.set(balance, 100)
+    assert r.eval(atomicity.TRANSFER, 2, balance, target, 500) == -1
+    assert r.mget(balance, target) == ["100", None]
+    assert r.eval(atomicity.TRANSFER, 2, balance, target, 30) == 30
+    assert r.mget(balance, target) == ["70", "30"]
+
+
+@pytest.mark.skipif(not redis_server_binary(), reason="redis-server is not installed")
+def test_io_threads_do_not_read_by_default_before_8():
+    with private_redis() as srv:
+        c = srv.client(prefix="")
+        version = c.info("server")["redis_version"]
+        settings = c.config_get("io-threads*")
+    assert settings["io-threads"] == "1"
+    if int(version.split(".")[0]) < 8:
+        assert settings["io-threads-do-reads"] == "no"
