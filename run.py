@@ -1,18 +1,27 @@
 #!/usr/bin/env python3
-"""Set up the course in ./.venv (once, and again when pyproject.toml changes), then run a `course` command.
+"""Set up the course in ./.venv from the lock files, then run a `course` command.
 
-    python3 run.py serve      build the notebooks and the site, serve it at http://127.0.0.1:8000
-    python3 run.py test       run the whole test suite
+    python3 run.py serve      the site at http://127.0.0.1:8000 (installs only what the site needs)
+    python3 run.py test       the whole test suite (installs everything the course locks)
+    python3 run.py lock       refresh requirements/*.txt from pyproject.toml (--upgrade: newest allowed)
     python3 run.py <command>  any other `course` command: doctor, check, jupyter, i18n, release, grade ...
 
-Only the standard library is used here, so this works on a machine that has nothing but python3 and git.
+Installs use exactly the versions in requirements/site.txt (serve, build) or requirements/all.txt
+(everything else), with uv when it can be had from the package index and pip otherwise.  Only the
+standard library is used here, so this works on a machine that has nothing but python3 and git.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import threading
+import time
+import tomllib
 import venv
 from pathlib import Path
 from typing import NoReturn
@@ -21,6 +30,14 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 STAMP = VENV / ".course-installed"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / "python"
+UV_HOME = VENV / ".uv"  # uv itself, outside the synced environment so that a sync never removes it
+LOCKS = ROOT / "requirements"
+LOCK = {"site": LOCKS / "site.txt", "all": LOCKS / "all.txt"}
+EXTRAS = {"site": [], "all": ["course", "dev"]}
+BINDER_REQS = ROOT / "binder" / "requirements.txt"
+SITE_COMMANDS = {"serve", "build"}  # the rest needs fakeredis, Jupyter, pytest ...
+HEARTBEAT = 5.0  # seconds of silence after which a long step says it is still working
 
 
 def _say(msg: str) -> None:
@@ -32,58 +49,245 @@ def _fail(msg: str) -> NoReturn:
     raise SystemExit(2)
 
 
-def _wanted_stamp() -> str:
-    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes())
-    digest.update(sys.version.encode())
-    return digest.hexdigest()
+# ------------------------------------------------------------------ steps, visibly
+
+def _run(cmd: list[str], what: str, env: dict | None = None) -> bool:
+    """Run one installer step with its own output shown; every 5 s of silence say it is still working."""
+    started = time.monotonic()
+    proc = subprocess.Popen([str(c) for c in cmd], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, bufsize=1)
+    last = [time.monotonic()]
+    done = threading.Event()
+
+    def heartbeat() -> None:
+        while not done.wait(1.0):
+            if time.monotonic() - last[0] >= HEARTBEAT:
+                _say(f"... {what}: {time.monotonic() - started:.0f} s")
+                last[0] = time.monotonic()
+
+    threading.Thread(target=heartbeat, daemon=True).start()
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        print("    " + line.rstrip(), flush=True)
+        last[0] = time.monotonic()
+    code = proc.wait()
+    done.set()
+    _say(f"{what}: {'done' if code == 0 else 'failed'} in {time.monotonic() - started:.1f} s")
+    return code == 0
+
+
+def _system_pip() -> list[str] | None:
+    ok = subprocess.call([sys.executable, "-m", "pip", "--version"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL) == 0
+    return [sys.executable, "-m", "pip", "--disable-pip-version-check"] if ok else None
+
+
+def _venv_pip() -> list[str]:
+    """pip for the course's venv: the system's (pointed at the venv) or pip bootstrapped into it."""
+    system = _system_pip()
+    if system:
+        return [*system, "--python", str(PYTHON)]
+    if subprocess.call([str(PYTHON), "-m", "pip", "--version"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL) != 0:
+        if not _run([PYTHON, "-m", "ensurepip", "--default-pip"], "bootstrapping pip"):
+            _fail("Python cannot install packages here: it has no pip. On Debian or Ubuntu run "
+                  "`sudo apt install python3-venv python3-pip`, then run this command again.")
+    return [str(PYTHON), "-m", "pip", "--disable-pip-version-check"]
 
 
 def _make_venv() -> None:
-    _say(f"creating a virtual environment in {VENV.name}/ ...")
+    _say(f"creating a virtual environment in {VENV.name}/")
     try:
-        venv.EnvBuilder(with_pip=True, upgrade_deps=False).create(VENV)
-        return
-    except (subprocess.CalledProcessError, OSError):
-        pass
-    # Debian's python3 without python3-venv has no ensurepip: build the venv without pip and
-    # let the system's pip install into it, if there is one.
-    venv.EnvBuilder(with_pip=False).create(VENV)
-    if subprocess.call([sys.executable, "-m", "pip", "--version"], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL) != 0:
-        _fail("Python cannot create a virtual environment with pip here. On Debian or Ubuntu run "
+        venv.EnvBuilder(with_pip=False).create(VENV)
+    except OSError as exc:
+        _fail(f"Python cannot create a virtual environment in {VENV} ({exc}). On Debian or Ubuntu run "
               "`sudo apt install python3-venv`, then run this command again.")
 
 
-def _pip(*args: str) -> None:
-    python = BIN / "python"
-    has_pip = subprocess.call([str(python), "-m", "pip", "--version"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL) == 0
-    cmd = [str(python), "-m", "pip"] if has_pip else [sys.executable, "-m", "pip", "--python", str(python)]
-    if subprocess.call([*cmd, *args]) != 0:
-        _fail("installing the course's Python packages failed (see the pip output above). "
+def _uv() -> str | None:
+    """uv: on PATH, already in .venv/.uv, or installed there from the package index; None if it cannot be had."""
+    if os.environ.get("COURSE_INSTALLER") == "pip":
+        return None
+    mine = UV_HOME / "bin" / ("uv.exe" if os.name == "nt" else "uv")
+    found = shutil.which("uv") or (str(mine) if mine.exists() else None)
+    if found:
+        return found
+    if _run([*_venv_pip(), "install", "--target", UV_HOME, "uv"], "installing uv (a fast installer)") and mine.exists():
+        return str(mine)
+    _say("uv could not be installed; pip installs the packages instead (slower)")
+    return None
+
+
+# ------------------------------------------------------------------ locks
+
+def deps_digest() -> str:
+    """What the locks are made from: the dependency lists in pyproject.toml (not its comments)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    wanted = {"dependencies": project.get("dependencies", []),
+              "optional": project.get("optional-dependencies", {}), "python": project.get("requires-python")}
+    return hashlib.sha256(json.dumps(wanted, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _lock_digest(path: Path) -> str | None:
+    if not path.exists():
+        return None
+    for line in path.read_text(encoding="utf-8").splitlines()[:5]:
+        if line.startswith("# pyproject-deps: "):
+            return line.split(": ", 1)[1].strip()
+    return None
+
+
+def locks_fresh() -> bool:
+    return all(_lock_digest(p) == deps_digest() for p in LOCK.values())
+
+
+def write_locks(uv: str, upgrade: bool = False) -> None:
+    """requirements/all.txt (everything), then requirements/site.txt constrained to the same versions,
+    then binder/requirements.txt (what a Binder image needs) from all.txt."""
+    LOCKS.mkdir(exist_ok=True)
+    header = f"# pyproject-deps: {deps_digest()}\n# Refresh with `python3 run.py lock`; do not edit by hand.\n"
+    for name in ("all", "site"):
+        cmd = [uv, "pip", "compile", "pyproject.toml", "--universal", "--python-version", "3.11", "--quiet",
+               "--no-header", "--custom-compile-command", "python3 run.py lock", "-o", LOCK[name]]
+        cmd += [a for extra in EXTRAS[name] for a in ("--extra", extra)]
+        cmd += ["--upgrade"] if upgrade and name == "all" else []
+        cmd += ["-c", LOCK["all"]] if name == "site" else []
+        if not _run(cmd, f"resolving requirements/{name}.txt"):
+            _fail("resolving the dependencies failed (see above).")
+        body = LOCK[name].read_text(encoding="utf-8")
+        body = "\n".join(line for line in body.splitlines() if not line.startswith("# pyproject-deps: ")
+                         and not line.startswith("# Refresh with"))
+        LOCK[name].write_text(header + body.lstrip("\n") + "\n", encoding="utf-8")
+    write_binder_requirements()
+
+
+def write_binder_requirements() -> None:
+    """binder/requirements.txt: the locked versions (without the [dev] tools), then the course itself."""
+    pins = [line for line in LOCK["all"].read_text(encoding="utf-8").splitlines()
+            if line and not line.startswith((" ", "#"))]
+    dev_only = {"playwright", "pytest-xdist", "limits", "execnet", "greenlet", "pyee", "deprecated", "wrapt"}
+    pins = [p for p in pins if p.split("==")[0].split("[")[0].lower() not in dev_only]
+    BINDER_REQS.parent.mkdir(exist_ok=True)
+    BINDER_REQS.write_text("# Generated by `python3 run.py lock` from requirements/all.txt: the versions the course "
+                           "is tested with.\n" + "\n".join(pins) + "\n-e .\n", encoding="utf-8")
+
+
+def cmd_lock(args: list[str]) -> int:
+    if not (BIN / "python").exists():
+        _make_venv()
+    uv = _uv()
+    if not uv:
+        _fail("refreshing the locks needs uv, and it could not be installed.")
+    write_locks(uv, upgrade="--upgrade" in args)
+    _say("requirements/site.txt, requirements/all.txt and binder/requirements.txt are up to date; commit them.")
+    return 0
+
+
+# ------------------------------------------------------------------ install
+
+def _installed() -> dict:
+    try:
+        return json.loads(STAMP.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _wanted(which: str) -> dict:
+    digest = hashlib.sha256(LOCK[which].read_bytes() + sys.version.encode()).hexdigest()
+    return {"set": which, "lock": digest}
+
+
+def _satisfied(which: str) -> bool:
+    have = _installed()
+    if have == _wanted(which):
+        return True
+    return which == "site" and have == _wanted("all")  # site.txt is all.txt's versions, fewer of them
+
+
+def _install_set(which: str, uv: str | None) -> None:
+    lock = LOCK[which].relative_to(ROOT)
+    what = f"installing the packages in {lock}"
+    if uv:  # sync: exactly the locked set, nothing else left in the venv
+        ok = _run([uv, "pip", "sync", "--python", PYTHON, lock], what) and \
+            _run([uv, "pip", "install", "--python", PYTHON, "--no-deps", "-e", "."], "installing the course itself")
+    else:
+        pip = _venv_pip()
+        ok = _run([*pip, "install", "-r", lock], what) and \
+            _run([*pip, "install", "--no-deps", "-e", "."], "installing the course itself")
+    if not ok:
+        _fail("installing the course's Python packages failed (see the output above). "
               "Check the network connection to the package index and run the command again.")
 
 
-def ensure_installed() -> None:
+def ensure_installed(which: str) -> None:
     if sys.version_info < (3, 11):
         _fail(f"the course needs Python 3.11 or newer; this is {sys.version.split()[0]}.")
-    if not (BIN / "python").exists():
+    if not PYTHON.exists():
         _make_venv()
-    if not STAMP.exists() or STAMP.read_text() != _wanted_stamp():
-        _say("installing the course and its dependencies (first run takes a few minutes) ...")
-        _pip("install", "--disable-pip-version-check", "-q", "-e", f"{ROOT}[dev]")
-        STAMP.write_text(_wanted_stamp())
+    if locks_fresh() and _satisfied(which):
+        return
+    started = time.monotonic()
+    uv = _uv()
+    if not locks_fresh():
+        if not uv:
+            _fail("pyproject.toml changed since requirements/ was written, and refreshing the locks needs uv.")
+        _say("pyproject.toml changed since the locks were written: refreshing requirements/ (commit them)")
+        write_locks(uv)
+    _say(f"installing {'what the site needs' if which == 'site' else 'the course and its tools'} "
+         f"from requirements/{which}.txt with {'uv' if uv else 'pip'}")
+    _install_set(which, uv)
+    STAMP.write_text(json.dumps(_wanted(which)))
+    _say(f"set up in {time.monotonic() - started:.0f} s")
+
+
+# ------------------------------------------------------------------ run, and stop what we started
+
+def run_course(args: list[str]) -> int:
+    """Run ``course ARGS`` in its own process group.  SIGTERM, SIGINT or SIGHUP to this process stop
+    that whole group (the site server, JupyterLab, pytest and whatever they started) and free its ports;
+    a command that ends by itself leaves what it meant to keep running (``cluster start``) alone."""
+    env = dict(os.environ, VIRTUAL_ENV=str(VENV), PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    proc = subprocess.Popen([str(BIN / "course"), *args], env=env, cwd=ROOT, process_group=0)
+    stopped: list[int] = []
+
+    def forward(signum, _frame) -> None:
+        stopped.append(signum)
+        _signal_group(proc.pid, signal.SIGINT if signum == signal.SIGINT else signal.SIGTERM)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, forward)
+    code = proc.wait()
+    if stopped:
+        _stop_group(proc.pid)
+        return 128 + stopped[0]
+    return 128 - code if code < 0 else code
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def _stop_group(pgid: int, grace: float = 10.0) -> None:
+    """What is left of the group after its leader ended: SIGTERM, then SIGKILL after ``grace`` seconds."""
+    _signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while _signal_group(pgid, 0):
+        if time.monotonic() > deadline:
+            _signal_group(pgid, signal.SIGKILL)
+            return
+        time.sleep(0.1)
 
 
 def main(argv: list[str]) -> int:
-    ensure_installed()
-    course = BIN / "course"
-    env = dict(os.environ, VIRTUAL_ENV=str(VENV), PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     args = argv or ["--help"]
-    try:
-        return subprocess.call([str(course), *args], env=env, cwd=ROOT)
-    except KeyboardInterrupt:
-        return 130
+    if args[0] == "lock":
+        return cmd_lock(args[1:])
+    ensure_installed("site" if args[0] in SITE_COMMANDS or args[0] in ("-h", "--help") else "all")
+    return run_course(args)
 
 
 if __name__ == "__main__":
