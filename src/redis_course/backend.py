@@ -26,6 +26,7 @@ from urllib.parse import urlparse
 import redis
 from redis.connection import Connection, SSLConnection, UnixDomainSocketConnection
 
+from .l10n import _
 from .messages import msg
 
 ENV_URL = "REDIS_URL"
@@ -270,7 +271,8 @@ def connect(url: str | None = None, *, prefix: str | None = None, owned: bool = 
     conn_class = {"redis": GuardedConnection, "rediss": GuardedSSLConnection,
                   "unix": GuardedUnixConnection}.get(scheme)
     if conn_class is None:
-        raise CourseError(msg("bad_url", url=url, detail=f"unknown scheme {scheme!r}" if scheme else "no scheme"))
+        raise CourseError(msg("bad_url", url=url, detail=_("unknown scheme {scheme!r}", scheme=scheme) if scheme
+                              else _("no scheme")))
     if owned:
         conn_class = {"redis": Connection, "rediss": SSLConnection, "unix": UnixDomainSocketConnection}[scheme]
     socket_timeout = kwargs.pop("socket_timeout", SOCKET_TIMEOUT)
@@ -287,7 +289,7 @@ def connect(url: str | None = None, *, prefix: str | None = None, owned: bool = 
     try:
         probe_pool, pool = make_pool(first_timeout), make_pool(socket_timeout)
     except ValueError as exc:
-        raise CourseError(msg("bad_url", url=url, detail=str(exc))) from None
+        raise CourseError(msg("bad_url", url=url, detail=_url_detail(exc))) from None
     client = CourseRedis(connection_pool=pool)
     client.backend, client.prefix, client.owned, client.where = "redis", prefix, owned, where
     try:
@@ -297,8 +299,7 @@ def connect(url: str | None = None, *, prefix: str | None = None, owned: bool = 
     except redis.exceptions.TimeoutError:
         raise CourseError(msg("timeout", where=where, seconds=f"{first_timeout:g}")) from None
     except redis.exceptions.ConnectionError as exc:
-        detail = str(exc).split(". ")[-1].strip(". ") or "connection failed"
-        raise CourseError(msg("refused", where=where, detail=detail)) from None
+        raise CourseError(msg("refused", where=where, detail=_connect_detail(exc))) from None
     except redis.exceptions.ResponseError as exc:
         if "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
             raise CourseError(msg("auth", where=where, detail=_sentence_part(exc))) from None
@@ -313,6 +314,37 @@ def connect(url: str | None = None, *, prefix: str | None = None, owned: bool = 
     if verbose:
         print(client.describe())
     return client
+
+
+def _url_detail(exc: ValueError) -> str:
+    """Why redis-py could not read a URL, in the reader's language when we know the reason."""
+    text = str(exc)
+    if "Port could not be cast" in text or "port" in text.lower() and "int" in text:
+        return _("the port is not a number")
+    if "invalid literal for int()" in text:
+        return _("the database number is not a number")
+    return _sentence_part(exc)
+
+
+def _connect_detail(exc: Exception) -> str:
+    """Why a connection failed, from the operating system's error number when there is one."""
+    import errno
+    import socket
+
+    cause = exc
+    while cause is not None and not isinstance(cause, OSError):
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(cause, socket.gaierror):
+        return _("the host name is unknown")
+    known = {errno.ECONNREFUSED: _("nothing listens there (connection refused)"),
+             errno.ENOENT: _("there is no such socket file"),
+             errno.EHOSTUNREACH: _("the host cannot be reached"),
+             errno.ENETUNREACH: _("the network cannot be reached"),
+             errno.EACCES: _("permission denied")}
+    if isinstance(cause, OSError) and cause.errno in known:
+        return known[cause.errno]
+    text = str(exc).split(". ")[-1].strip(". ")
+    return text or _("the connection failed")
 
 
 def _sentence_part(exc: Exception) -> str:

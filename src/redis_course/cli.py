@@ -18,6 +18,7 @@ import sys
 
 from . import paths
 from .backend import CourseError
+from .l10n import _
 from .paths import LANGS
 
 
@@ -28,11 +29,11 @@ def _log(text: str) -> None:
 def cmd_build(args: argparse.Namespace) -> int:
     from . import notebooks, site
 
-    _log("[course] generating notebooks/<lang>/*.ipynb from notebooks/*.py")
+    _log("[course] " + _("generating notebooks/<lang>/*.ipynb from notebooks/*.py"))
     notebooks.sync()
-    _log("[course] executing the notebooks (cached in build/ until their source changes)")
+    _log("[course] " + _("executing the notebooks (cached in build/ until their source changes)"))
     notebooks.render_pages(redis_url=os.environ.get("REDIS_URL") if args.real else None, log=_log)
-    _log("[course] building the site")
+    _log("[course] " + _("building the site"))
     site.build(strict=not args.no_strict, log=_log)
     return 0
 
@@ -57,7 +58,7 @@ def cmd_test(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from .doctor import run_doctor
 
-    return run_doctor()
+    return run_doctor(lang=args.lang)
 
 
 def cmd_jupyter(args: argparse.Namespace) -> int:
@@ -66,8 +67,9 @@ def cmd_jupyter(args: argparse.Namespace) -> int:
     notebooks.sync()
     env = dict(os.environ, COURSE_LANG=args.lang)
     folder = paths.NOTEBOOKS / args.lang
-    _log(f"[course] JupyterLab on {folder.relative_to(paths.ROOT)}/ "
-         f"({'REDIS_URL=' + env['REDIS_URL'] if env.get('REDIS_URL') else 'fakeredis'})")
+    backend = "REDIS_URL=" + env["REDIS_URL"] if env.get("REDIS_URL") else "fakeredis"
+    _log("[course] " + _("JupyterLab on {folder}/ ({backend})", lang=args.lang,
+                          folder=folder.relative_to(paths.ROOT), backend=backend))
     extra = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
     return subprocess.call([sys.executable, "-m", "jupyterlab", f"--notebook-dir={folder}",
                             "--ServerApp.ip=127.0.0.1", "--LabApp.news_url=None",  # no calls home: works offline
@@ -80,9 +82,9 @@ def cmd_notebooks(args: argparse.Namespace) -> int:
 
     stale = notebooks.sync(check=args.check)
     for p in stale:
-        _log(f"{'stale' if args.check else 'written'}: {p.relative_to(paths.ROOT)}")
+        _log((_("stale: {path}") if args.check else _("written: {path}")).format(path=p.relative_to(paths.ROOT)))
     if args.check and stale:
-        _log("Run `python3 run.py notebooks` to regenerate them from notebooks/*.py.")
+        _log(_("Run `python3 run.py notebooks` to regenerate them from notebooks/*.py."))
         return 1
     return 0
 
@@ -94,6 +96,8 @@ def cmd_i18n(args: argparse.Namespace) -> int:
         return i18n.main_check()
     if args.action == "status":
         return i18n.main_status()
+    if args.action == "extract":
+        return i18n.main_extract()
     return i18n.main_stamp(args.pages)
 
 
@@ -125,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=cmd_test)
 
     d = sub.add_parser("doctor", help="what works on this machine")
+    d.add_argument("--lang", choices=LANGS, help="language of the report (default: COURSE_LANG, then the locale)")
     d.set_defaults(func=cmd_doctor)
 
     j = sub.add_parser("jupyter", help="open JupyterLab on the notebooks in one language")
@@ -137,8 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     n.set_defaults(func=cmd_notebooks)
 
     i = sub.add_parser("i18n", help="translation parity and outdated translations")
-    i.add_argument("action", choices=["check", "status", "stamp"],
-                   help="check: fail on structural differences; status: list outdated pages; "
+    i.add_argument("action", choices=["check", "status", "stamp", "extract"],
+                   help="check: fail on structural differences or missing translations; status: list outdated "
+                        "pages and catalog entries; extract: update locale/*/course.po from the code; "
                         "stamp: record that PAGES (docs/ru/... or docs/zh/...) are up to date")
     i.add_argument("pages", nargs="*")
     i.set_defaults(func=cmd_i18n)
@@ -186,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
             print(exc, file=sys.stderr)
             return 1
         name = type(exc).__name__
-        print(f"course {args.command}: {name}: {exc}\n(set COURSE_DEBUG=1 to see the traceback)", file=sys.stderr)
+        print(f"course {args.command}: {name}: {exc}\n" + _("(set COURSE_DEBUG=1 to see the traceback)"),
+              file=sys.stderr)
         return 1
 
 

@@ -41,6 +41,7 @@ from redis.cluster import RedisCluster
 
 from . import paths
 from .backend import PROTOCOL, CourseError, _CourseClient, run_prefix
+from .l10n import _
 from .messages import msg
 from .servers import RedisServerMissing, redis_server_binary
 
@@ -55,7 +56,7 @@ def _crc16_table() -> list[int]:
     table = []
     for byte in range(256):
         crc = byte << 8
-        for _ in range(8):
+        for _attempt in range(8):
             crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
         table.append(crc & 0xFFFF)
     return table
@@ -157,7 +158,7 @@ def connect_cluster(nodes: list[tuple[str, int]] | None = None, *, prefix: str |
     if nodes is None:
         state = LocalCluster.load()
         if state is None:
-            raise CourseError(msg_cluster("not_running"))
+            raise CourseError(_("No course cluster is running; start one with `python3 run.py cluster start`."))
         nodes = [("127.0.0.1", p) for p in state.ports]
     from redis.cluster import ClusterNode
 
@@ -171,37 +172,6 @@ def connect_cluster(nodes: list[tuple[str, int]] | None = None, *, prefix: str |
 
 
 # ====================================================================== the cluster's processes
-
-_MESSAGES = {
-    "not_running": {
-        "en": "No course cluster is running; start one with `course cluster start`.",
-        "ru": "Кластер курса не запущен; запустите его командой `course cluster start`.",
-        "zh": "课程的集群没有在运行；请用 `course cluster start` 启动。",
-    },
-    "already_running": {
-        "en": "A course cluster is already running on ports {ports}; stop it first with `course cluster stop`.",
-        "ru": "Кластер курса уже работает на портах {ports}; сначала остановите его: `course cluster stop`.",
-        "zh": "课程的集群已经在端口 {ports} 上运行；请先用 `course cluster stop` 停止它。",
-    },
-    "create_failed": {
-        "en": "redis-cli --cluster create did not finish: {detail}",
-        "ru": "redis-cli --cluster create не завершился: {detail}",
-        "zh": "redis-cli --cluster create 没有完成：{detail}",
-    },
-    "no_redis_cli": {
-        "en": "This needs the `redis-cli` program (package redis-tools), and it is not installed.",
-        "ru": "Для этого нужна программа `redis-cli` (пакет redis-tools), а она не установлена.",
-        "zh": "这里需要 `redis-cli` 程序（redis-tools 软件包），但它没有安装。",
-    },
-}
-
-
-def msg_cluster(key: str, **fields) -> str:
-    from .messages import current_lang
-
-    texts = _MESSAGES[key]
-    return texts.get(current_lang(), texts["en"]).format(**fields)
-
 
 BUS_OFFSET = 10000  # each node also listens on port + 10000 for the cluster bus
 
@@ -218,11 +188,11 @@ def _port_free(port: int) -> bool:
 def cluster_port() -> int:
     """A free port for a node whose cluster-bus port (port + 10000) is free too (both below 65536)."""
     rng = random.SystemRandom()
-    for _ in range(200):
+    for _attempt in range(200):
         port = rng.randrange(20000, 55000)
         if _port_free(port) and _port_free(port + BUS_OFFSET):
             return port
-    raise CourseError(msg("server_start_failed", port="?", detail="no free port pair found"))
+    raise CourseError(msg("server_start_failed", port="?", detail=_("no free pair of ports (a port and the port 10000 above it)")))
 
 
 def redis_cli_binary() -> str | None:
@@ -305,12 +275,12 @@ class LocalCluster:
                 log = Path(self.data_dir) / str(port) / "redis.log"
                 tail = log.read_text(errors="replace").strip().splitlines()[-2:] if log.exists() else []
                 raise CourseError(msg("server_start_failed", port=port, detail=" / ".join(tail) or
-                                      f"exit code {proc.returncode}"))
+                                      _("exit code {code}", code=proc.returncode)))
             with contextlib.suppress(redis.exceptions.RedisError):
                 if self.node(port, 0.5).ping():
                     return
             time.sleep(0.02)
-        raise CourseError(msg("server_start_failed", port=port, detail="no answer"))
+        raise CourseError(msg("server_start_failed", port=port, detail=_("it did not answer PING")))
 
     def start(self, timeout: float = 30.0) -> "LocalCluster":
         """Start the nodes, join them with ``redis-cli --cluster create``, wait until every node says
@@ -319,7 +289,7 @@ class LocalCluster:
             raise RedisServerMissing(msg("no_redis_server"))
         cli = redis_cli_binary()
         if not cli:
-            raise CourseError(msg_cluster("no_redis_cli"))
+            raise CourseError(_("This needs the `redis-cli` program (package redis-tools), and it is not installed."))
         if self.data_dir is None:
             self.data_dir = Path(tempfile.mkdtemp(prefix="course-cluster-"))
         n = self.primaries * (1 + self.replicas)
@@ -338,7 +308,7 @@ class LocalCluster:
                                   "--cluster-replicas", str(self.replicas), "--cluster-yes"],
                                  capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
             if out.returncode != 0:
-                raise CourseError(msg_cluster("create_failed", detail=(out.stderr or out.stdout).strip()[-300:]))
+                raise CourseError(_("redis-cli --cluster create did not finish: {detail}", detail=(out.stderr or out.stdout).strip()[-300:]))
             self.wait_ok(timeout=max(1.0, deadline - time.monotonic()))
         except BaseException:
             self.stop()
@@ -362,7 +332,7 @@ class LocalCluster:
             except redis.exceptions.RedisError:
                 pass
             if time.monotonic() > deadline:
-                raise CourseError(msg_cluster("create_failed", detail="cluster_state is not ok"))
+                raise CourseError(_("redis-cli --cluster create did not finish: {detail}", detail=_("cluster_state is not ok")))
             time.sleep(0.05)
 
     def alive(self, port: int) -> bool:
@@ -464,10 +434,10 @@ class LocalCluster:
     def owner_of(self, slot: int) -> int:
         """The port of the primary that serves ``slot`` now (CLUSTER SLOTS on a live node)."""
         live = [p for p in self.ports if self.alive(p)]
-        for start, end, primary, *_ in self.node(live[0]).execute_command("CLUSTER", "SLOTS"):
+        for start, end, primary, *_rest in self.node(live[0]).execute_command("CLUSTER", "SLOTS"):
             if int(start) <= slot <= int(end):
                 return int(primary[1])
-        raise CourseError(f"slot {slot} has no primary")
+        raise CourseError(_("Slot {slot} has no primary.", slot=slot))
 
     # -- resharding one slot, step by step (what `redis-cli --cluster reshard` does) -------------
     def begin_slot_move(self, slot: int, to_port: int) -> int:
@@ -516,7 +486,7 @@ class LocalCluster:
                         if all(self.node(p).cluster("info").get("cluster_state") == "ok" for p in live):
                             return port
             time.sleep(0.05)
-        raise CourseError(f"no replica of 127.0.0.1:{dead_port} took over within {timeout:g} s")
+        raise CourseError(_("No replica of 127.0.0.1:{port} took over within {seconds:g} s.", port=dead_port, seconds=timeout))
 
     # -- load, per node ----------------------------------------------------------------------------
     def reset_stats(self) -> None:
@@ -597,7 +567,7 @@ def drive_incr(rc: CourseCluster, pick_key, seconds: float = 1.0, threads: int =
         client = connect_cluster([(n.host, n.port) for n in rc.get_primaries()], prefix=rc.prefix)
         while time.monotonic() < stop:
             pipe = client.pipeline()
-            for _ in range(batch):
+            for _i in range(batch):
                 pipe.incr(pick_key())
             done[i] += len(pipe.execute())
         client.close()
@@ -615,41 +585,45 @@ def drive_incr(rc: CourseCluster, pick_key, seconds: float = 1.0, threads: int =
 def cli_start(state_file: Path = STATE_FILE) -> int:
     existing = LocalCluster.load(state_file)
     if existing is not None and any(existing.alive(p) for p in existing.ports):
-        raise CourseError(msg_cluster("already_running", ports=", ".join(map(str, existing.ports))))
+        raise CourseError(_("A course cluster is already running on ports {ports}; stop it first with `python3 run.py cluster stop`.", ports=", ".join(map(str, existing.ports))))
     cluster = LocalCluster(detached=True)
     cluster.start()
     cluster.save(state_file)
-    print(f"Redis Cluster started: {cluster.primaries} primaries, {cluster.primaries * cluster.replicas} replicas, "
-          f"data in {cluster.data_dir}")
+    print(_("Redis Cluster started: {primaries} primaries, {replicas} replicas, data in {data}.",
+            primaries=cluster.primaries, replicas=cluster.primaries * cluster.replicas, data=cluster.data_dir))
     print(f"  redis-cli -c -p {cluster.ports[0]}")
-    print(f"  state: {state_file}")
+    print("  " + _("state: {path}", path=state_file))
     return 0
 
 
 def cli_status(state_file: Path = STATE_FILE) -> int:
     cluster = LocalCluster.load(state_file)
     if cluster is None:
-        print(msg_cluster("not_running"))
+        print(_("No course cluster is running; start one with `python3 run.py cluster start`."))
         return 1
     live = [p for p in cluster.ports if cluster.alive(p)]
     if not live:
-        print(msg_cluster("not_running"))
+        print(_("No course cluster is running; start one with `python3 run.py cluster start`."))
         return 1
     state = cluster.node(live[0]).cluster("info").get("cluster_state")
-    print(f"cluster_state: {state}   nodes running: {len(live)} of {len(cluster.ports)}   data: {cluster.data_dir}")
+    print(_("cluster_state: {state}   nodes running: {live} of {total}   data: {data}", state=state,
+            live=len(live), total=len(cluster.ports), data=cluster.data_dir))
     for row in cluster.topology():
-        role = row["role"] if row["role"] == "primary" else f"replica of {row['primary']}"
-        print(f"  127.0.0.1:{row['port']}  {'up  ' if row['up'] else 'DOWN'}  {role:<16} "
-              f"slots {' '.join(row['slots']) or '-':<12} keys {row['keys'] if row['keys'] is not None else '-'}")
+        role = _("primary") if row["role"] == "primary" else _("replica of {node}", node=row["primary"])
+        up = _("up") if row["up"] else _("DOWN")
+        slots = (" ".join(row["slots"]) or "-").ljust(12)
+        keys = row["keys"] if row["keys"] is not None else "-"
+        print(f"  127.0.0.1:{row['port']}  {up:<6} {role:<20} "
+              + _("slots {slots}", slots=slots) + " " + _("keys {keys}", keys=keys))
     return 0 if state == "ok" else 1
 
 
 def cli_stop(state_file: Path = STATE_FILE) -> int:
     cluster = LocalCluster.load(state_file)
     if cluster is None:
-        print(msg_cluster("not_running"))
+        print(_("No course cluster is running; start one with `python3 run.py cluster start`."))
         return 0
     cluster.stop()
     state_file.unlink(missing_ok=True)
-    print(f"Redis Cluster stopped ({len(cluster.ports)} nodes); {cluster.data_dir} removed")
+    print(_("Redis Cluster stopped ({nodes} nodes); {data} removed.", nodes=len(cluster.ports), data=cluster.data_dir))
     return 0

@@ -4,8 +4,10 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import unicodedata
 
 from .backend import CourseError, connect, lua_available
+from .l10n import _, ngettext
 
 OK, WARN, BAD = "ok", "--", "!!"
 
@@ -15,16 +17,16 @@ def checks() -> list[tuple[str, str, str, str]]:
     rows: list[tuple[str, str, str, str]] = []
     py = sys.version.split()[0]
     rows.append((OK if sys.version_info >= (3, 11) else BAD, "Python", py,
-                 "" if sys.version_info >= (3, 11) else "the course needs Python 3.11 or newer"))
+                 "" if sys.version_info >= (3, 11) else _("the course needs Python 3.11 or newer")))
 
     try:
         from jupyter_client.kernelspec import KernelSpecManager
 
         specs = KernelSpecManager().find_kernel_specs()
-        rows.append((OK if "python3" in specs else BAD, "Jupyter kernel", "python3" if "python3" in specs else "none",
-                     "" if "python3" in specs else "notebooks cannot run: reinstall with `python3 run.py doctor`"))
+        rows.append((OK if "python3" in specs else BAD, _("Jupyter kernel"), "python3" if "python3" in specs else _("none"),
+                     "" if "python3" in specs else _("notebooks cannot run: reinstall with `python3 run.py doctor`")))
     except Exception as exc:  # pragma: no cover - only on a broken install
-        rows.append((BAD, "Jupyter kernel", f"error: {exc}", "notebooks cannot run"))
+        rows.append((BAD, _("Jupyter kernel"), _("error: {detail}", detail=exc), _("notebooks cannot run")))
 
     try:
         import fakeredis
@@ -33,43 +35,58 @@ def checks() -> list[tuple[str, str, str, str]]:
         r.incr(r.key("doctor"))
         lua = lua_available() and r.eval("return 1 + 1", 0) == 2
         r.cleanup()
-        rows.append((OK if lua else WARN, "fakeredis", f"{fakeredis.__version__}, Lua {'yes' if lua else 'no'}",
-                     "" if lua else "Lua scripts (lessons 02, 04, 05) need `pip install lupa`"))
+        rows.append((OK if lua else WARN, "fakeredis",
+                     _("{version}, Lua: yes", version=fakeredis.__version__) if lua else
+                     _("{version}, Lua: no", version=fakeredis.__version__),
+                     "" if lua else _("Lua scripts (lessons 02, 04, 05) need `pip install lupa`")))
     except Exception as exc:
-        rows.append((BAD, "fakeredis", f"error: {exc}", "nothing runs without a Redis: reinstall the course"))
+        rows.append((BAD, "fakeredis", _("error: {detail}", detail=exc), _("nothing runs without a Redis: reinstall the course")))
 
     url = os.environ.get("REDIS_URL")
     if url:
         try:
             r = connect(url)
             rows.append((OK, "REDIS_URL", f"{r.where}: Redis {r.server_version()}",
-                         "notebooks and labs run on this server, under their own key prefix"))
+                         _("notebooks and labs run on this server, under their own key prefix")))
         except CourseError as exc:
             rows.append((BAD, "REDIS_URL", url, str(exc)))
     else:
-        rows.append((WARN, "REDIS_URL", "not set",
-                     "everything runs on fakeredis; cells that need a real server (OBJECT, MEMORY, INFO) say so"))
+        rows.append((WARN, "REDIS_URL", _("not set"),
+                     _("everything runs on fakeredis; cells that need a real server (OBJECT, MEMORY, INFO) say so")))
 
     from .servers import redis_server_binary, redis_server_version
 
     binary = redis_server_binary()
-    rows.append((OK if binary else WARN, "redis-server", f"{binary} ({redis_server_version()})" if binary else "not found",
-                 "private servers for persistence, cluster and grading" if binary else
-                 "persistence (lesson 05) and cluster (lesson 06) demos are skipped; grading falls back to fakeredis"))
+    rows.append((OK if binary else WARN, "redis-server", f"{binary} ({redis_server_version()})" if binary else _("not found"),
+                 _("private servers for persistence, cluster and grading") if binary else
+                 _("persistence (lesson 05) and cluster (lesson 06) demos are skipped; grading falls back to fakeredis")))
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    rows.append((OK if chromium else WARN, "chromium", chromium or "not found",
-                 "" if chromium else "only the browser tests of the site need it (`apt install chromium`)"))
+    rows.append((OK if chromium else WARN, "chromium", chromium or _("not found"),
+                 "" if chromium else _("only the browser tests of the site need it (`apt install chromium`)")))
     return rows
 
 
-def run_doctor() -> int:
+def width(text: str) -> int:
+    """Columns ``text`` takes in a terminal: Chinese characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def pad(text: str, columns: int) -> str:
+    return text + " " * max(0, columns - width(text))
+
+
+def run_doctor(lang: str | None = None) -> int:
+    """Print the table in ``lang`` (default: ``COURSE_LANG``, then the locale); 1 if something is missing."""
+    if lang:
+        os.environ["COURSE_LANG"] = lang  # also for messages raised by the pieces checked below
     rows = checks()
-    w1 = max(len(r[1]) for r in rows)
-    w2 = min(48, max(len(r[2]) for r in rows))
-    print("course doctor: what works on this machine\n")
+    w1 = max(width(r[1]) for r in rows)
+    w2 = min(48, max(width(r[2]) for r in rows))
+    print(_("course doctor: what works on this machine") + "\n")
     for status, what, found, meaning in rows:
-        print(f" [{status}] {what:<{w1}}  {found:<{w2}}  {meaning}")
+        print(f" [{status}] {pad(what, w1)}  {pad(found, w2)}  {meaning}".rstrip())
     bad = [r for r in rows if r[0] == BAD]
-    print("\n" + ("Everything the course needs is here." if not bad else
-                  f"{len(bad)} problem(s) above: fix them, then run `python3 run.py doctor` again."))
+    print("\n" + (_("Everything the course needs is here.") if not bad else
+                  ngettext("{n} problem above: fix it, then run `python3 run.py doctor` again.",
+                           "{n} problems above: fix them, then run `python3 run.py doctor` again.", len(bad))))
     return 1 if bad else 0

@@ -9,6 +9,9 @@ For each page under ``docs/en`` (hand-written pages; generated ``notebook.md`` p
 * links and images point to the same targets, in the same order;
 * the admonition and content-tab structure is the same.
 
+Notebook language cells (:mod:`.nbcells`) and the gettext catalogs of tool messages
+(:mod:`.catalogs`) are checked by ``course i18n check`` too, and reported by ``course i18n status``.
+
 Outdated translations: a translated page records in its front matter the hash of the English page
 it was translated from (``source: 1a2b3c4d5e6f``).  ``course i18n status`` lists pages whose English
 original has changed since; ``course i18n stamp docs/ru/...`` records that a page is up to date.
@@ -170,9 +173,16 @@ def stamp(page: Path) -> None:
 
 
 def main_check() -> int:
+    from . import catalogs, nbcells
+
     report = check_all()
     for page, problems in report.items():
         print(page)
+        for p in problems:
+            print(f"  - {p}")
+    other = {**nbcells.check_all(), **catalogs.problems()}
+    for where, problems in other.items():
+        print(where)
         for p in problems:
             print(f"  - {p}")
     stale = outdated()
@@ -180,16 +190,41 @@ def main_check() -> int:
         print(f"\n{len(stale)} translated page(s) older than their English original "
               f"(`python3 run.py i18n status` lists them).")
     n = len(pages("en"))
-    print(f"\nparity: {n} page(s) × {len(LANGS)} languages, {len(report)} with problems")
-    return 1 if report else 0
+    print(f"\nparity: {n} page(s) × {len(LANGS)} languages, {len(report)} with problems; "
+          f"notebook language cells and string catalogs: {len(other)} file(s) with problems")
+    return 1 if report or other else 0
 
 
 def main_status() -> int:
+    from . import catalogs
+
     stale = outdated()
     for page, why in stale.items():
         print(f"{page}: {why}")
     if not stale:
         print("every translation is up to date with its English page")
+    entries = catalogs.outdated()
+    for po, rows in entries.items():
+        print(f"{po}: {len(rows)} entr{'y' if len(rows) == 1 else 'ies'} to look at")
+        for row in rows:
+            print(f"  - {row}")
+    if not entries:
+        print("every catalog entry is translated and up to date with its English")
+    return 0
+
+
+def main_extract() -> int:
+    from . import catalogs
+
+    template = catalogs.extract()
+    path = catalogs.write_template(template)
+    print(f"{sum(1 for m in template if m.id)} message(s) extracted into {path.relative_to(paths.ROOT)}")
+    for lang in LANGS[1:]:
+        up = catalogs.update(lang, template)
+        print(f"locale/{lang}: {len(up.added)} new, {len(up.fuzzy)} newly fuzzy, {len(up.obsolete)} no longer used")
+        for what, items in (("fuzzy", up.fuzzy), ("no longer used", up.obsolete)):
+            for item in items:
+                print(f"  {what}: {item[:80]!r}")
     return 0
 
 

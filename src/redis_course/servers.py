@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .backend import CourseError, connect
+from .l10n import _
 from .messages import msg
 
 PERSISTENCE = {
@@ -150,7 +151,8 @@ class PrivateRedis:
                 log = Path(self.data_dir) / "redis.log"
                 tail = log.read_text(errors="replace").strip().splitlines()[-3:] if log.exists() else []
                 raise CourseError(msg("server_start_failed", port=self.port,
-                                      detail=(err.strip() or " / ".join(tail) or f"exit code {self.proc.returncode}")))
+                                      detail=(err.strip() or " / ".join(tail) or
+                                              _("exit code {code}", code=self.proc.returncode))))
             try:
                 connect(self.url, owned=True, prefix="", socket_timeout=1).ping()
                 return self
@@ -158,7 +160,7 @@ class PrivateRedis:
                 last = exc
                 time.sleep(0.02)
         self.kill()
-        raise CourseError(msg("server_start_failed", port=self.port, detail=f"no answer in {timeout:.0f} s ({last})"))
+        raise CourseError(msg("server_start_failed", port=self.port, detail=_("no answer in {seconds:.0f} s ({last})", seconds=timeout, last=last)))
 
     def client(self, prefix: str | None = None, **kwargs):
         """A client for this server; it is owned, so server-wide commands are allowed."""

@@ -21,6 +21,7 @@ from pathlib import Path
 import yaml
 
 from . import paths
+from .l10n import _
 from .paths import LANGS
 
 # Search (each setting is checked in a browser by tests/site/test_browser.py):
@@ -144,7 +145,7 @@ def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = N
                                            text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
         failed = []
         for lang, proc in procs.items():
-            output, _ = proc.communicate()
+            output = proc.communicate()[0]
             if proc.returncode != 0:
                 problems = [line for line in output.splitlines() if not _NOISE.match(line)]
                 failed.append(f"mkdocs build failed for docs/{lang}:\n" + "\n".join(problems))
@@ -198,8 +199,10 @@ def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
     try:
         server = make_server(host, port)
     except OSError as exc:
-        raise SystemExit(f"Port {port} on {host} is busy ({exc.strerror}); stop the other server or pass --port.")
-    print(f"Serving the course at http://{host}:{port}/  (English /en/, Русский /ru/, 简体中文 /zh/). Ctrl+C stops.",
+        raise SystemExit(_("Port {port} on {host} is busy ({detail}); stop the other server or pass --port.",
+                           port=port, host=host, detail=exc.strerror))
+    url = f"http://{host}:{port}/"
+    print(_("Serving the course at {url}  (English /en/, Русский /ru/, 简体中文 /zh/). Ctrl+C stops.", url=url),
           flush=True)
     try:
         server.serve_forever()

@@ -361,4 +361,4 @@ def test_doctor_with_a_dead_port():
     code, line, out = _doctor(f"redis://127.0.0.1:{free_port()}/0")
     assert code == 1
     assert line.lstrip().startswith("[!!]") and "Cannot connect to Redis at 127.0.0.1:" in line
-    assert "1 problem(s) above" in out
+    assert "1 problem above: fix it" in out

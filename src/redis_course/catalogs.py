@@ -1,0 +1,256 @@
+"""The gettext catalogs as translators work on them: extract, update, check, report.
+
+* :func:`extract` reads every ``_()``, ``gettext``, ``ngettext``, ``pgettext``, ``npgettext`` and ``N_``
+  call in ``src/``, ``notebooks/*.py`` and ``labs/`` with Babel's Python extractor and returns the
+  template (the English messages, their plural forms, contexts and the files that use them).
+* :func:`update` merges the template into ``locale/<lang>/LC_MESSAGES/course.po``: translations are
+  kept, a message whose English changed gets its old translation marked *fuzzy* (shown in English
+  until a translator confirms it), messages no longer in the code stay (status lists them).  The
+  file is written sorted by message and without line numbers, so two runs give the same bytes and
+  moving code does not rewrite the catalog.
+* :func:`problems` lists what ``course i18n check`` fails on: a message missing, untranslated or
+  fuzzy in one language, a translation whose ``{fields}`` differ from the English, ASCII
+  punctuation closing a Chinese phrase, an entry written twice (a merge that kept both sides).
+* :func:`outdated` lists what ``course i18n status`` reports: fuzzy, untranslated, obsolete.
+
+Babel is used rather than hand-written parsing because it is what reads the catalogs at run time
+(:mod:`redis_course.l10n`) and what translators' tools expect: the same rules on both ends.
+"""
+from __future__ import annotations
+
+import io
+import re
+import string
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import paths
+from .l10n import DOMAIN, LOCALE_DIR, SOURCE_LANG
+from .paths import LANGS
+
+KEYWORDS = {"_": None, "gettext": None, "ngettext": (1, 2), "pgettext": ((1, "c"), 2),
+            "npgettext": ((1, "c"), 2, 3), "N_": None}
+COMMENT_TAGS = ("Translators:",)
+SOURCES = (("src/redis_course", "**/*.py"), ("notebooks", "[0-9][0-9]-*.py"), ("labs", "**/*.py"))
+BABEL_LOCALE = {"ru": "ru", "zh": "zh_Hans"}
+_CALL = re.compile(r"(?<![\w.])(?:_|gettext|ngettext|pgettext|npgettext|N_)\(")
+_CJK_THEN_ASCII = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef][,:;!?](?=\s|$)")
+
+
+def template_path() -> Path:
+    return paths.BUILD / "locale" / f"{DOMAIN}.pot"
+
+
+def po_path(lang: str, locale_dir: Path | None = None) -> Path:
+    return Path(locale_dir or LOCALE_DIR) / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
+def source_files(root: Path | None = None) -> list[Path]:
+    root = Path(root or paths.ROOT)
+    found: set[Path] = set()
+    for folder, pattern in SOURCES:
+        base = root / folder
+        if base.is_dir():
+            found.update(p for p in base.glob(pattern) if p.is_file() and "__pycache__" not in p.parts)
+    return sorted(found)
+
+
+def extract(root: Path | None = None):
+    """The template catalog: every marked message in the course's Python sources."""
+    from babel.messages.catalog import Catalog
+    from babel.messages.extract import extract_from_file
+
+    root = Path(root or paths.ROOT)
+    template = Catalog(project="redis-course", domain=DOMAIN, charset="utf-8", fuzzy=False)
+    for path in source_files(root):
+        if not _CALL.search(path.read_text(encoding="utf-8", errors="replace")):
+            continue  # Babel's tokenizer is slow: read only the files that mark messages
+        rel = path.relative_to(root).as_posix()
+        for lineno, message, comments, context in extract_from_file(
+                "python", path, keywords=KEYWORDS, comment_tags=COMMENT_TAGS, strip_comment_tags=True):
+            if not (message[0] if isinstance(message, tuple) else message):
+                continue
+            template.add(message, None, [(rel, lineno)], auto_comments=comments, context=context)
+    return template
+
+
+def _header(path: Path) -> bytes:
+    """The file's own header (comments and the ``msgid ""`` entry), kept as written: Babel's would add
+    dates and placeholders that change on every run."""
+    if not path.exists():
+        return b""
+    head, sep, _rest = path.read_bytes().partition(b"\n\n")
+    return head + sep if b'msgid ""' in head else b""
+
+
+def _write(catalog, path: Path) -> bytes:
+    from babel.messages.pofile import write_po
+
+    header = _header(path)
+    buf = io.BytesIO()
+    write_po(buf, catalog, width=0, sort_output=True, include_lineno=False, include_previous=False,
+             omit_header=bool(header))
+    data = header + buf.getvalue().lstrip(b"\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_bytes() != data:
+        path.write_bytes(data)
+    return data
+
+
+def read(lang: str, locale_dir: Path | None = None):
+    from babel.messages.pofile import read_po
+
+    with open(po_path(lang, locale_dir), "rb") as f:
+        return read_po(f, locale=BABEL_LOCALE.get(lang, lang), domain=DOMAIN)
+
+
+@dataclass
+class Updated:
+    lang: str
+    added: list[str] = field(default_factory=list)
+    fuzzy: list[str] = field(default_factory=list)
+    obsolete: list[str] = field(default_factory=list)
+
+
+def _key(message) -> tuple[str, str]:
+    mid = message.id[0] if isinstance(message.id, (list, tuple)) else message.id
+    return (message.context or "", mid)
+
+
+def update(lang: str, template, locale_dir: Path | None = None) -> Updated:
+    """Merge ``template`` into ``lang``'s catalog and write it (sorted, stable)."""
+    catalog = read(lang, locale_dir)
+    before = {_key(m) for m in catalog if m.id}
+    was_fuzzy = {_key(m) for m in catalog if m.id and m.fuzzy}
+    catalog.update(template, no_fuzzy_matching=False, update_header_comment=False,
+                   update_creation_date=False)
+    report = Updated(lang)
+    for m in catalog:
+        if not m.id:
+            continue
+        k = _key(m)
+        if k not in before and not m.fuzzy:
+            report.added.append(k[1])
+        elif m.fuzzy and k not in was_fuzzy:
+            report.fuzzy.append(k[1])
+    # A message no longer in the code stays usable (another part of the course, or a branch not yet
+    # merged, may still need it); `course i18n status` lists it so that somebody can delete it.
+    report.obsolete = [_key(m)[1] for m in catalog.obsolete.values()]
+    for m in catalog.obsolete.values():
+        catalog[m.id] = m
+    catalog.obsolete.clear()
+    _write(catalog, po_path(lang, locale_dir))
+    return report
+
+
+def write_template(template, path: Path | None = None) -> Path:
+    path = Path(path or template_path())
+    _write(template, path)
+    return path
+
+
+def _fields(text: str) -> set[str] | None:
+    try:
+        return {re.split(r"[.\[!:]", name, maxsplit=1)[0] for _, name, _, _ in string.Formatter().parse(text)
+                if name is not None}
+    except ValueError:
+        return None
+
+
+def _short(text: str) -> str:
+    text = text.replace("\n", "⏎")
+    return repr(text if len(text) <= 70 else text[:67] + "...")
+
+
+def _translation_problems(lang: str, m) -> list[str]:
+    ids = list(m.id) if isinstance(m.id, (list, tuple)) else [m.id]
+    strs = list(m.string) if isinstance(m.string, (list, tuple)) else [m.string]
+    where = f" [{m.context}]" if m.context else ""
+    name = _short(ids[0]) + where
+    if not all(strs):
+        return [f"untranslated: {name}"]
+    if m.fuzzy:
+        return [f"fuzzy (the English changed; check the translation and remove the fuzzy flag): {name}"]
+    out: list[str] = []
+    want = set().union(*(f for f in map(_fields, ids) if f is not None))
+    plural = len(ids) > 1
+    for s in strs:
+        got = _fields(s)
+        if got is None:
+            out.append(f"unbalanced braces in the translation of {name}: {_short(s)}")
+        elif got - want - ({"n"} if plural else set()) or (want - {"n"} if plural else want) - got:
+            out.append(f"fields differ from the English in {name}: {sorted(want)} ≠ {sorted(got)}")
+        if lang == "zh" and _CJK_THEN_ASCII.search(s):
+            out.append(f"ASCII punctuation in Chinese text (use ：，；！？): {_short(s)}")
+    return out
+
+
+def _duplicates(path: Path) -> list[str]:
+    """Entries written twice in the file (Babel keeps only one of them when reading)."""
+    seen: dict[tuple[str, str], int] = {}
+    ctx = ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("msgctxt "):
+            ctx = line[8:]
+        elif line.startswith("msgid "):
+            key = (ctx, line[6:])
+            seen[key] = seen.get(key, 0) + 1
+            ctx = ""
+    return [f"written {n} times: msgid {mid}" + (f" (msgctxt {c})" if c else "")
+            for (c, mid), n in seen.items() if n > 1 and mid != '""']
+
+
+def problems(template=None, locale_dir: Path | None = None, root: Path | None = None) -> dict[str, list[str]]:
+    """``{"locale/ru/LC_MESSAGES/course.po": [problem, ...]}`` for each catalog with a problem."""
+    template = template if template is not None else extract(root)
+    report: dict[str, list[str]] = {}
+    for lang in LANGS:
+        if lang == SOURCE_LANG:
+            continue
+        path = po_path(lang, locale_dir)
+        label = f"locale/{lang}/LC_MESSAGES/{path.name}"
+        if not path.exists():
+            report[label] = ["missing catalog file"]
+            continue
+        catalog = read(lang, locale_dir)
+        found: list[str] = _duplicates(path)
+        for t in template:
+            if not t.id:
+                continue
+            m = catalog.get(t.id if not isinstance(t.id, (list, tuple)) else t.id[0], context=t.context)
+            if m is None:
+                files = ", ".join(sorted({loc[0] for loc in t.locations}))
+                found.append(f"missing: {_short(_key(t)[1])} (used in {files}; run `python3 run.py i18n extract`)")
+            else:
+                found += _translation_problems(lang, m)
+        if found:
+            report[label] = found
+    return report
+
+
+def outdated(template=None, locale_dir: Path | None = None, root: Path | None = None) -> dict[str, list[str]]:
+    """Catalog entries a translator should look at: fuzzy, untranslated, no longer used."""
+    template = template if template is not None else extract(root)
+    wanted = {_key(t) for t in template if t.id}
+    out: dict[str, list[str]] = {}
+    for lang in LANGS:
+        if lang == SOURCE_LANG or not po_path(lang, locale_dir).exists():
+            continue
+        catalog = read(lang, locale_dir)
+        rows: list[str] = []
+        for m in catalog:
+            if not m.id:
+                continue
+            strs = m.string if isinstance(m.string, (list, tuple)) else [m.string]
+            if m.fuzzy:
+                rows.append(f"fuzzy: {_short(_key(m)[1])}")
+            elif not all(strs):
+                rows.append(f"untranslated: {_short(_key(m)[1])}")
+            elif _key(m) not in wanted:
+                rows.append(f"no longer used in the code: {_short(_key(m)[1])}")
+        missing = len(wanted - {_key(m) for m in catalog if m.id})
+        if missing:
+            rows.append(f"{missing} message(s) not in the catalog yet (`python3 run.py i18n extract` adds them)")
+        if rows:
+            out[f"locale/{lang}/LC_MESSAGES/{DOMAIN}.po"] = rows
+    return out
