@@ -183,3 +183,12 @@ def test_sliding_window_counter_error_is_what_the_page_says(r):
 def test_bad_arguments_are_refused(r):
     with pytest.raises(ValueError):
         rl.gcra(r, "x", limit=0)
+
+
+def test_list_limiter_check_then_act_race_lets_every_early_reader_in(r):
+    # nine requests are in; sixteen clients read LLEN (9) before any of them pushes: all get in
+    for _ in range(9):
+        rl.run(rl.list_limiter(r, "race"))
+    clients = {name: rl.list_limiter(r, "race") for name in "ABCDEFGHIJKLMNOP"}
+    decisions = rl.interleave(clients, "ABCDEFGHIJKLMNOP" * 4, out=lambda s: None)
+    assert list(decisions.values()) == [True] * 16          # 25 in one second against a limit of 10
