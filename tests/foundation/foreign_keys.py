@@ -9,7 +9,6 @@ with the same value and a TTL that only ran down by the time that passed.
 from __future__ import annotations
 
 import secrets
-import time
 from dataclasses import dataclass, field
 
 KINDS = ("string", "hash", "list", "set")
@@ -26,8 +25,8 @@ def new_prefix() -> str:
 @dataclass
 class Snapshot:
     prefix: str
-    taken_at: float  # time.monotonic()
     keys: dict[str, tuple[str, bytes, int]] = field(default_factory=dict)  # key -> (type, DUMP, PTTL)
+    read_at: dict[str, tuple[float, float]] = field(default_factory=dict)  # key -> server ms around its read
 
 
 def seed(r, prefix: str, count: int = 10_000) -> Snapshot:
@@ -54,20 +53,33 @@ def seed(r, prefix: str, count: int = 10_000) -> Snapshot:
     return snapshot(r, prefix)
 
 
-def _read(r, keys: list[str]) -> dict[str, tuple[str, bytes, int]]:
+def _server_ms(reply) -> float:
+    seconds, micros = reply
+    return int(seconds) * 1000 + int(micros) / 1000
+
+
+def _read(r, keys: list[str]) -> tuple[dict[str, tuple[str, bytes, int]], dict[str, tuple[float, float]]]:
+    """Type, DUMP and PTTL of every key, and for each key the server's clock (TIME, ms) just before
+    and just after its batch was read: TTLs are compared with the server's own clock, so a slow or
+    loaded client cannot make a TTL look as if it ran down too fast."""
     out: dict[str, tuple[str, bytes, int]] = {}
+    when: dict[str, tuple[float, float]] = {}
     for start in range(0, len(keys), BATCH):
         chunk = keys[start:start + BATCH]
         pipe = r.pipeline(transaction=False)
+        pipe.time()
         for k in chunk:
             pipe.type(k)
             pipe.dump(k)
             pipe.pttl(k)
+        pipe.time()
         replies = pipe.execute()
+        before, after = _server_ms(replies[0]), _server_ms(replies[-1])
         for j, k in enumerate(chunk):
-            kind, dump, pttl = replies[3 * j:3 * j + 3]
+            kind, dump, pttl = replies[1 + 3 * j:4 + 3 * j]
             out[k] = (kind.decode() if isinstance(kind, bytes) else kind, dump, int(pttl))
-    return out
+            when[k] = (before, after)
+    return out, when
 
 
 def _scan(r, prefix: str) -> list[str]:
@@ -75,13 +87,13 @@ def _scan(r, prefix: str) -> list[str]:
 
 
 def snapshot(r, prefix: str) -> Snapshot:
-    return Snapshot(prefix, time.monotonic(), _read(r, _scan(r, prefix)))
+    keys, when = _read(r, _scan(r, prefix))
+    return Snapshot(prefix, keys, when)
 
 
 def verify(r, snap: Snapshot) -> list[str]:
     """What changed since ``snap``: missing, extra or changed keys, and TTLs that grew or ran too fast."""
-    elapsed_ms = (time.monotonic() - snap.taken_at) * 1000
-    now = _read(r, list(snap.keys))
+    now, when = _read(r, list(snap.keys))
     problems = []
     for key, (kind, dump, pttl) in snap.keys.items():
         kind2, dump2, pttl2 = now[key]
@@ -99,8 +111,10 @@ def verify(r, snap: Snapshot) -> list[str]:
                 problems.append(f"{key}: lost its TTL (had {pttl} ms)")
             elif pttl2 > pttl + SLACK_MS:
                 problems.append(f"{key}: TTL grew from {pttl} to {pttl2} ms")
-            elif pttl2 < pttl - elapsed_ms - 1000:
-                problems.append(f"{key}: TTL fell from {pttl} to {pttl2} ms in {elapsed_ms:.0f} ms")
+            else:
+                elapsed_ms = when[key][1] - snap.read_at[key][0]  # the most server time that can have passed
+                if pttl2 < pttl - elapsed_ms - SLACK_MS:
+                    problems.append(f"{key}: TTL fell from {pttl} to {pttl2} ms in at most {elapsed_ms:.0f} ms")
     extra = sorted(set(_scan(r, snap.prefix)) - set(snap.keys))
     problems += [f"{key}: appeared under the foreign prefix" for key in extra]
     return problems

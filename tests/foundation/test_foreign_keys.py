@@ -53,3 +53,19 @@ def test_every_kind_of_change_is_reported(real):
     for start in expected_starts:
         assert sum(p.startswith(start) for p in problems) == 1, (start, problems)
     assert not any(p.startswith((k[6], k[7], k[8], k[9])) for p in problems)
+
+
+@pytest.mark.real_redis
+def test_a_ttl_is_judged_by_the_servers_clock(real, monkeypatch):
+    """A slow read-back (a loaded machine) is no change; a TTL cut short by 2 s is one."""
+    import time
+
+    r, prefix = real
+    monkeypatch.setattr(foreign_keys, "BATCH", 2)  # many round trips: the reads take a while
+    snap = foreign_keys.seed(r, prefix, count=10)
+    time.sleep(0.3)
+    assert foreign_keys.verify(r, snap) == []
+    key = f"{prefix}00005"
+    r.pexpire(key, snap.keys[key][2] - 2000)
+    problems = foreign_keys.verify(r, snap)
+    assert len(problems) == 1 and problems[0].startswith(f"{key}: TTL fell from "), problems
