@@ -13,7 +13,6 @@ Both keys get a TTL of ``ttl_ms`` milliseconds when they are created, and nothin
 the date in the name closes the day, the TTL only collects old days.  No key may ever exist
 without a TTL, even if the process dies between two commands.
 """
-from redis_course.lessons.faults import arm_crash, set_machine_timezone  # noqa: F401 (used by the grader)
 
 RETENTION_MS = 8 * 24 * 3600 * 1000  # eight days: the last 7 days stay readable
 

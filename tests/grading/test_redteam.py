@@ -27,7 +27,7 @@ from redis_course.labs.sandbox import Limits
 pytestmark = pytest.mark.slow
 
 HERE = Path(__file__).parent
-REDTEAM = HERE / "redteam"
+REDTEAM = HERE / "redteam" / "lab00"
 ROOT = HERE.parents[1]
 ISOLATION_ONLY = {"read_secrets", "tamper_files", "other_hosts", "fake_results"}
 IS_ROOT = os.geteuid() == 0

@@ -3,7 +3,6 @@ the TTL: under steady traffic the keys never expire and a short window never clo
 """
 from datetime import datetime, timezone
 
-from redis_course.lessons.faults import arm_crash, set_machine_timezone  # noqa: F401
 
 RETENTION_MS = 8 * 24 * 3600 * 1000
 

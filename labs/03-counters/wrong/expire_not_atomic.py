@@ -3,7 +3,6 @@ fails, but a crash after INCR and before PEXPIRE leaves a key without a TTL that
 """
 from datetime import datetime, timezone
 
-from redis_course.lessons.faults import arm_crash, set_machine_timezone  # noqa: F401
 
 RETENTION_MS = 8 * 24 * 3600 * 1000
 

@@ -3,7 +3,6 @@ On a machine in UTC it looks right; on a machine in Tokyo or New York views land
 """
 from datetime import datetime
 
-from redis_course.lessons.faults import arm_crash, set_machine_timezone  # noqa: F401
 
 RETENTION_MS = 8 * 24 * 3600 * 1000
 

@@ -4,7 +4,6 @@ written from the same stale number.
 """
 from datetime import datetime, timezone
 
-from redis_course.lessons.faults import arm_crash, set_machine_timezone  # noqa: F401
 
 RETENTION_MS = 8 * 24 * 3600 * 1000
 

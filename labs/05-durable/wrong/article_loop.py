@@ -5,7 +5,7 @@ before either removes them, and both run the task.
 import sqlite3
 from contextlib import closing
 
-from redis_course.lessons.durable import SimulatedCrash, crash_point  # noqa: F401 (used by flush)
+from redis_course.lessons.faults import crash_point
 
 
 def schedule(r, payload: str, due_ms: int) -> int:
@@ -115,7 +115,7 @@ def recover(r, now_ms: int, max_attempts: int = 3) -> dict:
     return {"requeued": int(back), "dead": int(dead)}
 
 
-def flush(r, db_path: str, crash_at: str | None = None) -> dict:
+def flush(r, db_path: str) -> dict:
     """Move the usage counted in the hash ``usage`` into the SQLite database at ``db_path``.
 
     Add each customer's units to ``counters.total`` of the row ``name = <customer>`` (create rows
@@ -149,7 +149,7 @@ def flush(r, db_path: str, crash_at: str | None = None) -> dict:
         return {}
     batch_id, flat = batch
     units = {flat[i]: int(flat[i + 1]) for i in range(0, len(flat), 2)}
-    crash_point("claimed", crash_at=crash_at)
+    crash_point("claimed")
     with closing(sqlite3.connect(db_path, timeout=30)) as sql:
         first_time = sql.execute(
             "INSERT INTO flushes (flush_id, name, delta) VALUES (?, 'usage', ?) ON CONFLICT DO NOTHING",
@@ -158,9 +158,9 @@ def flush(r, db_path: str, crash_at: str | None = None) -> dict:
             sql.executemany(
                 "INSERT INTO counters (name, total) VALUES (?, ?) "
                 "ON CONFLICT (name) DO UPDATE SET total = total + excluded.total", units.items())
-        crash_point("applied", crash_at=crash_at)
+        crash_point("applied")
         sql.commit()
-    crash_point("committed", crash_at=crash_at)
+    crash_point("committed")
     done = """
     local pending, batch_of_pending = KEYS[1], KEYS[2]
     if redis.call('GET', batch_of_pending) ~= ARGV[1] then return 0 end

@@ -5,7 +5,7 @@ crash after the commit makes the next flush add the same batch again.
 import sqlite3
 from contextlib import closing
 
-from redis_course.lessons.durable import SimulatedCrash, crash_point  # noqa: F401 (used by flush)
+from redis_course.lessons.faults import crash_point
 
 
 def schedule(r, payload: str, due_ms: int) -> int:
@@ -130,17 +130,17 @@ def recover(r, now_ms: int, max_attempts: int = 3) -> dict:
     return {"requeued": int(back), "dead": int(dead)}
 
 
-def flush(r, db_path, crash_at=None):
+def flush(r, db_path):
     key = r.key("usage")
     units = {customer: int(n) for customer, n in r.hgetall(key).items() if int(n)}
-    crash_point("claimed", crash_at)
+    crash_point("claimed")
     if units:
         with closing(sqlite3.connect(db_path, timeout=30)) as db:
             db.executemany("INSERT INTO counters (name, total) VALUES (?, ?) "
                            "ON CONFLICT (name) DO UPDATE SET total = total + excluded.total", units.items())
-            crash_point("applied", crash_at)
+            crash_point("applied")
             db.commit()
-    crash_point("committed", crash_at)
+    crash_point("committed")
     if units:
         r.hset(key, mapping={customer: 0 for customer in units})   # erases what arrived since HGETALL
     return units

@@ -5,7 +5,7 @@ crash there loses it.
 import sqlite3
 from contextlib import closing
 
-from redis_course.lessons.durable import SimulatedCrash, crash_point  # noqa: F401 (used by flush)
+from redis_course.lessons.faults import crash_point
 
 
 def schedule(r, payload: str, due_ms: int) -> int:
@@ -130,19 +130,19 @@ def recover(r, now_ms: int, max_attempts: int = 3) -> dict:
     return {"requeued": int(back), "dead": int(dead)}
 
 
-def flush(r, db_path, crash_at=None):
+def flush(r, db_path):
     key = r.key("usage")
     with r.pipeline() as tx:
         tx.hgetall(key)
         tx.delete(key)
         taken, _ = tx.execute()
     units = {customer: int(n) for customer, n in taken.items()}
-    crash_point("claimed", crash_at)              # a crash here loses the batch for good
+    crash_point("claimed")              # a crash here loses the batch for good
     if units:
         with closing(sqlite3.connect(db_path, timeout=30)) as db:
             db.executemany("INSERT INTO counters (name, total) VALUES (?, ?) "
                            "ON CONFLICT (name) DO UPDATE SET total = total + excluded.total", units.items())
-            crash_point("applied", crash_at)
+            crash_point("applied")
             db.commit()
-    crash_point("committed", crash_at)
+    crash_point("committed")
     return units

@@ -5,7 +5,7 @@ between the commit and the DEL of the pending hash, the next flush adds the batc
 import sqlite3
 from contextlib import closing
 
-from redis_course.lessons.durable import SimulatedCrash, crash_point  # noqa: F401 (used by flush)
+from redis_course.lessons.faults import crash_point
 
 
 def schedule(r, payload: str, due_ms: int) -> int:
@@ -130,7 +130,7 @@ def recover(r, now_ms: int, max_attempts: int = 3) -> dict:
     return {"requeued": int(back), "dead": int(dead)}
 
 
-def flush(r, db_path, crash_at=None):
+def flush(r, db_path):
     live = r.key("usage")
     pending = r.key("usage", "pending")
     script = """
@@ -144,12 +144,12 @@ def flush(r, db_path, crash_at=None):
     units = {flat[i]: int(flat[i + 1]) for i in range(0, len(flat), 2)}
     if not units:
         return {}
-    crash_point("claimed", crash_at)
+    crash_point("claimed")
     with closing(sqlite3.connect(db_path, timeout=30)) as db:
         db.executemany("INSERT INTO counters (name, total) VALUES (?, ?) "
                        "ON CONFLICT (name) DO UPDATE SET total = total + excluded.total", units.items())
-        crash_point("applied", crash_at)
+        crash_point("applied")
         db.commit()
-    crash_point("committed", crash_at)
+    crash_point("committed")
     r.delete(pending)
     return units

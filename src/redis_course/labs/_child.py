@@ -197,6 +197,7 @@ def run(cfg: dict) -> None:
                 os._exit(0)
             time.sleep(0.005)
 
+    hooks, current = _grader_hooks(r, resp_fd)  # before any student code: the module cannot replace them
     import importlib.util
 
     try:
@@ -221,7 +222,50 @@ def run(cfg: dict) -> None:
         buf += chunk
         while b"\n" in buf:
             line, buf = buf.split(b"\n", 1)
-            _send(resp_fd, _handle(json.loads(line), module, r, module_file))
+            req = json.loads(line)
+            current["id"] = req["id"]
+            if "hook" in req:
+                _send(resp_fd, _hook(req, hooks))
+            else:
+                _send(resp_fd, _handle(req, module, r, module_file))
+                hooks["crash_at"](None)  # a step armed for this call is never left for the next one
+
+
+CRASH_EXIT = 86  # the exit code of a process that a fault injected by the grader ended
+
+
+def _grader_hooks(r: object, resp_fd: int) -> tuple[dict, dict]:
+    """The faults, clocks and time zones the grader may set in this process (``{"hook": name}``
+    requests), taken from the course's own code before the student's module is imported: a module
+    that defines ``arm_crash``, ``SimulatedCrash`` or ``set_machine_timezone`` changes nothing.
+
+    A fault that fires tells the grader which call it ended, then ends the process for real, so the
+    student's code can neither catch it nor finish its work after it."""
+    from redis_course.lessons import faults
+
+    current: dict = {"id": None}
+
+    def die(why: str) -> None:
+        try:
+            _send(resp_fd, {"id": current["id"], "fault": {"type": "SimulatedCrash", "message": why}})
+        finally:
+            os._exit(CRASH_EXIT)
+
+    faults.on_crash(die)
+    hooks = {"arm_crash": lambda n: faults.arm_crash(r, n),
+             "crash_at": faults.arm_step,
+             "set_machine_timezone": lambda name: faults.set_machine_timezone(r, name)}
+    return hooks, current
+
+
+def _hook(req: dict, hooks: dict) -> dict:
+    rid, name = req["id"], req["hook"]
+    if name not in hooks:
+        return {"id": rid, "error": {"type": "AttributeError", "message": f"the grader has no hook {name}()"}}
+    try:
+        return {"id": rid, "ok": hooks[name](*req.get("args", []))}
+    except Exception as exc:  # noqa: BLE001
+        return {"id": rid, "error": {"type": type(exc).__name__, "message": _short(exc)}}
 
 
 def _handle(req: dict, module: object, r: object, module_file: str) -> dict:

@@ -38,3 +38,15 @@ class StudentCrash(Exception):
 
 class StudentImportError(StudentCrash):
     """The student's module could not be loaded (syntax error, exception or exit at import time)."""
+
+
+class InjectedCrash(Exception):
+    """The student's process died where the test made it die (``lab.faults.arm_crash``, ``crash_at``).
+
+    Raised only when the grader's own fault fired: an exception the student's code raises itself,
+    whatever its name, is a :class:`StudentError`."""
+
+    def __init__(self, function: str, detail: str) -> None:
+        self.function = function
+        self.detail = detail
+        super().__init__(f"{function + ': ' if function else ''}{detail}")

@@ -29,6 +29,18 @@ class _Function:
         return f"lab.{self.__name__}"
 
 
+class _Faults:
+    """``lab.faults.arm_crash(2)``: the grader's own fault hooks in the student's process."""
+
+    def __init__(self, proxy: "LabProxy") -> None:
+        self._proxy = proxy
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args: self._proxy._box().call(name, args, hook=True)
+
+
 class LabProxy:
     def __init__(self, new_sandbox: Callable[[], Sandbox], sandbox: Sandbox | None = None) -> None:
         self._new_sandbox = new_sandbox
@@ -47,6 +59,12 @@ class LabProxy:
             raise AttributeError(name)
 
         return _Function(self, name)
+
+    @property
+    def faults(self) -> _Faults:
+        """Faults set by the grader in the student's process: ``arm_crash(n)``, ``crash_at(step)``,
+        ``set_machine_timezone(zone)`` (see :mod:`redis_course.lessons.faults`)."""
+        return _Faults(self)
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Call the student's ``name(r, *args, **kwargs)``; arguments must be JSON values."""

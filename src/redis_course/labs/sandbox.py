@@ -25,7 +25,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
+from .errors import InjectedCrash, StudentCrash, StudentError, StudentImportError, StudentTimeout
 
 BOOT = ("import sys; sys.path[:0] = sys.argv[1].split(':'); "
         "from redis_course.labs._child import main; main(sys.argv[2])")
@@ -290,15 +290,19 @@ class Sandbox:
     close = kill
 
     # -- calls -----------------------------------------------------------------------------------
-    def call(self, fn: str, args: tuple | list = (), kwargs: dict | None = None, timeout: float | None = None):
-        """``fn(r, *args, **kwargs)`` in the child; the JSON-decoded result."""
+    def call(self, fn: str, args: tuple | list = (), kwargs: dict | None = None, timeout: float | None = None,
+             hook: bool = False):
+        """``fn(r, *args, **kwargs)`` in the child; the JSON-decoded result.  ``hook``: one of the
+        grader's own functions in the child (a fault, a time zone), never the student's."""
         if self.import_failure is not None:
             raise self.import_failure
         if not self.alive:
             self.spawn()
         self.wait_ready()
         rid = next(_ids)
-        payload = json.dumps({"id": rid, "fn": fn, "args": list(args), "kwargs": kwargs or {}}) + "\n"
+        request = {"id": rid, "hook": fn, "args": list(args)} if hook else \
+            {"id": rid, "fn": fn, "args": list(args), "kwargs": kwargs or {}}
+        payload = json.dumps(request) + "\n"
         try:
             os.write(self._req_fd, payload.encode())  # type: ignore[arg-type]
         except (BrokenPipeError, OSError):
@@ -318,6 +322,9 @@ class Sandbox:
             raise StudentCrash(fn, "the student's process sent an answer nobody asked for")
         if "ok" in msg:
             return msg["ok"]
+        if "fault" in msg and isinstance(msg["fault"], dict):
+            self.kill()  # the process ended itself after saying so: a fresh one serves the next call
+            raise InjectedCrash(fn, str(msg["fault"].get("message", "simulated crash"))[:300])
         if "error" in msg and isinstance(msg["error"], dict):
             e = msg["error"]
             raise StudentError(str(e.get("type", "Error"))[:100], str(e.get("message", ""))[:2000], fn,

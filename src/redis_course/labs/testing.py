@@ -17,10 +17,10 @@ from typing import Iterator
 
 import pytest
 
-from .errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
+from .errors import InjectedCrash, StudentCrash, StudentError, StudentImportError, StudentTimeout
 
 __all__ = ["points", "hint", "student_raises", "StudentError", "StudentTimeout", "StudentCrash",
-           "StudentImportError"]
+           "StudentImportError", "InjectedCrash"]
 
 
 def points(n: float):

@@ -1,15 +1,22 @@
-"""Faults that a lab's tests inject into the process that runs the student's code.
+"""Faults that a test injects into the process that runs the code under test.
 
-Lab 03 imports these two functions into its module, so the grader can call them through the lab
-proxy like any other function (``lab.arm_crash(1)``); they run in the student's child process.
+Two kinds of crash, both armed from outside the code under test:
 
 * :func:`arm_crash` makes the process "die" after a number of successful round trips that touch
-  this run's keys: every later round trip raises :class:`SimulatedCrash` before anything is sent,
-  until the crash is disarmed.  A counter that takes two round trips (``INCR``, then ``EXPIRE``)
-  is stopped between them, exactly where a deploy or an OOM kill can stop it in production; a
-  MULTI/EXEC block, a pipeline or a Lua script is one round trip and is never cut in half.
-* :func:`set_machine_timezone` pretends the machine runs in another time zone (``TZ`` +
-  ``time.tzset()``), so code that uses the machine's local day instead of UTC shows itself.
+  this run's keys: every later round trip dies before anything is sent, until the crash is
+  disarmed.  A counter that takes two round trips (``INCR``, then ``EXPIRE``) is stopped between
+  them, exactly where a deploy or an OOM kill can stop it in production; a MULTI/EXEC block, a
+  pipeline or a Lua script is one round trip and is never cut in half.
+* :func:`arm_step` makes the process die at a named step (``claimed``, ``applied``, ``committed``)
+  that the code reports with :func:`crash_point` once it has done that step.
+
+:func:`set_machine_timezone` pretends the machine runs in another time zone (``TZ`` + ``time.tzset()``),
+so code that uses the machine's local day instead of UTC shows itself.
+
+In a lesson or a test, "dying" raises :class:`SimulatedCrash`.  In the grader, the trusted part of the
+student's process installs :func:`on_crash` before the student's module is imported, and a crash ends
+the process for real after telling the grader (see ``redis_course.labs._child``): a submission can
+neither catch it nor define its own hooks, because the grader never looks them up in its module.
 
 Round trips are counted where redis-py sends them: ``Redis.execute_command`` (a plain command,
 EVAL/EVALSHA) and ``Pipeline.execute`` (a pipeline or a MULTI/EXEC transaction).  Round trips that
@@ -21,20 +28,35 @@ from __future__ import annotations
 import os
 import threading
 import time
+from typing import Callable
 
 import redis
 from redis.client import Pipeline
 
-__all__ = ["SimulatedCrash", "arm_crash", "set_machine_timezone"]
+__all__ = ["SimulatedCrash", "STEPS", "arm_crash", "arm_step", "crash_point", "on_crash", "set_machine_timezone"]
+
+STEPS = ("claimed", "applied", "committed")
 
 
 class SimulatedCrash(redis.exceptions.ConnectionError):
     """The process died here: this round trip and every later one never reach the server."""
 
 
-_state = {"budget": None, "prefix": None}
+_state: dict = {"budget": None, "prefix": None, "step": None}
 _lock = threading.Lock()
 _installed = False
+_handler: list[Callable[[str], None]] = []
+
+
+def on_crash(handler: Callable[[str], None] | None) -> None:
+    """Call ``handler(why)`` instead of raising :class:`SimulatedCrash` (None: raise again)."""
+    _handler[:] = [handler] if handler else []
+
+
+def _die(why: str) -> None:
+    if _handler:
+        _handler[0](why)  # the grader's side: ends the process, never returns
+    raise SimulatedCrash(why)
 
 
 def _touches_prefix(args) -> bool:
@@ -51,8 +73,9 @@ def _guarded(send, args_of):
     def wrapper(self, *args, **kwargs):
         with _lock:
             armed = _state["budget"] is not None and _touches_prefix(args_of(self, args))
-            if armed and _state["budget"] <= 0:
-                raise SimulatedCrash("simulated crash: the process died before this round trip")
+            dead = armed and _state["budget"] <= 0
+        if dead:
+            _die("simulated crash: the process died before this round trip")
         result = send(self, *args, **kwargs)
         if armed:
             with _lock:
@@ -89,6 +112,27 @@ def arm_crash(r, round_trips: int | None) -> bool:
         _state["prefix"] = r.prefix
         _state["budget"] = None if round_trips is None else int(round_trips)
     return _state["budget"] is not None
+
+
+def arm_step(step: str | None) -> str | None:
+    """Die when the code reports ``step`` with :func:`crash_point` (once); None disarms."""
+    if step is not None and step not in STEPS:
+        raise ValueError(f"step must be one of {STEPS} or None")
+    with _lock:
+        _state["step"] = step
+    return step
+
+
+def crash_point(step: str) -> None:
+    """Report that ``step`` is done; the process dies here if a test armed that step.  No Redis command."""
+    if step not in STEPS:
+        raise ValueError(f"crash_point(step): step must be one of {STEPS}")
+    with _lock:
+        fire = _state["step"] == step
+        if fire:
+            _state["step"] = None
+    if fire:
+        _die(f"simulated crash after step {step!r}")
 
 
 def set_machine_timezone(r, name: str | None) -> str:

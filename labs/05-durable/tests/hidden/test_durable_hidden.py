@@ -2,7 +2,9 @@
 import random
 import threading
 
-from redis_course.labs.testing import hint, points, student_raises
+import pytest
+
+from redis_course.labs.testing import InjectedCrash, hint, points
 from redis_course.lessons.durable import lab_ledger, ledger_total
 
 GRADER_CANARY = "grader-canary-05-durable-7d3f90b2"  # the release test proves this never leaves the repo
@@ -139,8 +141,10 @@ def test_crash_after_crash_then_flushes_hidden(lab, redis):
         redis.hincrby(key, "acme", 7)
         redis.hincrby(key, "globex", 1)
         total += 7
-        with student_raises("SimulatedCrash"):
-            lab.flush(db, step)
+        lab.faults.crash_at(step)
+        with pytest.raises(InjectedCrash):
+            lab.flush(db)
+        assert int(redis.hget(key, "acme") or 0) == 0, f"crashed at {step!r} before claiming the batch"
         lab.flush(db)
         lab.flush(db)
         assert ledger_total(db, "acme") == total, f"after a crash at {step!r} and two flushes"
