@@ -26,6 +26,7 @@ from urllib.parse import urlparse
 import redis
 from redis.connection import Connection, SSLConnection, UnixDomainSocketConnection
 
+from .compat import FAKE_SERVER_VERSION, wrap_command_packer
 from .l10n import _
 from .messages import msg
 
@@ -34,8 +35,6 @@ ENV_PREFIX = "COURSE_KEY_PREFIX"
 CONNECT_TIMEOUT = 3.0  # seconds to open a TCP connection
 SOCKET_TIMEOUT = 15.0  # seconds to wait for any reply: nothing hangs for ever
 PROTOCOL = 2  # RESP2 on both backends (redis-py 8 defaults to RESP3)
-#: fakeredis emulates this server version; it matches the Redis 7.0 that Debian 12 ships and CI runs.
-FAKE_SERVER_VERSION = (7, 0)
 
 #: Commands that act on the whole server (first word, or first two words).
 SERVER_WIDE = {
@@ -104,16 +103,14 @@ class _GuardedPacker:
 class _GuardMixin:
     """Checks every command at the moment it is packed for the wire (plain calls, pipelines, MULTI).
 
-    redis-py's ``send_command`` and ``pack_commands`` (pipelines) pack through ``_command_packer``
+    redis-py's ``send_command`` and ``pack_commands`` (pipelines) pack through a private packer
     without calling ``pack_command``, so the packer itself is wrapped, and the public entry points
     check too (for redis-py versions that pack differently).
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[call-arg]
-        packer = getattr(self, "_command_packer", None)
-        if packer is not None:
-            self._command_packer = _GuardedPacker(packer, self._guard_where)
+        wrap_command_packer(self, lambda packer: _GuardedPacker(packer, self._guard_where))
 
     def send_command(self, *args: Any, **kwargs: Any):  # type: ignore[override]
         check_command(args, self._guard_where())

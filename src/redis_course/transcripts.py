@@ -14,7 +14,7 @@ Each ``redis>`` line is split into arguments the way redis-cli splits them (doub
 terminal: ``(integer) 1``, ``"1"``, ``OK``, ``(nil)``, ``(error) ERR ...``, ``1) "a"``,
 ``(empty array)``.  Every block starts on an empty database:
 
-* fakeredis: a fresh ``FakeServer(version=(7, 0))`` per block;
+* fakeredis: a fresh ``FakeServer`` emulating Redis 7.0 (``compat.FAKE_SERVER_VERSION``) per block;
 * a real server: ``FLUSHALL`` before each block, so only a server the course owns (a private
   ``redis-server`` from :mod:`redis_course.servers`) is accepted; the command guard refuses
   FLUSHALL anywhere else.
@@ -38,89 +38,15 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import redis
-from redis._parsers import _RESP2Parser
+
+from .compat import FAKE_SERVER_VERSION, ReplyError, Status, raw_fake_connection_class, raw_parser_class  # noqa: F401 (re-exported)
 
 PROMPT = "redis> "
 _PROMPT_RE = re.compile(r"^redis(?:\(TX\))?> ")
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>.*)$")
-FAKE_VERSION = (7, 0)
 
 
-# ------------------------------------------------------------------ raw replies
-
-class Status(str):
-    """A status (simple string) reply such as ``OK`` or ``QUEUED``: redis-cli prints it unquoted."""
-
-
-class ReplyError(redis.exceptions.ResponseError):
-    """An error reply with its text exactly as the server sent it (``ERR ...``, ``WRONGTYPE ...``)."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
-        self.text = text
-
-
-class RawParser(_RESP2Parser):
-    """RESP2 parser that keeps status replies apart from bulk strings and errors verbatim."""
-
-    def parse_error(self, response: str):  # type: ignore[override]
-        return ReplyError(response)
-
-    def _read_response(self, disable_decoding: bool = False, **kwargs: Any):  # type: ignore[override]
-        raw = self._buffer.readline(**kwargs)
-        if not raw:
-            raise redis.exceptions.ConnectionError("Connection closed by server.")
-        byte, rest = raw[:1], raw[1:]
-        if byte == b"-":
-            return ReplyError(rest.decode("utf-8", errors="replace"))
-        if byte == b"+":
-            return Status(rest.decode("utf-8", errors="replace"))
-        if byte == b":":
-            return int(rest)
-        if byte in (b"$", b"*") and rest == b"-1":
-            return None
-        if byte == b"$":
-            data = self._buffer.read(int(rest), **kwargs)
-            return data if disable_decoding else self.encoder.decode(data)
-        if byte == b"*":
-            return [self._read_response(disable_decoding, **kwargs) for _ in range(int(rest))]
-        raise redis.exceptions.InvalidResponse(f"Protocol Error: {raw!r}")
-
-
-class _StatusBytes(bytes):
-    pass
-
-
-def _fake_classes():
-    """A fakeredis connection whose replies keep the status/bulk distinction and full error text."""
-    import fakeredis
-    from fakeredis._helpers import SimpleError, SimpleString
-    from fakeredis._socket import FakeSocket
-
-    class RawFakeSocket(FakeSocket):
-        def _decode_result(self, result: Any) -> Any:
-            if isinstance(result, list):
-                return [self._decode_result(r) for r in result]
-            if isinstance(result, SimpleString):
-                return _StatusBytes(result.value)
-            if isinstance(result, SimpleError):
-                return ReplyError(result.value)
-            return result
-
-    class RawFakeConnection(fakeredis.FakeRedisConnection):
-        def _connect(self):
-            sock = super()._connect()
-            sock.__class__ = RawFakeSocket
-            return sock
-
-        def _decode(self, response: Any) -> Any:
-            if isinstance(response, _StatusBytes):
-                return Status(response.decode("utf-8", errors="replace"))
-            if isinstance(response, list):
-                return [self._decode(r) for r in response]
-            return super()._decode(response)
-
-    return RawFakeConnection
+RawParser = raw_parser_class()
 
 
 @dataclass
@@ -134,9 +60,9 @@ class Backend:
         if self.kind == "fakeredis":
             import fakeredis
 
-            server = fakeredis.FakeServer(version=FAKE_VERSION)
-            raw = fakeredis.FakeRedis(server=server, version=FAKE_VERSION, protocol=2, decode_responses=True,
-                                      connection_class=_fake_classes(), single_connection_client=True)
+            server = fakeredis.FakeServer(version=FAKE_SERVER_VERSION)
+            raw = fakeredis.FakeRedis(server=server, version=FAKE_SERVER_VERSION, protocol=2, decode_responses=True,
+                                      connection_class=raw_fake_connection_class(), single_connection_client=True)
         else:
             pool = self.client.connection_pool
             kwargs = dict(pool.connection_kwargs)

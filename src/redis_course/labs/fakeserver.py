@@ -9,36 +9,13 @@ commands stalls this process, never the grader, which kills and restarts it.
 from __future__ import annotations
 
 import os
-import socketserver
 import sys
-import threading
-from itertools import count
 
 
 def make_server(path: str):
-    from fakeredis import FakeServer
-    from fakeredis._clients._tcp_server import TCPFakeRequestHandler
+    from ..compat import unix_fake_server  # fakeredis's request handler is private: fenced there
 
-    from ..backend import FAKE_SERVER_VERSION
-
-    class UnixFakeServer(socketserver.ThreadingUnixStreamServer):
-        daemon_threads = True
-        # socketserver's default backlog of 5 makes the 6th of 16 processes connecting at once fail
-        # with EAGAIN ("Resource temporarily unavailable") on a Unix socket
-        request_queue_size = 128
-
-        def __init__(self) -> None:
-            self._shutdown_event = threading.Event()
-            self.client_ids = count(1)
-            self.clients: dict = {}
-            super().__init__(path, TCPFakeRequestHandler)
-            self.fake_server = FakeServer(server_type="redis", version=FAKE_SERVER_VERSION)
-
-        def get_request(self):  # Unix peers have no address: give each connection its own id
-            sock, _ = self.socket.accept()
-            return sock, ("unix", next(self.client_ids))
-
-    return UnixFakeServer()
+    return unix_fake_server(path)
 
 
 def _isolate(path: str, keep: list[str]) -> None:
