@@ -143,6 +143,72 @@ print("INCR:     ", race(r.incr, r.key("race", "incr")))
 print(race(r.incr, r.key("race", "incr")) == 1200)
 
 # %% [markdown] lang="en"
+# ### Unique while the server remembers
+#
+# "No two clients get the same reply" holds while the server keeps every increment it
+# acknowledged. A restart that reloads an older state hands the same ids out again. A private
+# `redis-server` with its default persistence (snapshots only) hands out ids 1 to 150; a snapshot
+# is taken after 100 (as the save rules would, some time), then the server is killed with SIGKILL
+# and started again. The same with AOF:
+
+# %% [markdown] lang="ru"
+# ### Уникальны, пока сервер помнит
+#
+# «Двум клиентам не достанется один и тот же ответ» — это верно, пока сервер хранит каждый
+# подтверждённый инкремент. Перезапуск, который загружает более старое состояние, раздаёт те же
+# идентификаторы ещё раз. Приватный `redis-server` с настройками сохранения по умолчанию (только
+# снимки) раздаёт идентификаторы с 1 по 150; после сотого делается снимок (как сделали бы правила
+# `save` — когда-нибудь), затем сервер убивают SIGKILL и запускают снова. То же самое с AOF:
+
+# %% [markdown] lang="zh"
+# ### 只在服务器记得的时候唯一
+#
+# “不会有两个客户端拿到同一个回复”，前提是服务器保留了它确认过的每一次自增。一旦重启后加载的是更早的状态，同样的 ID 就会再发一次。一个使用默认持久化配置（只有快照）的私有 `redis-server` 发出 ID 1 到 150；在第 100 个之后做一次快照（就像 save 规则迟早会做的那样），然后用 SIGKILL 杀掉服务器再重新启动。再用 AOF 做同样的实验：
+
+# %%
+from redis_course.lessons import ids as idgen
+from redis_course.lessons import show
+from redis_course.servers import redis_server_binary
+
+if redis_server_binary() is None:
+    print("redis-server is not installed here: see the lesson page for the results.")
+else:
+    print(f"{'persistence':<13} {'handed out':>10} {'survived':>9} {'next INCR':>10} {'handed out twice':>17}")
+    for mode in ("default", "aof-everysec", "aof-always"):
+        run = idgen.reissued_after_restart(mode)
+        print(f"{mode:<13} {run['handed_out']:>10} {run['survived']:>9} {run['next_id']:>10} {run['reissued']:>17}")
+
+# %% [markdown] lang="en"
+# With snapshots only, ids 101 to 150 are handed out a second time. AOF kept them here, because
+# SIGKILL stops the process, not the kernel: a power cut can still take the last second with
+# `everysec` (lesson 05), and a failover can lose acknowledged writes whatever `appendfsync` says
+# (lesson 06). Durable ids come from a database sequence, or from an **epoch prefix**: every Redis
+# process (its `run_id`, read in the same `MULTI` as the `INCR`) gets a new epoch number from a
+# database, so a number handed out twice carries two different prefixes:
+
+# %% [markdown] lang="ru"
+# Только со снимками идентификаторы со 101 по 150 раздаются второй раз. AOF их здесь сохранил,
+# потому что SIGKILL останавливает процесс, а не ядро: при отключении питания `everysec` всё ещё
+# может потерять последнюю секунду (урок 05), а переключение на реплику может потерять
+# подтверждённые записи при любом `appendfsync` (урок 06). Надёжные идентификаторы дают
+# последовательность в базе данных или **префикс эпохи**: каждый процесс Redis (его `run_id`,
+# прочитанный в том же `MULTI`, что и `INCR`) получает из базы данных новый номер эпохи, и число,
+# выданное дважды, оказывается с двумя разными префиксами:
+
+# %% [markdown] lang="zh"
+# 只有快照时，ID 101 到 150 被第二次发出。这里 AOF 保住了它们，因为 SIGKILL 停掉的是进程而不是内核：遇到断电时，`everysec` 仍可能丢掉最后一秒（第 05 课）；而主从切换无论 `appendfsync` 怎么设置，都可能丢掉已确认的写入（第 06 课）。持久可靠的 ID 来自数据库序列，或者来自**纪元前缀**（epoch prefix）：每个 Redis 进程（它的 `run_id`，与 `INCR` 在同一个 `MULTI` 中读取）都从数据库领取一个新的纪元编号，于是被发了两次的数字带着两个不同的前缀：
+
+# %%
+import tempfile
+from pathlib import Path
+
+show(idgen.EpochIds)
+if redis_server_binary() is not None:
+    with tempfile.TemporaryDirectory() as tmp:
+        print(idgen.epoch_ids_across_restart(str(Path(tmp) / "epochs.db")))
+        print("database sequence:", [idgen.sequence_id(str(Path(tmp) / "ids.db")) for _ in range(3)])
+
+# %% [markdown] lang="en"
 # ## A signed 64-bit integer
 #
 # The range is −2⁶³ … 2⁶³ − 1. An increment past either end is refused and the value stays.
@@ -263,13 +329,18 @@ stock = r.key("stock")
 print(r.decr(stock), r.incrby(stock, 10), r.decrby(stock, 3), r.incrby(stock, -6))
 
 # %% [markdown] lang="en"
-# If a limit matters, check the returned value and undo your own step:
+# A common answer when a limit matters: check the returned value and undo your own step. It never
+# sells a unit twice, but it has a crash window and refuses valid requests under contention, so
+# for money the course uses one script instead (see "Money: check and take in one step" below):
 
 # %% [markdown] lang="ru"
-# Если граница важна, проверяйте возвращённое значение и откатывайте собственный шаг:
+# Распространённый ответ, когда граница важна: проверять возвращённое значение и откатывать
+# собственный шаг. Одну единицу дважды так не продать, но у этого способа есть окно для сбоя, и при
+# конкуренции он отказывает в законных запросах, поэтому для денег курс берёт один скрипт (см. ниже
+# «Деньги: проверить и списать за один шаг»):
 
 # %% [markdown] lang="zh"
-# 如果下限很重要，就检查返回值，必要时撤销你自己的这一步：
+# 需要下限时，常见的做法是：检查返回值，必要时撤销自己这一步。这样不会把同一件商品卖两次，但它有崩溃窗口，在竞争下还会拒绝本该通过的请求，所以涉及金钱时，本课程改用一个脚本（见下文“金钱：一步完成检查和扣减”）：
 
 # %%
 r.set(stock, 2)
@@ -459,6 +530,94 @@ for amount in ["19.99", "0.10", "0.20"] * 10:
 cents = int(r.get(balance))
 print(cents, f"{cents // 100}.{cents % 100:02d}")
 attempt(to_cents, "0.001")
+
+# %% [markdown] lang="en"
+# ## Money: check and take in one step
+#
+# "`DECRBY`, and `INCRBY` it back if the balance went negative" is two commands. A process that
+# dies between them (a deploy, an OOM kill, a lost connection) leaves the money taken, although the
+# withdrawal was refused. Here the balance is 100.00 and a withdrawal of 150.00 stops after its
+# first step:
+
+# %% [markdown] lang="ru"
+# ## Деньги: проверить и списать за один шаг
+#
+# «`DECRBY`, а если баланс ушёл в минус — вернуть через `INCRBY`» — это две команды. Процесс,
+# который умирает между ними (выкладка, OOM killer, оборванное соединение), оставляет деньги
+# списанными, хотя в списании было отказано. Здесь на балансе 100.00, а списание 150.00
+# останавливается после первого шага:
+
+# %% [markdown] lang="zh"
+# ## 金钱：一步完成检查和扣减
+#
+# “先 `DECRBY`，如果余额变成负数再用 `INCRBY` 加回去”是两条命令。进程如果在两条命令之间挂掉（发布新版本、被 OOM 杀掉、连接断开），钱就被扣走了，尽管这次取款其实被拒绝了。这里余额是 100.00，一笔 150.00 的取款在第一步之后就停了：
+
+# %%
+from redis_course.lessons import money
+from redis_course.lessons import ratelimit as rl
+
+account = r.key("account", 7)
+r.set(account, 10000)
+steps = money.withdraw_decr_first(r, account, 15000)
+print(next(steps))
+steps.close()                      # the process dies before its INCRBY
+print("balance:", r.get(account))
+
+# %% [markdown] lang="en"
+# Under contention it refuses valid withdrawals. Balance 100.00: A asks for 120.00 (too much),
+# B for 50.00 (covered). A's `DECRBY` lands first, so B sees −70.00 and is refused; then both give
+# back:
+
+# %% [markdown] lang="ru"
+# При конкуренции он отказывает в законных списаниях. Баланс 100.00: A просит 120.00 (слишком
+# много), B — 50.00 (хватает). `DECRBY` клиента A приходит первым, поэтому B видит −70.00 и получает
+# отказ; потом оба возвращают свои суммы:
+
+# %% [markdown] lang="zh"
+# 在竞争下，它会拒绝本该通过的取款。余额 100.00：A 要取 120.00（超出余额），B 要取 50.00（余额足够）。A 的 `DECRBY` 先到，于是 B 看到的是 −70.00 并被拒绝；随后两人都把钱加回去：
+
+# %%
+r.set(account, 10000)
+print(rl.interleave({"A": money.withdraw_decr_first(r, account, 12000),
+                     "B": money.withdraw_decr_first(r, account, 5000)}, "ABABAB"))
+print("balance:", r.get(account))
+
+# %% [markdown] lang="en"
+# One Lua script reads, checks and decrements with nothing in between (lesson 02 explains scripts):
+# no second step to skip, nothing written on a refusal, B's withdrawal goes through:
+
+# %% [markdown] lang="ru"
+# Один Lua-скрипт читает, проверяет и уменьшает, и между этими шагами ничего не происходит (про
+# скрипты — урок 02): нет второго шага, который можно пропустить, при отказе ничего не пишется, и
+# списание B проходит:
+
+# %% [markdown] lang="zh"
+# 一个 Lua 脚本完成读取、检查和扣减，中间不会插入任何东西（脚本的细节见第 02 课）：没有可以被跳过的第二步，拒绝时什么都不写，B 的取款顺利通过：
+
+# %%
+show(money.WITHDRAW)
+r.set(account, 10000)
+print(money.withdraw(r, account, 12000), money.withdraw(r, account, 5000), r.get(account))
+
+# %% [markdown] lang="en"
+# A retry is the last trap: after a timeout, redis-py sends the command again by itself (lesson
+# 06 measures it), and a `DECRBY` that had already run takes the money twice. A request id makes
+# the withdrawal happen once; the retry gets the first answer:
+
+# %% [markdown] lang="ru"
+# Последняя ловушка — повтор: после таймаута redis-py сам отправляет команду ещё раз (урок 06 это
+# измеряет), и `DECRBY`, который уже выполнился, списывает деньги дважды. Идентификатор запроса
+# делает списание однократным; повтор получает первый ответ:
+
+# %% [markdown] lang="zh"
+# 最后一个陷阱是重试：超时之后，redis-py 会自行再次发送命令（第 06 课做了测量），而已经执行过的 `DECRBY` 就会把钱扣两次。给请求一个 ID，取款就只会发生一次；重试拿到的是第一次的结果：
+
+# %%
+show(money.WITHDRAW_ONCE)
+r.set(account, 10000)
+print([money.withdraw(r, account, 3000) for _ in range(2)], r.get(account))
+r.set(account, 10000)
+print([money.withdraw_once(r, account, 3000, "req-81f2") for _ in range(2)], r.get(account))
 
 # %% [markdown] lang="en"
 # ## Counters in a hash

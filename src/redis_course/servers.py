@@ -31,6 +31,7 @@ from .l10n import _
 from .messages import msg
 
 PERSISTENCE = {
+    "default": [],  # the server's built-in defaults (Redis 7: save 3600 1 300 100 60 10000, appendonly no)
     "none": ["--save", "", "--appendonly", "no"],
     "rdb": ["--save", "1 1", "--appendonly", "no"],
     "aof-everysec": ["--save", "", "--appendonly", "yes", "--appendfsync", "everysec"],
