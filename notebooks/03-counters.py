@@ -644,6 +644,32 @@ for name, buy in [("DECR, give back", buy_decr_first), ("Lua", buy_lua)]:
     print(f"{name:15}: sold {sold}, stock {left}")
 
 # %% [markdown] lang="en"
+# Both sell exactly 100, but "DECR, give back" is two commands, with the crash window of lesson 01:
+# a cart of 5 units arrives when 3 are left, `DECRBY` answers −2, and the process dies before it
+# gives them back. The 3 units can no longer be sold. The script writes nothing when it refuses, so
+# it is the default here too:
+
+# %% [markdown] lang="ru"
+# Оба продают ровно 100, но «`DECR`, потом вернуть» — это две команды, с окном для сбоя из урока 01:
+# приходит корзина на 5 единиц, когда осталось 3, `DECRBY` отвечает −2, и процесс умирает, не успев
+# вернуть их. Эти 3 единицы больше не продать. Скрипт при отказе ничего не пишет, поэтому и здесь
+# он — вариант по умолчанию:
+
+# %% [markdown] lang="zh"
+# 两者都恰好卖出 100 件，但“先 `DECR` 再加回”是两条命令，带着第 01 课里的崩溃窗口：剩 3 件时来了一个要买 5 件的购物车，`DECRBY` 返回 −2，进程还没来得及加回去就挂了。这 3 件再也卖不出去了。脚本在拒绝时什么都不写，所以这里同样默认用脚本：
+
+# %%
+from redis_course.lessons import money
+
+r.set(stock, 3)
+cart = money.withdraw_decr_first(r, stock, 5)
+print(next(cart))
+cart.close()                                  # dies before its INCRBY
+print("stock:", r.get(stock), "| a buyer of 1 now:", buy_lua(r))
+r.set(stock, 3)
+print("the script:", money.withdraw(r, stock, 5), "| stock:", r.get(stock), "| a buyer of 1 now:", buy_lua(r))
+
+# %% [markdown] lang="en"
 # ## One key per counter, or fields in a hash
 #
 # A group of counters that belong together (the views, likes and shares of one post) can live in
@@ -769,6 +795,29 @@ counts = r.mget([day_key(r, 17, day) for day in week])
 print(counts)
 print("every key has a TTL:", all(r.ttl(day_key(r, 17, day)) > 0 for day, n in zip(week, simulated) if n))
 
+# %% [markdown] lang="en"
+# On a Redis Cluster, `MGET` needs all its keys in one **hash slot** (16,384 of them, spread over the
+# nodes), not merely on one node: keys in different slots are refused with `CROSSSLOT` even when
+# one node holds both slots. The seven daily keys fall into seven slots; with a hash tag
+# (`{post:17}`) only the tag is hashed, and they share one (lesson 06 runs a cluster):
+
+# %% [markdown] lang="ru"
+# В Redis Cluster `MGET` требует, чтобы все его ключи лежали в одном **слоте** (их 16 384, и они
+# распределены по узлам), а не просто на одном узле: ключи из разных слотов отклоняются с `CROSSSLOT`,
+# даже если оба слота принадлежат одному узлу. Семь дневных ключей попадают в семь слотов; с хеш-тегом
+# (`{post:17}`) хешируется только тег, и слот у них общий (кластер запускается в уроке 06):
+
+# %% [markdown] lang="zh"
+# 在 Redis Cluster 中，`MGET` 要求所有键都在同一个**哈希槽**里（一共 16,384 个槽，分布在各个节点上），而不仅仅是在同一个节点上：即使两个槽属于同一个节点，不同槽的键也会被 `CROSSSLOT` 拒绝。七个按天的键落在七个槽里；加上哈希标签（`{post:17}`）之后只对标签做哈希，它们就共用一个槽（第 06 课会运行一个集群）：
+
+# %%
+from redis_course.cluster import key_slot
+
+plain = [f"views:post:17:{day:%Y-%m-%d}" for day in week]
+tagged = [f"views:{{post:17}}:{day:%Y-%m-%d}" for day in week]
+print(plain[-1], [key_slot(k) for k in plain])
+print(tagged[-1], [key_slot(k) for k in tagged])
+
 # %%
 # %matplotlib inline
 import matplotlib.pyplot as plt
@@ -789,7 +838,8 @@ plt.close(fig)
 #
 # `INCR` counts events; it cannot tell whether two views came from the same visitor. A SET of visitor
 # ids answers exactly, and its memory grows with every id. A HyperLogLog (`PFADD`, `PFCOUNT`,
-# `PFMERGE`) answers with a standard error of 0.81% in at most 12 KB, whatever the count.
+# `PFMERGE`) answers with a standard error of 0.81% in a string of at most 12,304 bytes, whatever the
+# count (`MEMORY USAGE` says about 14 KB: see below why).
 #
 # The estimate is deterministic: the same ids give the same answer on every run of a real Redis.
 # **Here the backends differ:** fakeredis stores a HyperLogLog as a plain set, so its `PFCOUNT` is
@@ -801,7 +851,8 @@ plt.close(fig)
 #
 # `INCR` считает события и не может понять, пришли ли два просмотра от одного посетителя. Множество
 # (SET) из id посетителей отвечает точно, но занимаемая им память растёт с каждым id. HyperLogLog (`PFADD`, `PFCOUNT`,
-# `PFMERGE`) отвечает со стандартной ошибкой 0,81% и занимает не больше 12 КБ при любом количестве.
+# `PFMERGE`) отвечает со стандартной ошибкой 0,81%, а сам занимает строку не длиннее 12 304 байт при
+# любом количестве (`MEMORY USAGE` показывает около 14 КБ — почему, см. ниже).
 #
 # Оценка детерминирована: одни и те же id дают один и тот же ответ при каждом запуске настоящего Redis.
 # **Здесь бэкенды расходятся:** fakeredis хранит HyperLogLog как обычное множество, поэтому его
@@ -811,7 +862,7 @@ plt.close(fig)
 # %% [markdown] lang="zh"
 # ## 独立访客：SET 还是 HyperLogLog
 #
-# `INCR` 统计事件，它分不清两次浏览是否来自同一个访客。访客 id 组成的 SET 给出精确答案，但它的内存随每个 id 增长。HyperLogLog（`PFADD`、`PFCOUNT`、`PFMERGE`）以 0.81% 的标准误差作答，无论数量多大，最多占用 12 KB。
+# `INCR` 统计事件，它分不清两次浏览是否来自同一个访客。访客 id 组成的 SET 给出精确答案，但它的内存随每个 id 增长。HyperLogLog（`PFADD`、`PFCOUNT`、`PFMERGE`）以 0.81% 的标准误差作答，无论数量多大，它本身都是一个最多 12,304 字节的字符串（`MEMORY USAGE` 显示约 14 KB，原因见下文）。
 #
 # 估算是确定性的：同样的 id 在真实 Redis 上每次运行都得到同样的答案。**这里两个后端不同：** fakeredis 把 HyperLogLog 存成普通集合，所以它的 `PFCOUNT` 是精确的（误差为 0），`TYPE` 返回 `set`，而 Redis 返回 `string`。请在真实服务器上测量 HyperLogLog 的误差。
 
@@ -905,27 +956,64 @@ if needs_real_redis(r, "MEMORY USAGE"):
     plt.close(fig)
 
 # %% [markdown] lang="en"
+# 12 KB and 14 KB are both right. A dense HyperLogLog is 16,384 registers of 6 bits (12,288 bytes)
+# plus a 16-byte header: a string of 12,304 bytes, whatever the count. `MEMORY USAGE` counts what the
+# allocator reserved: jemalloc rounds 12,304 bytes up to its next size class, 14,336, and the key,
+# its object and its slot in the keyspace add a few dozen bytes more. A plain string of 12,304 bytes
+# costs exactly as much. Asked from a private Redis server, so the answer is the same on both
+# backends:
+
+# %% [markdown] lang="ru"
+# Верно и 12 КБ, и 14 КБ. Плотный HyperLogLog — это 16 384 регистра по 6 бит (12 288 байт) плюс
+# 16-байтный заголовок: строка в 12 304 байта при любом количестве. `MEMORY USAGE` считает то, что
+# зарезервировал распределитель памяти: jemalloc округляет 12 304 байта вверх до ближайшего своего
+# класса размера, 14 336, а ключ, его объект и его место в пространстве ключей добавляют ещё несколько
+# десятков байт. Обычная строка в 12 304 байта стоит ровно столько же. Спрашиваем приватный сервер
+# Redis, поэтому ответ одинаков на обоих бэкендах:
+
+# %% [markdown] lang="zh"
+# 12 KB 和 14 KB 都没错。稠密（dense）表示的 HyperLogLog 是 16,384 个 6 位寄存器（12,288 字节）再加 16 字节的头部：无论数量多大，都是一个 12,304 字节的字符串。`MEMORY USAGE` 统计的是内存分配器实际预留的空间：jemalloc 会把 12,304 字节向上取整到它的下一个尺寸档位 14,336 字节，键本身、它的对象以及它在键空间中的位置还要再加几十个字节。一个 12,304 字节的普通字符串占用的内存完全一样。下面向一个私有 Redis 服务器查询，所以两个后端上的结果相同：
+
+# %%
+from redis_course.servers import private_redis, redis_server_binary
+
+if redis_server_binary() is None:
+    print("redis-server is not installed here: see the lesson page for Redis 7.0's answer.")
+else:
+    with private_redis() as srv:
+        c = srv.client(prefix="")
+        for start in range(0, 20_000, 5_000):
+            c.pfadd("uv:hll", *visitors(5_000, start=start))
+        c.set("uv:str", "x" * 12_304)
+        print("HyperLogLog: STRLEN", c.strlen("uv:hll"), "| MEMORY USAGE", c.memory_usage("uv:hll", samples=0))
+        print("plain string: STRLEN", c.strlen("uv:str"), "| MEMORY USAGE", c.memory_usage("uv:str", samples=0))
+
+# %% [markdown] lang="en"
 # ## After a restart
 #
-# Counters live in memory. Depending on the persistence settings, a restart can bring a counter back
-# to the value it had at the last snapshot, or lose the last second of increments: a view counter
-# shrugs that off, a billing counter cannot. Lesson 05 measures it.
+# Counters live in memory. With the default persistence (snapshots only), a restart brings a counter
+# back to its value at the last snapshot, which can be an hour old. AOF `everysec` loses nothing when
+# Redis itself crashes, and up to about two seconds on a power cut or a kernel crash; `always` loses
+# nothing on one server, and a failover can still lose acknowledged writes. A view counter shrugs
+# that off, a billing counter cannot. Lesson 05 measures it.
 #
 # Clean up this run's keys:
 
 # %% [markdown] lang="ru"
 # ## После перезапуска
 #
-# Счётчики живут в памяти. В зависимости от настроек персистентности перезапуск может вернуть счётчик к
-# значению на момент последнего снимка или потерять последнюю секунду инкрементов: счётчик просмотров
-# это переживёт, счётчик для биллинга — нет. Урок 05 это измеряет.
+# Счётчики живут в памяти. С сохранением по умолчанию (только снимки) перезапуск возвращает счётчик к
+# значению на момент последнего снимка, а тому может быть и час. AOF `everysec` ничего не теряет, когда
+# падает сам Redis, и теряет до двух секунд примерно при отключении питания или падении ядра; `always`
+# на одном сервере не теряет ничего, но переключение на реплику всё равно может потерять подтверждённые
+# записи. Счётчик просмотров это переживёт, счётчик для биллинга — нет. Урок 05 это измеряет.
 #
 # Удаляем ключи этого запуска:
 
 # %% [markdown] lang="zh"
 # ## 重启之后
 #
-# 计数器保存在内存里。根据持久化设置，重启可能让计数器回到最近一次快照时的值，或者丢失最后一秒的自增：浏览计数器无所谓，计费计数器则不行。第 05 课会对此进行测量。
+# 计数器保存在内存里。使用默认的持久化设置（只有快照）时，重启会让计数器回到最近一次快照时的值，而那次快照可能已是一小时之前。AOF `everysec` 在 Redis 进程自身崩溃时什么都不丢，在断电或内核崩溃时最多丢约两秒；`always` 在单台服务器上什么都不丢，但主从切换仍可能丢掉已确认的写入。浏览计数器无所谓，计费计数器则不行。第 05 课会对此进行测量。
 #
 # 清理本次运行的键：
 

@@ -8,7 +8,9 @@ import time
 
 import pytest
 
+from redis_course.cluster import default_primary, key_slot
 from redis_course.lessons import faults
+from redis_course.servers import private_redis, redis_server_binary
 
 
 @pytest.fixture
@@ -113,3 +115,25 @@ def test_getset_drops_the_ttl_and_set_keepttl_get_keeps_it(r):
     assert r.pttl(key) > 0
     assert r.getset(key, 0) == "0"
     assert r.pttl(key) == -1
+
+
+@pytest.mark.skipif(not redis_server_binary(), reason="redis-server is not installed")
+def test_a_hyperloglog_is_12304_bytes_that_memory_usage_counts_as_about_14_kb():
+    with private_redis() as srv:
+        c = srv.client(prefix="")
+        c.pfadd("hll", *[f"visitor:{i}" for i in range(20_000)])
+        c.set("str", "x" * 12_304)
+        assert c.strlen("hll") == 12_304 == 16 + 16_384 * 6 // 8      # header + 6-bit registers
+        hll, plain = c.memory_usage("hll", samples=0), c.memory_usage("str", samples=0)
+    assert hll == plain                                # the same cost as any 12,304-byte string
+    assert 14_336 < hll < 14_336 + 100                 # jemalloc's size class plus the key's overhead
+
+
+def test_hash_tags_put_a_week_of_daily_keys_into_one_slot():
+    days = [f"2026-05-{d:02d}" for d in range(1, 8)]
+    assert len({key_slot(f"views:post:17:{d}") for d in days}) == 7
+    assert len({key_slot(f"views:{{post:17}}:{d}") for d in days}) == 1
+    # the page's example: two days in two slots that the course cluster's first primary both owns
+    a, b = key_slot("views:post:17:2026-05-03"), key_slot("views:post:17:2026-05-07")
+    assert (a, b, key_slot("views:{post:17}:2026-05-07")) == (1471, 1339, 6110)
+    assert default_primary(a) == default_primary(b) == 0

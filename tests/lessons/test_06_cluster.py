@@ -140,6 +140,23 @@ def test_crossslot_is_refused_and_a_hash_tag_fixes_it(cluster, rc):
     assert rc.eval("return redis.call('INCR', KEYS[1]) + redis.call('INCR', KEYS[2])", 2, ta, tb) == 5
 
 
+def test_mget_needs_one_slot_not_one_node(cluster, rc):
+    days = [rc.key("views:post:17", f"2026-05-{d:02d}") for d in range(1, 29)]
+    owner = {k: cluster.owner_of(key_slot(k)) for k in days}
+    a, b = next((a, b) for i, a in enumerate(days) for b in days[i + 1:]
+                if owner[a] == owner[b] and key_slot(a) != key_slot(b))
+    rc.incr(a)
+    rc.incr(b)
+    node = cluster.node(owner[a])                 # this node holds both slots
+    with pytest.raises(redis.exceptions.ResponseError, match="CROSSSLOT|don't hash to the same slot"):
+        node.mget(a, b)                           # redis-cli shows: (error) CROSSSLOT Keys in request ...
+    assert node.mget(a) == ["1"] and node.mget(b) == ["1"]
+    ta, tb = rc.key("views:{post:17}", "2026-05-01"), rc.key("views:{post:17}", "2026-05-02")
+    assert key_slot(ta) == key_slot(tb)
+    rc.incr(ta)
+    assert cluster.node(cluster.owner_of(key_slot(ta))).mget(ta, tb) == ["1", None]
+
+
 def test_wrong_node_answers_moved(cluster, rc):
     key = rc.key("views")
     rc.incr(key)
