@@ -115,6 +115,11 @@ if runs:
 #
 # A SIGKILL is what an OOM kill or a crash of Redis looks like; it is not a power cut, which no
 # notebook can simulate honestly.
+#
+# The modes above were set on purpose. A Redis 7 started without a configuration file (and
+# Debian's `redis.conf`, which keeps the same values) uses snapshots only: after an hour if one key
+# changed, after 5 minutes if 100 did, after a minute if 10,000 did, and no AOF. Asked from a
+# private server started with its defaults:
 
 # %% [markdown] lang="ru"
 # Что говорят цифры от запуска к запуску:
@@ -132,6 +137,11 @@ if runs:
 #
 # Именно так, как SIGKILL, выглядит убийство процесса OOM killer'ом или падение Redis; но это не
 # отключение питания, которое честно не сымитировать ни в каком блокноте.
+#
+# Режимы выше заданы намеренно. Redis 7, запущенный без файла конфигурации (и `redis.conf` из
+# Debian, где те же значения), делает только снимки: через час, если изменился один ключ, через
+# 5 минут, если изменились 100, через минуту, если 10 000, — и без AOF. Спрашиваем приватный сервер,
+# запущенный с настройками по умолчанию:
 
 # %% [markdown] lang="zh"
 # 每次运行，数字说明的都是同一件事：
@@ -141,6 +151,67 @@ if runs:
 # * **AOF `always`** 连断电也扛得住（回复前先 `fsync`），代价是：单个客户端每次都要等 `fsync` 完成才能收到回复，每秒的自增次数少了一个数量级以上（课程页面上是约 1,400 对约 24,900；具体比例取决于磁盘）。多个客户端可以共享一次 `fsync`，所以并发时差距会缩小。
 #
 # SIGKILL 模拟的是 OOM kill 或 Redis 崩溃；它不是断电，断电没有哪个笔记本能诚实地模拟。
+#
+# 上面的几种模式都是特意设置的。不带配置文件启动的 Redis 7（以及沿用相同取值的 Debian `redis.conf`）只做快照：一小时内有 1 个键变化、5 分钟内有 100 个、或 1 分钟内有 10,000 个键变化时保存一次，不开 AOF。下面向一个以默认设置启动的私有服务器查询：
+
+# %%
+from redis_course.servers import private_redis
+
+if redis_server_binary() is None:
+    print("redis-server is not installed here: see the lesson page for Redis 7.0's defaults.")
+else:
+    with private_redis("default") as srv:
+        print(sorted(srv.client(prefix="").config_get("save", "appendonly", "appendfsync").items()))
+
+# %% [markdown] lang="en"
+# For a counter that means a restart takes it back to the last snapshot: up to a minute of
+# increments under heavy traffic, up to an hour when traffic is light. That can be far more than
+# "a few dozen values", and ids handed out since the snapshot are handed out again (lesson 01).
+#
+# `appendfsync always` keeps every acknowledged write on *this* server. It does not survive a
+# failover: replication is asynchronous. A primary and a replica, both with `always`; the replica is
+# frozen and cut off (a partition), the primary acknowledges 50 more increments, each one fsynced to
+# its own AOF, then dies, and the replica is promoted. `WAIT 1 100` had answered 0: no replica
+# had them.
+
+# %% [markdown] lang="ru"
+# Для счётчика это значит, что перезапуск откатывает его к последнему снимку: до минуты инкрементов
+# при большом трафике и до часа при маленьком. Это может быть куда больше, чем «несколько десятков
+# значений», а идентификаторы, выданные после снимка, выдаются повторно (урок 01).
+#
+# `appendfsync always` сохраняет каждую подтверждённую запись на *этом* сервере. Переключение на
+# реплику он не переживает: репликация асинхронная. Основной сервер и реплика, оба с `always`;
+# реплику замораживают и отрезают (сетевое разделение), основной подтверждает ещё 50 инкрементов,
+# каждый из которых записан через fsync в его собственный AOF, затем падает, и реплику повышают.
+# `WAIT 1 100` ответил 0: ни у одной реплики этих записей не было.
+
+# %% [markdown] lang="zh"
+# 对计数器来说，这意味着重启会让它回到最近一次快照：流量大时丢掉最多一分钟的自增，流量小时最多一小时。这可能远远不止“几十个值”，而且快照之后发出的 ID 会被再发一次（第 01 课）。
+#
+# `appendfsync always` 能在*这台*服务器上保住每一次已确认的写入，却扛不住主从切换：复制是异步的。一个主节点和一个副本，都用 `always`；把副本冻结并切断连接（网络分区），主节点又确认了 50 次自增，每一次都先 fsync 到它自己的 AOF，然后主节点挂掉，副本被提升为主节点。`WAIT 1 100` 返回的是 0：没有任何副本拿到这些写入。
+
+# %%
+from redis_course.lessons import failover
+
+show(failover.failover_with_always)
+if redis_server_binary() is not None:
+    for key, value in failover.failover_with_always().items():
+        print(f"{key:<25} {value}")
+
+# %% [markdown] lang="en"
+# The old primary's AOF still holds 150, and it does not matter: when it comes back as a replica of
+# the new primary it resynchronises, and the 50 are gone for good. `WAIT` (and `WAITAOF`, Redis
+# 7.2+, which waits for the AOF fsync locally and on replicas) only report how far a write got;
+# they neither block the failover nor undo the write.
+
+# %% [markdown] lang="ru"
+# В AOF старого основного сервера по-прежнему 150, но это ничего не меняет: когда он возвращается
+# репликой нового основного, он синхронизируется заново, и эти 50 пропадают навсегда. `WAIT` (и
+# `WAITAOF` из Redis 7.2+, который ждёт fsync в AOF локально и на репликах) лишь сообщают, куда
+# успела дойти запись; они не мешают переключению и не отменяют запись.
+
+# %% [markdown] lang="zh"
+# 旧主节点的 AOF 里仍然是 150，但这无济于事：它作为新主节点的副本回来时会重新同步，这 50 次就永远消失了。`WAIT`（以及 Redis 7.2+ 的 `WAITAOF`，它等待本地和副本上的 AOF fsync）只报告一次写入传到了哪里；它们既不会阻止主从切换，也不会撤销写入。
 
 # %% [markdown] lang="en"
 # ## Billing-grade counters
@@ -284,6 +355,68 @@ d.flush_safe(r, ledger, name)
 d.flush_safe(r, ledger, name)
 print(ledger.total(name), r.exists(*d.pending_keys(r, name)[:3]))
 
+# %% [markdown] lang="en"
+# ### Redis and the ledger in "one transaction"
+#
+# A tempting shortcut is to skip the flusher: increment in Redis and write the ledger inside one
+# SQL transaction. The transaction covers the database only. Send the `INCRBY` before the `COMMIT`
+# and die in between: the database rolls back, Redis keeps the increment. Send it after the
+# `COMMIT` and die in between: the ledger has it, Redis does not.
+
+# %% [markdown] lang="ru"
+# ### Redis и учётная база «в одной транзакции»
+#
+# Соблазнительно обойтись без выгрузки: увеличить счётчик в Redis и записать учёт в одной
+# SQL-транзакции. Но транзакция охватывает только базу данных. Отправьте `INCRBY` до `COMMIT` и
+# упадите между ними: база откатится, а Redis сохранит инкремент. Отправьте его после `COMMIT` и
+# упадите между ними: в учёте он есть, в Redis — нет.
+
+# %% [markdown] lang="zh"
+# ### Redis 和账本放在“同一个事务”里
+#
+# 一个诱人的捷径是不要落库任务：在同一个 SQL 事务里既在 Redis 中自增、又写账本。但事务只覆盖数据库。如果在 `COMMIT` 之前发送 `INCRBY`，并在两者之间崩溃：数据库回滚了，Redis 却保留了这次自增。如果在 `COMMIT` 之后发送，并在两者之间崩溃：账本里有，Redis 里没有。
+
+# %%
+from redis_course.lessons import dualwrite as dw
+
+show(dw.dual_write)
+for label, after_commit, step in [("INCRBY before COMMIT, dies before COMMIT", False, "redis"),
+                                  ("INCRBY after COMMIT, dies before INCRBY", True, "committed")]:
+    name = f"dual-{int(after_commit)}"
+    try:
+        dw.dual_write(r, ledger, name, 1, redis_after_commit=after_commit, crash_after=step)
+    except d.SimulatedCrash:
+        pass
+    print(f"{label:<42} Redis {int(r.get(r.key('counter', name)) or 0)}   ledger {ledger.total(name)}")
+
+# %% [markdown] lang="en"
+# Keep one source of truth instead. Either Redis counts and the safe flush above moves the counts
+# into SQL, or SQL is the truth: the event (with its id) and the total commit in one transaction,
+# and a relay applies each recorded event to Redis once, with a marker per event id. After a
+# crash Redis lags behind until the next relay; it never disagrees for good:
+
+# %% [markdown] lang="ru"
+# Вместо этого держите один источник истины. Либо считает Redis, а безопасная выгрузка выше
+# переносит счёт в SQL, либо истина — SQL: событие (со своим id) и итог фиксируются одной
+# транзакцией, а ретранслятор применяет каждое записанное событие к Redis один раз, с меткой на
+# каждый id события. После сбоя Redis отстаёт до следующего прохода ретранслятора, но не расходится
+# с базой навсегда:
+
+# %% [markdown] lang="zh"
+# 正确的做法是只保留一个事实来源（source of truth）。要么由 Redis 计数，再由上面的安全落库把计数搬进 SQL；要么以 SQL 为准：事件（带上它的 id）和总数在一个事务里提交，再由一个转发程序（relay）把每个已记录的事件应用到 Redis，每个事件 id 一个标记，只应用一次。崩溃之后 Redis 会落后，直到下一次转发；但它不会永远和数据库不一致：
+
+# %%
+show(dw.APPLY_ONCE)
+dw.record(ledger, "outbox", 5, "outbox:1")
+try:
+    dw.record(ledger, "outbox", 7, "outbox:2", crash_at="applied")   # dies before its COMMIT
+except d.SimulatedCrash:
+    pass
+dw.record(ledger, "outbox", 7, "outbox:2")                            # the caller retries
+print("before the relay: Redis", r.get(r.key("counter", "outbox")), "| ledger", ledger.total("outbox"))
+print("events applied:", dw.relay(r, ledger, "outbox"), "then", dw.relay(r, ledger, "outbox"))
+print("after the relay:  Redis", r.get(r.key("counter", "outbox")), "| ledger", ledger.total("outbox"))
+
 # %% tags=["varies"]
 ledger_cm.__exit__(None, None, None)
 
@@ -314,15 +447,21 @@ print([d.undo_view(r, "post-17", "view-8812") for _ in range(3)])
 # %% [markdown] lang="en"
 # The second: count down a stock without going below zero. `DECR` first, then give the unit back
 # if the reply is negative: each reply >= 0 is a distinct unit, so 16 threads buying 10 each
-# from 100 seats sell exactly 100. Checking with `GET` first oversells:
+# from 100 seats sell exactly 100. It is two commands, though, and a process that dies between
+# them keeps a seat nobody can buy (lesson 01 shows that window for money); the script that checks
+# and decrements in one step sells exactly 100 too, and is the default. Checking with `GET` first
+# oversells:
 
 # %% [markdown] lang="ru"
 # Второе: уменьшение остатка без ухода ниже нуля. Сначала `DECR`, а если ответ отрицательный —
 # вернуть единицу: каждый ответ >= 0 — отдельная единица, поэтому 16 потоков, покупающих по 10 из 100
-# мест, продают ровно 100. Проверка через `GET` заранее продаёт лишнее:
+# мест, продают ровно 100. Но это две команды, и процесс, умерший между ними, удерживает место,
+# которое уже никто не купит (урок 01 показывает это окно на деньгах); скрипт, который проверяет и
+# уменьшает за один шаг, тоже продаёт ровно 100 и используется по умолчанию. Проверка через `GET`
+# заранее продаёт лишнее:
 
 # %% [markdown] lang="zh"
-# 第二个用法：扣减库存且不低于零。先 `DECR`，如果回复为负就把这一件还回去：每个 >= 0 的回复都对应不同的一件，所以 16 个线程从 100 个座位中各买 10 个，恰好卖出 100 个。先用 `GET` 检查的做法会超卖：
+# 第二个用法：扣减库存且不低于零。先 `DECR`，如果回复为负就把这一件还回去：每个 >= 0 的回复都对应不同的一件，所以 16 个线程从 100 个座位中各买 10 个，恰好卖出 100 个。不过这是两条命令，进程如果在两者之间挂掉，就会占住一个谁也买不到的座位（第 01 课用金钱演示了这个窗口）；在一步之内完成检查和扣减的脚本同样恰好卖出 100 个，它是默认做法。先用 `GET` 检查的做法会超卖：
 
 # %%
 show(d.take_one)
@@ -345,6 +484,10 @@ def sell(take, key, threads=16, each=10, stock=100):
 
 
 print(sell(d.take_one, r.key("seats", "decr-first")))
+
+from redis_course.lessons import money
+
+print(sell(lambda c, key: money.withdraw(c, key, 1) >= 0, r.key("seats", "script")))
 
 # %% tags=["varies"]
 print(sell(d.take_one_check_first, r.key("seats", "check-first")))
@@ -458,6 +601,132 @@ def article_race(tasks=2000, workers=4):
 print("tasks run twice or more:", article_race(), "of 2000")
 
 # %% [markdown] lang="en"
+# ### And the rest
+#
+# The article has more defects than the four above. redis-py returns **bytes** unless the client
+# decodes replies, so the ids that `ZRANGEBYSCORE` returns build keys like `taskb'1'`:
+
+# %% [markdown] lang="ru"
+# ### И остальное
+#
+# Ошибок в статье больше четырёх, перечисленных выше. redis-py возвращает **байты**, если клиент не
+# декодирует ответы, поэтому id, которые вернул `ZRANGEBYSCORE`, превращаются в ключи вида `taskb'1'`:
+
+# %% [markdown] lang="zh"
+# ### 还有更多
+#
+# 文章的缺陷不止上面四个。除非客户端对回复做解码，redis-py 返回的是 **bytes**，所以用 `ZRANGEBYSCORE` 返回的 id 拼出来的键是 `taskb'1'` 这样的：
+
+# %%
+raw = connect(decode_responses=False)          # redis.Redis() as the article creates it
+raw.zadd(r.key("bucket9"), {"1": T})
+task_id = raw.zrangebyscore(r.key("bucket9"), 0, T)[0]
+print(task_id, "->", "task" + str(task_id))
+
+# %% [markdown] lang="en"
+# The article is about `DECR`, and its code never sends it: here is every redis-py method its
+# functions call while adding a task and running one turn of the loop:
+
+# %% [markdown] lang="ru"
+# Статья посвящена `DECR`, но её код его ни разу не вызывает: вот все методы redis-py, которые её
+# функции вызывают, пока добавляют задачу и проходят один круг цикла:
+
+# %% [markdown] lang="zh"
+# 这篇文章讲的是 `DECR`，它的代码却一次也没有调用它：下面是文章里的函数在添加一个任务并运行一轮循环时调用的全部 redis-py 方法：
+
+# %%
+class Recorder:
+    """Stands in for the client and notes the name of every client method the article's code calls."""
+
+    def __init__(self, client):
+        self.client, self.called = client, set()
+
+    def key(self, *parts):
+        return self.client.key(*parts)
+
+    def __getattr__(self, name):
+        self.called.add(name)
+        return getattr(self.client, name)
+
+
+recorder = Recorder(r)
+d.article_add_task(recorder, "send-report", 5, now=T)
+d.article_loop_once(recorder, now=T, execute=lambda task_id: None)
+print(sorted(recorder.called), "| decr called:", "decr" in recorder.called)
+
+# %% [markdown] lang="en"
+# Its text and its code disagree twice. The text says the loop then waits 60 seconds for new
+# tasks; the code sleeps 1 second. The text says the check looks a few seconds into the past
+# ("the current time minus 1 to 10 seconds"); the check asks for `0 … now` and the loop for
+# `0 … now + 10`. Five tasks, and what each range picks: the text's window misses a task that fell
+# due while the worker was down, the loop's runs tasks early.
+
+# %% [markdown] lang="ru"
+# Текст и код статьи расходятся дважды. Текст говорит, что затем цикл 60 секунд ждёт новых задач, а
+# код спит 1 секунду. Текст говорит, что проверка смотрит на несколько секунд в прошлое («текущее
+# время минус от 1 до 10 секунд»), а проверка запрашивает `0 … now`, цикл — `0 … now + 10`. Пять
+# задач и то, что выбирает каждый диапазон: окно из текста пропускает задачу, срок которой наступил,
+# пока воркер не работал, а диапазон цикла запускает задачи раньше срока.
+
+# %% [markdown] lang="zh"
+# 文章的文字和代码有两处对不上。文字说循环随后会等待 60 秒接收新任务，代码却只 sleep 1 秒。文字说检查的是过去几秒（“当前时间减去 1 到 10 秒之间”），而检查函数查询的是 `0 … now`，循环查询的是 `0 … now + 10`。五个任务，看看每个范围各取到哪些：文字里的窗口会漏掉在 worker 停机期间到期的任务，循环的范围则会提前执行任务。
+
+# %%
+ranges = r.key("ranges")
+r.zadd(ranges, {"due 30 s ago": T - 30, "due 5 s ago": T - 5, "due now": T, "due in 5 s": T + 5,
+                "due in 15 s": T + 15})
+print("text, now-10 .. now-1:", r.zrangebyscore(ranges, T - 10, T - 1))
+print("checkTask, 0 .. now:  ", r.zrangebyscore(ranges, 0, T))
+print("loopTask, 0 .. now+10:", r.zrangebyscore(ranges, 0, T + 10))
+
+# %% [markdown] lang="en"
+# The code as printed does not even run: the copy turned its quotes into typographic ones, which
+# Python refuses:
+
+# %% [markdown] lang="ru"
+# В напечатанном виде код даже не запускается: при копировании кавычки превратились в типографские,
+# а их Python не принимает:
+
+# %% [markdown] lang="zh"
+# 按原样印出来的代码根本跑不起来：复制时引号变成了排版用的弯引号，Python 不认：
+
+# %%
+try:
+    compile("task_id = conn.incr(\u201ctask_id\u201d)", "article.py", "exec")
+except SyntaxError as exc:
+    print("SyntaxError:", exc.msg)
+
+# %% [markdown] lang="en"
+# Last, the payload is deleted before the task runs. `checkTask` removes the id and deletes
+# `task<id>`, then "runs" the task: the work never sees its data, and a worker that dies while
+# running it leaves nothing to retry. Here the payload exists (as if `addTask` had stored it) and
+# the worker dies in the task:
+
+# %% [markdown] lang="ru"
+# И последнее: данные задачи удаляются до того, как задача выполнится. `checkTask` убирает id и
+# удаляет `task<id>`, а потом «выполняет» задачу: работа своих данных не видит, а воркер, умерший
+# во время выполнения, не оставляет ничего, что можно повторить. Здесь данные есть (как если бы
+# `addTask` их сохранил), а воркер умирает внутри задачи:
+
+# %% [markdown] lang="zh"
+# 最后，任务数据在任务执行之前就被删掉了。`checkTask` 先移除 id、删除 `task<id>`，然后才“执行”任务：任务本身拿不到它的数据，而在执行过程中挂掉的 worker 也不会留下任何可以重试的东西。这里任务数据是存在的（就当 `addTask` 把它存下来了），而 worker 在执行任务时挂掉：
+
+# %%
+r.set(r.key("task7"), "send the report to ops")
+r.zadd(r.key("bucket1"), {"7": T - 1})
+
+
+def dies_in_the_task(task_id):
+    raise d.SimulatedCrash(f"the worker died while running task {task_id}")
+
+
+try:
+    d.article_check_task(r, T, dies_in_the_task)
+except d.SimulatedCrash as exc:
+    print(exc)
+print("payload:", r.get(r.key("task7")), "| still due:", r.zscore(r.key("bucket1"), "7"))
+
+# %% [markdown] lang="en"
 # ## The delayed queue, rebuilt
 #
 # One sorted set `queue:due` (score: due time in ms), payloads in the hash `queue:tasks`, and a
@@ -494,6 +763,39 @@ print(d.claim(r, now_ms=3000, lease_ms=500), d.waiting(r))
 # The first worker claimed tasks 1 and 3 and never acknowledged them: at 2500 ms their lease
 # ended, they came back with attempt 2, and the first worker's late `ack(1, 1)` was refused.
 #
+# So the queue runs a task **at least once** and acknowledges it once. If the first worker had done
+# the work before it stalled, the work runs twice. Say task 1 adds 500 to a customer's usage. Run
+# plainly (`INCRBY`) the second attempt adds it again; applied with the task id as an event id (one
+# script: a marker `SET NX`, then `INCRBY`), it counts once however many attempts there are:
+
+# %% [markdown] lang="ru"
+# Первый воркер забрал задачи 1 и 3 и не подтвердил их: в 2 500 мс аренда истекла, они вернулись
+# с attempt 2, а запоздавший `ack(1, 1)` первого воркера отклонён.
+#
+# Значит, очередь выполняет задачу **хотя бы один раз** и подтверждает её один раз. Если первый
+# воркер успел сделать работу, прежде чем застрял, работа выполнится дважды. Пусть задача 1
+# прибавляет 500 к расходу клиента. Выполненная в лоб (`INCRBY`), вторая попытка прибавит их ещё раз;
+# применённая с id задачи в роли id события (один скрипт: метка через `SET NX`, затем `INCRBY`), она
+# учитывается один раз, сколько бы ни было попыток:
+
+# %% [markdown] lang="zh"
+# 第一个 worker 领取了任务 1 和 3 却一直没有确认：到 2500 毫秒时租约到期，它们以 attempt 2 回到队列，第一个 worker 迟到的 `ack(1, 1)` 被拒绝。
+#
+# 所以这个队列保证的是任务**至少执行一次**、只确认一次。如果第一个 worker 在卡住之前已经完成了工作，这份工作就会执行两次。假设任务 1 要给某个客户的用量加 500。直接执行（`INCRBY`）的话，第二次尝试会再加一次；如果把任务 id 当作事件 id 来应用（一个脚本：先 `SET NX` 一个标记，再 `INCRBY`），无论尝试多少次都只算一次：
+
+# %%
+from redis_course.lessons import dualwrite as dw
+
+plain, once = r.key("usage", "plain"), r.key("usage", "once")
+for task_id, payload, attempt in [(1, "email:1", 1), (1, "email:1", 2)]:   # the two claims of task 1
+    r.incrby(plain, 500)
+    dw.apply_once(r, once, 500, f"task:{task_id}")
+print("plain:", r.get(plain), "| keyed by the task id:", r.get(once))
+
+# %% [markdown] lang="en"
+# The same works in SQL: insert the task id into a table with a unique key in the transaction that
+# applies the work (as `Ledger.add_once` does with a flush id).
+#
 # ### Four worker processes, one of them killed
 #
 # Separate processes cannot share an in-process fakeredis, so this part runs on a real server
@@ -501,8 +803,8 @@ print(d.claim(r, now_ms=3000, lease_ms=500), d.waiting(r))
 # in the middle of a claimed batch. `bench/durable_queue.py` does the same with 10,000 tasks.
 
 # %% [markdown] lang="ru"
-# Первый воркер забрал задачи 1 и 3 и не подтвердил их: в 2 500 мс аренда истекла, они вернулись
-# с attempt 2, а запоздавший `ack(1, 1)` первого воркера отклонён.
+# То же работает и в SQL: вставляйте id задачи в таблицу с уникальным ключом в той же транзакции,
+# что применяет работу (как `Ledger.add_once` делает с id выгрузки).
 #
 # ### Четыре процесса-воркера, один из них убит
 #
@@ -512,7 +814,7 @@ print(d.claim(r, now_ms=3000, lease_ms=500), d.waiting(r))
 # с 10 000 задачами.
 
 # %% [markdown] lang="zh"
-# 第一个 worker 领取了任务 1 和 3 却一直没有确认：到 2500 毫秒时租约到期，它们以 attempt 2 回到队列，第一个 worker 迟到的 `ack(1, 1)` 被拒绝。
+# SQL 里也是同样的做法：在应用这份工作的同一个事务里，把任务 id 插入一张带唯一键的表（就像 `Ledger.add_once` 对落库 id 所做的那样）。
 #
 # ### 四个 worker 进程，其中一个被杀
 #
