@@ -107,11 +107,13 @@ def wall_timeout(lab: Lab, limits: Limits, n_tests: int) -> float:
 def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] = ("public",),
             backend: str = "auto", url: str | None = None, limits: Limits | None = None,
             hide: tuple[str, ...] = (), run_dir: Path | None = None, keep_dir: bool = False,
-            forkserver: "ForkServer | None" = None) -> LabResult:
+            forkserver: "ForkServer | None" = None, keep_log: Path | None = None) -> LabResult:
     """Grade ``source_file`` (the student's lab.py) with the lab's tests of the given visibilities.
 
     ``backend``: ``auto`` / ``redis-server`` / ``fakeredis`` (a private server for this run), or
     ``url`` (then ``url`` is used under a fresh key prefix: a student's own REDIS_URL).
+    ``keep_log``: where to copy the grader's log (its end, owner-only) when the run does not end ``ok``;
+    the copy is made after the run, when no student process is left.
     """
     started = time.monotonic()
     if source_file is None or not Path(source_file).is_file():
@@ -155,9 +157,19 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
         tail = log.read_text(encoding="utf-8", errors="replace")[-3000:] if log.exists() else ""
         result.status, result.message = "grader-error", f"pytest exit code {proc.returncode}\n{tail}"
     result.seconds = time.monotonic() - started
+    if keep_log is not None and result.status != "ok":
+        _keep_log(log, keep_log)
     if own_dir and not keep_dir:
         shutil.rmtree(run_dir, ignore_errors=True)
     return result
+
+
+def _keep_log(log: Path, dest: Path, limit: int = 1 << 20) -> None:
+    dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    data = log.read_bytes()[-limit:] if log.exists() else b""
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
 
 
 def _killpg(proc: subprocess.Popen) -> None:
