@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
             walls["iso"].append(time.monotonic() - t0)
             cpus["iso"].append(children_cpu() - cpu0)
             peaks["iso"] = max(peaks["iso"], mem.peak)
-            with open(tmp / "results" / "grades.csv", newline="") as f:
+            with open(tmp / "results" / "grades.csv", newline="", encoding="utf-8-sig") as f:
                 iso = {row["student"]: float(row["points"]) for row in csv.DictReader(f)}
             cpu0, t0 = children_cpu(), time.monotonic()
             with TreeMemory() as mem:

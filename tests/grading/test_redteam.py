@@ -87,7 +87,7 @@ def run_batch(tmp: Path, attacks: list[str], backend: str):
 
 
 def grades(out: Path) -> dict[str, dict]:
-    with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+    with open(out / "grades.csv", newline="", encoding="utf-8-sig") as f:
         return {row["student"]: row for row in csv.DictReader(f)}
 
 
@@ -133,7 +133,8 @@ def test_every_student_gets_valid_output(batch):
 
 def test_output_folder_holds_only_the_grader_files(batch):
     out = batch["out"]
-    assert sorted(p.name for p in out.iterdir()) == ["feedback", "grades.csv", "gradescope", "junit", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["feedback", "grades.csv", "gradescope", "junit", "logs",
+                                                     "summary.json"]
     assert not Path("/tmp/REDTEAM-CONFTEST-LOADED").exists(), "a submission's conftest.py was loaded"
     for planted in ("/tmp/results.json", "/tmp/grades.csv", "/run/results.json", "/results.json"):
         if Path(planted).exists():

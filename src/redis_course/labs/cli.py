@@ -3,6 +3,8 @@
     course check [LAB] [--lang en|ru|zh]     public tests of one or all labs, with hints
     course release OUT                        write the student edition of the repository
     course grade SUBMISSIONS --out RESULTS    grade every student's labs (public + hidden tests)
+    course grade SUBMISSIONS --out RESULTS --student NAME    regrade one student into RESULTS
+    course gradescope LAB --out FILE.zip      a Gradescope autograder for one lab
     course labs sync [--check]                regenerate starter.py from solution.py
 """
 from __future__ import annotations
@@ -52,9 +54,15 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     summary = grade.grade(Path(args.submissions), Path(args.out), labs=args.lab or None, lang=args.lang,
                           backend=args.backend, workers=args.workers, limits=_limits(args),
-                          progress=not args.no_progress)
+                          progress=not args.no_progress, student=args.student)
     print(summary.render())
     return 0 if summary.ok else 1
+
+
+def cmd_gradescope(args: argparse.Namespace) -> int:
+    from . import gradescope
+
+    return gradescope.main(args.lab, args.out, args.lang)
 
 
 def cmd_labs(args: argparse.Namespace) -> int:
@@ -91,7 +99,10 @@ def add_lab_commands(sub) -> None:
     g.add_argument("submissions")
     g.add_argument("--out", required=True, help="folder for grades.csv, feedback, results.json, JUnit XML")
     g.add_argument("--lab", action="append", help="grade only this lab (repeatable)")
-    g.add_argument("--lang", choices=LANGS, default="en", help="language of the feedback")
+    g.add_argument("--lang", choices=LANGS, default=None,
+                   help="language of the feedback (default: en, or that of RESULTS when regrading)")
+    g.add_argument("--student", metavar="NAME",
+                   help="regrade only this student (their name in grades.csv or their folder) into RESULTS")
     g.add_argument("--backend", choices=["auto", "redis-server", "fakeredis"], default="auto")
     g.add_argument("--workers", type=int, default=None, help="parallel grading processes (default: CPU cores)")
     g.add_argument("--call-timeout", dest="call_timeout_s", type=float, help="seconds per function call")
@@ -99,6 +110,12 @@ def add_lab_commands(sub) -> None:
     g.add_argument("--cpu-s", dest="cpu_s", type=float, help="CPU seconds per student process")
     g.add_argument("--no-progress", action="store_true")
     g.set_defaults(func=cmd_grade)
+
+    gs = sub.add_parser("gradescope", help="write a Gradescope autograder (zip) for LAB")
+    gs.add_argument("lab", help="lab number or folder, e.g. 01 or 01-incr")
+    gs.add_argument("--out", required=True, help="the zip to write, e.g. autograder-01.zip")
+    gs.add_argument("--lang", choices=LANGS, default="en", help="language of the feedback students read")
+    gs.set_defaults(func=cmd_gradescope)
 
     labs = sub.add_parser("labs", help="lab maintenance: regenerate starters")
     labs.add_argument("action", choices=["sync"])

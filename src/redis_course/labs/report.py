@@ -3,40 +3,71 @@ per student and JUnit XML per student.
 
 Every string that comes from a student (names, exception messages, printed output, returned values
 quoted in assertion messages) is treated as data: CSV cells cannot start a formula, Markdown puts it
-in code blocks, XML drops characters XML cannot hold, JSON is written by ``json``.
+in code blocks, XML drops characters XML cannot hold, JSON is written by ``json``.  Names are kept
+exactly (see :mod:`.names`); a student's files are named by ``Student.file``, which cannot leave its
+folder.  grades.csv is UTF-8 with a byte-order mark, so that Excel shows Cyrillic and Chinese names
+(Python reads it with ``encoding="utf-8-sig"``, pandas and LibreOffice as it is).
 """
 from __future__ import annotations
 
 import csv
 import json
 import re
+import shutil
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 from .model import Lab
+from .names import Student
 from .runner import LabResult, TestResult
 from .texts import t
 
-CSV_FIELDS = ["student", "lab", "points", "max_points", "status"]
+CSV_FIELDS = ["student", "lab", "points", "max_points", "status", "folder"]
+CSV_ENCODING = "utf-8-sig"  # with a BOM: Excel reads UTF-8 only then
 GRADESCOPE_VISIBILITY = {"public": "visible", "hidden": "after_published"}
 _XML_BAD = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+@dataclass
+class GradeRow:
+    """One line of grades.csv: a student's result in one lab."""
+    student: str
+    lab: str
+    points: float
+    max_points: float
+    status: str
+    folder: str = ""
 
 
 def _cell(value: object) -> str:
+    """A cell a spreadsheet shows as text: a leading ``'`` when it could start a formula (or is a ``'``)."""
     s = str(value)
-    return "'" + s if s[:1] in ("=", "+", "-", "@", "\t", "\r") else s
+    return "'" + s if s[:1] in _FORMULA_START else s
+
+
+def _uncell(s: str) -> str:
+    return s[1:] if s[:1] == "'" else s
 
 
 def _num(x: float) -> float | int:
     return int(x) if float(x).is_integer() else round(x, 4)
 
 
-def write_csv(path: Path, rows: list[tuple[str, LabResult]]) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as f:
+def write_csv(path: Path, rows: list[GradeRow]) -> None:
+    with open(path, "w", newline="", encoding=CSV_ENCODING) as f:
         w = csv.writer(f)
         w.writerow(CSV_FIELDS)
-        for student, res in rows:
-            w.writerow([_cell(student), res.lab, _num(res.points), _num(res.max_points), res.status])
+        for r in rows:
+            w.writerow([_cell(r.student), r.lab, _num(r.points), _num(r.max_points), r.status, _cell(r.folder)])
+
+
+def read_csv(path: Path) -> list[GradeRow]:
+    """The rows of a grades.csv written by :func:`write_csv` (also one without the ``folder`` column)."""
+    with open(path, newline="", encoding=CSV_ENCODING) as f:
+        return [GradeRow(_uncell(d["student"]), d["lab"], float(d["points"]), float(d["max_points"]), d["status"],
+                         _uncell(d.get("folder") or "")) for d in csv.DictReader(f)]
 
 
 def test_output(test: TestResult, lab: Lab, lang: str) -> str:
@@ -130,12 +161,26 @@ def junit_xml(student: str, results: list[tuple[Lab, LabResult]], lang: str) -> 
     return ET.tostring(suites, encoding="utf-8", xml_declaration=True)
 
 
-def write_student(out: Path, student: str, results: list[tuple[Lab, LabResult]], lang: str) -> None:
-    (out / "feedback").mkdir(parents=True, exist_ok=True)
-    (out / "feedback" / f"{student}.md").write_text(feedback_markdown(student, results, lang), encoding="utf-8")
-    gs = out / "gradescope" / student
+def student_files(out: Path, student: Student) -> list[Path]:
+    """Where a student's feedback, Gradescope results, JUnit XML and logs of failed runs are."""
+    return [out / "feedback" / f"{student.file}.md", out / "gradescope" / student.file,
+            out / "junit" / f"{student.file}.xml", out / "logs" / "students" / student.file]
+
+
+def remove_student(out: Path, student: Student, *, logs: bool = True) -> None:
+    for p in student_files(out, student)[:None if logs else 3]:
+        if p.is_dir():
+            shutil.rmtree(p)
+        else:
+            p.unlink(missing_ok=True)
+
+
+def write_student(out: Path, student: Student, results: list[tuple[Lab, LabResult]], lang: str) -> None:
+    feedback, gs, junit, _logs = student_files(out, student)
+    feedback.parent.mkdir(parents=True, exist_ok=True)
+    feedback.write_text(feedback_markdown(student.name, results, lang), encoding="utf-8")
     gs.mkdir(parents=True, exist_ok=True)
     (gs / "results.json").write_text(json.dumps(gradescope_results(results, lang), ensure_ascii=False, indent=1),
                                      encoding="utf-8")
-    (out / "junit").mkdir(parents=True, exist_ok=True)
-    (out / "junit" / f"{student}.xml").write_bytes(junit_xml(student, results, lang))
+    junit.parent.mkdir(parents=True, exist_ok=True)
+    junit.write_bytes(junit_xml(student.name, results, lang))

@@ -1,0 +1,104 @@
+"""Who a submission belongs to: the student's name exactly as their folder or zip is called.
+
+    students = assign([("Иванов", "dir"), ("alice.zip", "zip"), ("alice", "dir"), ("alice_2", "dir")])
+    [(s.name, s.folder) for s in students]
+    # [('Иванов', 'Иванов'), ('alice (2)', 'alice.zip'), ('alice', 'alice'), ('alice_2', 'alice_2')]
+
+A name is the entry's name in Unicode NFC (a zip loses its ``.zip``), bytes that are not UTF-8 shown
+as U+FFFD; nothing else is changed, whatever the alphabet.  Two entries collide when their file
+names would be the same on a case-insensitive or normalising file system (``alice`` and
+``alice.zip``, ``Alice`` and ``alice``, an NFC and an NFD spelling): the first in a fixed order
+(folders before zips, then by code points, a
+spelling already in NFC first) keeps the name, each other one gets `` (2)``, `` (3)``...,
+never a name another entry has.  ``folder`` says which entry a name stands for.
+
+``file`` is the stem of the student's files under RESULTS: the name with characters that no common
+file system accepts (``/ \\ : * ? " < > |`` and control characters) replaced by ``_``, no trailing dot
+or space, no Windows device name (``CON``, ``NUL``...), at most 200 bytes.  It can never leave its
+folder.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+MAX_FILE_BYTES = 200
+_UNSAFE_IN_FILES = re.compile(r'[\x00-\x1f\x7f<>:"/\\|?*]')
+_DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))}
+
+
+@dataclass(frozen=True)
+class Student:
+    name: str    # what grades.csv, feedback, Gradescope and JUnit show
+    folder: str  # the entry in SUBMISSIONS this name stands for
+    file: str    # the stem of this student's files under RESULTS
+
+    def matches(self, wanted: str) -> bool:
+        """``wanted`` (as typed by an instructor) names this student or their folder."""
+        wanted = as_text(wanted)
+        return wanted in (self.name, self.folder)
+
+
+def as_text(raw: str) -> str:
+    """An entry name as text: NFC, and bytes that are not UTF-8 (surrogate escapes) as U+FFFD."""
+    text = raw.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return unicodedata.normalize("NFC", text)
+
+
+def _cut(text: str, max_bytes: int) -> str:
+    data = text.encode("utf-8")[:max_bytes]
+    return data.decode("utf-8", "ignore")
+
+
+def file_stem(name: str, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """A file-name stem that stands for ``name`` on Linux, macOS and Windows alike."""
+    stem = _UNSAFE_IN_FILES.sub("_", name)
+    stem = _cut(stem, max_bytes).rstrip(" .")
+    if stem.split(".")[0].upper() in _DEVICES or stem.startswith(".") or not stem:
+        stem = _cut("_" + stem, max_bytes).rstrip(" .") or "_"
+    return stem
+
+
+def file_key(stem: str) -> str:
+    """Equal for two stems that the same file would stand for on a case-insensitive file system."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", stem).casefold())
+
+
+def _variant(name: str, n: int) -> tuple[str, str]:
+    if n == 1:
+        return name, file_stem(name)
+    suffix = f" ({n})"
+    return name + suffix, file_stem(name, MAX_FILE_BYTES - len(suffix)) + suffix
+
+
+def _order(cand: tuple[str, str, str, str]) -> tuple:
+    name, folder, kind, raw = cand
+    return (file_key(file_stem(name)), kind != "dir", name, raw != folder, raw.encode("utf-8", "surrogateescape"))
+
+
+def assign(entries: list[tuple[str, str]]) -> list[Student]:
+    """Names for ``(entry name, "dir" | "zip")`` pairs, one per pair in the same order (see the module)."""
+    cands = []
+    for raw, kind in entries:
+        folder = as_text(raw)
+        name = folder[:-4] if kind == "zip" and folder.lower().endswith(".zip") else folder
+        cands.append((name, folder, kind, raw))
+    own = {file_key(file_stem(name)) for name, *_ in cands}  # names that some entry has as it is
+    taken: set[str] = set()
+    students: list[Student | None] = [None] * len(cands)
+    for i in sorted(range(len(cands)), key=lambda i: _order(cands[i])):
+        name, folder = cands[i][:2]
+        n = 1
+        final, stem = _variant(name, n)
+        while file_key(stem) in taken or (n > 1 and file_key(stem) in own):
+            n += 1
+            final, stem = _variant(name, n)
+        taken.add(file_key(stem))
+        students[i] = Student(final, folder, stem)
+    return students  # type: ignore[return-value]
+
+
+def sort_key(student: Student) -> tuple[str, str]:
+    """The order of students in grades.csv: by name, case and accents folded, then exactly."""
+    return file_key(student.name), student.name

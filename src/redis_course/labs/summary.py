@@ -1,0 +1,114 @@
+"""What a grading run tells the instructor at the end: counts, statuses, the score distribution.
+
+A :class:`Summary` is computed from the rows of grades.csv alone, so that regrading one student
+recomputes it for the whole class.  ``render()`` speaks the instructor's language (``COURSE_LANG`` or
+the locale) with the plural forms of that language.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..l10n import _, ngettext
+from .report import GradeRow
+from .texts import TEXTS, t
+
+CRASHED = ("crash", "import-error")
+
+
+@dataclass
+class Summary:
+    students: int
+    lab_runs: int
+    seconds: float
+    workers: int
+    backend: str
+    out: Path
+    statuses: dict[str, int]
+    students_timed_out: int
+    students_crashed: int
+    percents: list[float]
+    reference_problems: list[str]
+    lang: str = "en"
+    logs: int = 0
+    regraded: list[dict] = field(default_factory=list)  # {student, points, max_points} of each regraded student
+
+    @classmethod
+    def from_rows(cls, rows: list[GradeRow], **run: object) -> "Summary":
+        """Counts of the rows of grades.csv; ``run`` gives the rest (seconds, workers, backend, out...)."""
+        by_student: dict[str, list[GradeRow]] = {}
+        statuses: dict[str, int] = {}
+        for r in rows:
+            by_student.setdefault(r.student, []).append(r)
+            statuses[r.status] = statuses.get(r.status, 0) + 1
+        percents = []
+        for labs in by_student.values():
+            total = sum(r.max_points for r in labs)
+            percents.append(100 * sum(r.points for r in labs) / total if total else 0.0)
+        regraded = [{"student": name, "points": sum(r.points for r in by_student.get(name, [])),
+                     "max_points": sum(r.max_points for r in by_student.get(name, []))}
+                    for name in run.pop("regraded", None) or []]  # type: ignore[union-attr]
+        return cls(students=len(by_student), regraded=regraded, lab_runs=sum(1 for r in rows if r.status != "missing"),
+                   statuses=statuses, percents=percents,
+                   students_timed_out=sum(any(r.status == "timeout" for r in v) for v in by_student.values()),
+                   students_crashed=sum(any(r.status in CRASHED for r in v) for v in by_student.values()),
+                   **run)  # type: ignore[arg-type]
+
+    @property
+    def ok(self) -> bool:
+        return not self.reference_problems and not self.statuses.get("grader-error")
+
+    def distribution(self) -> list[tuple[str, int]]:
+        buckets = [0] * 10
+        for p in self.percents:
+            buckets[min(9, int(p // 10))] += 1
+        return [(f"{i * 10:3d}-{i * 10 + 9 if i < 9 else 100:3d}%", n) for i, n in enumerate(buckets)]
+
+    def to_dict(self) -> dict:
+        return {"students": self.students, "lab_runs": self.lab_runs, "seconds": round(self.seconds, 2),
+                "workers": self.workers, "backend": self.backend, "lang": self.lang, "statuses": self.statuses,
+                "students_timed_out": self.students_timed_out, "students_crashed": self.students_crashed,
+                "distribution": dict(self.distribution()),
+                "mean_percent": round(statistics.mean(self.percents), 1) if self.percents else None,
+                "median_percent": round(statistics.median(self.percents), 1) if self.percents else None,
+                "reference_problems": self.reference_problems, "failed_run_logs": self.logs,
+                "regraded": self.regraded}
+
+    def _headline(self) -> str:
+        rate = self.students / self.seconds * 60 if self.seconds else 0.0
+        return _("{graded} ({runs}) in {seconds} s with {workers} on {backend}: {rate} per minute.",
+                 graded=ngettext("Graded {n} student", "Graded {n} students", self.students),
+                 runs=ngettext("{n} lab run", "{n} lab runs", self.lab_runs), seconds=f"{self.seconds:.1f}",
+                 workers=ngettext("{n} worker", "{n} workers", self.workers), backend=self.backend,
+                 rate=f"{rate:.1f}")
+
+    def _statuses(self) -> str:
+        by_status = ", ".join(f"{t(k, _lang()) if k in TEXTS else k} {v}" for k, v in sorted(self.statuses.items()))
+        return "   ".join([
+            ngettext("{n} student timed out", "{n} students timed out", self.students_timed_out),
+            ngettext("{n} student crashed", "{n} students crashed", self.students_crashed),
+            _("Lab runs by status: {list}", list=by_status)])
+
+    def render(self) -> str:
+        d = self.to_dict()
+        lines = [_("Regraded {student}: {points} of {max_points} points.", student=r["student"],
+                   points=f"{r['points']:g}", max_points=f"{r['max_points']:g}") for r in self.regraded]
+        lines += [self._headline(), self._statuses(), _("Score distribution (percent of the maximum):")]
+        top = max((n for _label, n in self.distribution()), default=0) or 1
+        for label, n in self.distribution():
+            lines.append(f"  {label}  {'█' * round(20 * n / top):<20} {n}")
+        if self.percents:
+            lines.append("  " + _("mean {mean}%, median {median}%", mean=d["mean_percent"], median=d["median_percent"]))
+        lines += [_("Warning: {problem}", problem=p) for p in self.reference_problems]
+        lines.append(_("Written to {out}: grades.csv, feedback/, gradescope/, junit/, summary.json.", out=self.out))
+        if self.logs:
+            lines.append(ngettext("The grader's log of {n} failed run is in logs/.",
+                                  "The grader's logs of {n} failed runs are in logs/.", self.logs))
+        return "\n".join(lines)
+
+
+def _lang() -> str:
+    from ..l10n import current_lang
+
+    return current_lang()

@@ -1,0 +1,176 @@
+"""Grading as an instructor meets it: intake of folders and zips, an empty or missing submissions
+folder, regrading one student into an existing RESULTS, the logs of failed runs, the summary's words."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from redis_course.labs.grade import grade
+from redis_course.labs.intake import GradingError, collect
+from redis_course.labs.model import find_lab
+from redis_course.labs.report import GradeRow, read_csv
+from redis_course.labs.summary import Summary
+
+LAB = find_lab("00")
+IS_ROOT = os.geteuid() == 0
+
+
+def course(*args: str, lang: str = "en") -> subprocess.CompletedProcess:
+    env = dict(os.environ, COURSE_LANG=lang)
+    return subprocess.run([sys.executable, "-m", "redis_course.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def test_collect_takes_only_lab_files_and_refuses_links_and_zip_slip(tmp_path):
+    subs, stage = tmp_path / "subs", tmp_path / "stage"
+    (subs / "ann" / "00-demo").mkdir(parents=True)
+    (subs / "ann" / "00-demo" / "lab.py").write_text("x = 1\n")
+    (subs / "ann" / "00-demo" / "conftest.py").write_text("raise SystemExit\n")
+    (subs / "ben" / "00-demo").mkdir(parents=True)
+    (subs / "ben" / "00-demo" / "lab.py").symlink_to("/etc/passwd")
+    with zipfile.ZipFile(subs / "cat.zip", "w") as zf:
+        zf.writestr("../../00-demo/lab.py", "evil")
+        zf.writestr("labs/00-demo/lab.py", "y = 2\n")
+    (subs / "big.zip").write_bytes(b"not a zip")
+    got = {s.student.name: s for s in collect(subs, stage, [LAB])}
+    assert got["ann"].files["00-demo"].read_text() == "x = 1\n"
+    assert not got["ben"].files and "refused" in got["ben"].problems[0]
+    assert got["cat"].files["00-demo"].read_text() == "y = 2\n"
+    assert any("unsafe path" in p.lower() for p in got["cat"].problems)
+    assert not got["big"].files and got["big"].problems
+    assert sorted(p.name for p in stage.rglob("*") if p.is_file()) == ["00-demo.py", "00-demo.py"]
+
+
+@pytest.mark.parametrize("lang,word", [("en", "nothing to grade"), ("ru", "нечего проверять"), ("zh", "没有可评分")])
+def test_an_empty_submissions_folder_is_an_error(tmp_path, lang, word):
+    (tmp_path / "subs" / ".git").mkdir(parents=True)  # hidden entries are not students
+    (tmp_path / "subs" / "notes.txt").write_text("not a submission")
+    res = course("grade", str(tmp_path / "subs"), "--out", str(tmp_path / "out"), lang=lang)
+    assert res.returncode != 0 and word in res.stderr, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+    assert "Graded 0" not in res.stdout and not (tmp_path / "out").exists()
+
+
+def test_a_missing_submissions_folder_is_an_error(tmp_path):
+    res = course("grade", str(tmp_path / "nowhere"), "--out", str(tmp_path / "out"))
+    assert res.returncode != 0 and "does not exist" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    with pytest.raises(GradingError):
+        grade(tmp_path / "nowhere", tmp_path / "out")
+
+
+def test_regrading_needs_an_existing_results_folder_and_a_known_student(tmp_path):
+    (tmp_path / "subs" / "ann").mkdir(parents=True)
+    res = course("grade", str(tmp_path / "subs"), "--out", str(tmp_path / "out"), "--student", "ann")
+    assert res.returncode != 0 and "grades.csv" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+ROWS = [GradeRow(f"s{i}", "00-demo", p, 8, s) for i, (p, s) in enumerate([(8, "ok"), (0, "timeout"), (0, "crash"),
+                                                                         (3, "ok"), (0, "missing")])]
+
+
+@pytest.mark.parametrize("lang,expected", [
+    ("en", ["Graded 5 students (4 lab runs)", "with 1 worker", "1 student timed out", "1 student crashed"]),
+    ("ru", ["Проверено 5 студентов (4 запуска)", "1 процесс", "1 студент превысил лимит времени",
+            "у 1 студента упал код"]),
+    ("zh", ["已评分 5 名学生（4 次实验运行）", "1 个进程", "1 名学生超时", "1 名学生的代码崩溃"]),
+])
+def test_the_summary_speaks_the_instructors_language_with_plural_forms(monkeypatch, lang, expected):
+    monkeypatch.setenv("COURSE_LANG", lang)
+    s = Summary.from_rows(ROWS, seconds=2.0, workers=1, backend="fakeredis", out=Path("/r"), reference_problems=[])
+    text = s.render()
+    for phrase in expected:
+        assert phrase in text, text
+    assert s.students == 5 and s.lab_runs == 4 and s.students_timed_out == 1 and s.students_crashed == 1
+
+
+@pytest.mark.parametrize("n,phrase", [(1, "Проверен 1 студент"), (2, "Проверено 2 студента"),
+                                      (5, "Проверено 5 студентов"), (11, "Проверено 11 студентов"),
+                                      (21, "Проверен 21 студент"), (22, "Проверено 22 студента")])
+def test_russian_counts_use_all_three_plural_forms(monkeypatch, n, phrase):
+    monkeypatch.setenv("COURSE_LANG", "ru")
+    rows = [GradeRow(f"s{i}", "00-demo", 1, 8, "ok") for i in range(n)]
+    s = Summary.from_rows(rows, seconds=1.0, workers=2, backend="x", out=Path("/r"), reference_problems=[])
+    assert s.render().splitlines()[0].startswith(phrase + " (")
+
+
+# ---------------------------------------------------------------- regrade one student, keep logs
+READER = '''
+import os as _os
+_FOUND = []
+for _p in {paths!r}:
+    try:
+        _FOUND.append(open(_p).read()[:80] if _os.path.isfile(_p) else repr(_os.listdir(_p)))
+    except OSError:
+        pass
+print("looked for logs:", _FOUND)
+if _FOUND:
+    def count_view(r, post_id):
+        raise RuntimeError("LEAKED " + repr(_FOUND))
+'''
+
+
+def digest(out: Path, skip: str) -> dict[str, str]:
+    return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.rglob("*"))
+            if p.is_file() and skip not in p.parts and p.stem != skip and p.name not in ("grades.csv", "summary.json")}
+
+
+@pytest.fixture(scope="module")
+def regraded(tmp_path_factory):
+    base = tmp_path_factory.mktemp("regrade")
+    subs, out = base / "subs", base / "results"
+    for name, source in (("ann", LAB.solution_file), ("Борис", LAB.starter_file), ("cat", None)):
+        (subs / name / "00-demo").mkdir(parents=True)
+        if source:
+            shutil.copy(source, subs / name / "00-demo" / "lab.py")
+    (subs / "cat" / "00-demo" / "lab.py").write_text("raise SystemExit(3)\n")
+    first = grade(subs, out, labs=["00-demo"], progress=False, workers=2)
+    before = {"rows": read_csv(out / "grades.csv"), "files": digest(out, "Борис"),
+              "mtimes": {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}}
+    log = out / "logs" / "students" / "cat" / "00-demo.log"
+    reader = LAB.solution_file.read_text() + READER.format(paths=[str(log), str(out / "logs"), str(out)])
+    (subs / "Борис" / "00-demo" / "lab.py").write_text(reader)
+    res = course("grade", str(subs), "--out", str(out), "--student", "Борис", "--no-progress")
+    return {"out": out, "first": first, "before": before, "res": res, "log": log}
+
+
+def test_regrade_updates_only_that_students_rows_and_files(regraded):
+    out, before, res = regraded["out"], regraded["before"], regraded["res"]
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "Regraded Борис: 8 of 8 points." in res.stdout
+    rows = read_csv(out / "grades.csv")
+    assert [r.student for r in rows] == [r.student for r in before["rows"]] == ["ann", "cat", "Борис"]
+    assert {r.student: r.points for r in rows} == {"ann": 8, "cat": 0, "Борис": 8}
+    assert [r for r in rows if r.student != "Борис"] == [r for r in before["rows"] if r.student != "Борис"]
+    assert digest(out, "Борис") == before["files"]
+    for p, mtime in before["mtimes"].items():
+        if "Борис" not in str(p) and p.name not in ("grades.csv", "summary.json"):
+            assert p.stat().st_mtime_ns == mtime, f"{p} was rewritten"
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["students"] == 3 and summary["mean_percent"] == round(200 / 3, 1)
+    assert summary["regraded"] == [{"student": "Борис", "points": 8, "max_points": 8}]
+
+
+def test_logs_of_failed_runs_are_kept_for_the_instructor_only(regraded):
+    out, log = regraded["out"], regraded["log"]
+    assert regraded["first"].logs == 1 and log.is_file()
+    assert "SystemExit" in log.read_text(encoding="utf-8", errors="replace") or log.stat().st_size > 0
+    assert (out / "logs").stat().st_mode & 0o077 == 0 and log.stat().st_mode & 0o077 == 0
+    assert not (out / "logs" / "students" / "ann").exists()  # runs that ended ok leave no log
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="only the isolated grader (root) keeps RESULTS away from student code")
+def test_student_code_cannot_read_the_logs_or_results(regraded, capsys):
+    out, log = regraded["out"], regraded["log"]
+    feedback = (out / "feedback" / "Борис.md").read_text(encoding="utf-8")
+    assert "LEAKED" not in feedback and "Score: **8 / 8**" in feedback
+    probe: dict = {}
+    exec(READER.format(paths=[str(log), str(out / "logs"), str(out)]), probe)  # the same code, unsandboxed,
+    assert len(probe["_FOUND"]) == 3                                           # finds all three
