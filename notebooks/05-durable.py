@@ -17,7 +17,7 @@
 # What survives a crash? First the server: a private `redis-server` with RDB, AOF `everysec` and
 # AOF `always`, killed with SIGKILL while a client increments. Then the application: counters in
 # Redis flushed to a SQL ledger, crashed on purpose at every step. Then `DECR`, and a delayed task
-# queue from a web article, rebuilt so that no task is lost or run twice. The code lives in
+# queue from a web article, rebuilt so that no task is lost and a task run twice does its work once. The code lives in
 # `redis_course.lessons.durable`; `show()` prints what the notebook runs.
 
 # %% [markdown] lang="ru"
@@ -26,14 +26,14 @@
 # Что переживает падение? Сначала сервер: приватный `redis-server` с RDB, AOF `everysec` и AOF
 # `always`, который убивают SIGKILL, пока клиент увеличивает счётчик. Потом приложение: счётчики в
 # Redis, которые выгружаются в учётную SQL-базу, и мы нарочно роняем выгрузку на каждом шаге. Потом
-# `DECR` и отложенная очередь задач из веб-статьи, переделанная так, чтобы ни одна задача не терялась и не
-# выполнялась дважды. Код лежит в `redis_course.lessons.durable`; `show()` печатает то, что
+# `DECR` и отложенная очередь задач из веб-статьи, переделанная так, чтобы ни одна задача не терялась, а
+# задача, выполненная дважды, делала свою работу один раз. Код лежит в `redis_course.lessons.durable`; `show()` печатает то, что
 # выполняет блокнот.
 
 # %% [markdown] lang="zh"
 # # 持久可靠的计数器与延迟队列
 #
-# 崩溃之后还剩下什么？先看服务器：一个私有的 `redis-server`，分别用 RDB、AOF `everysec` 和 AOF `always`，在客户端不断自增时用 SIGKILL 杀掉。再看应用：计数器放在 Redis，定期落到 SQL 账本，我们在每一步故意让落库崩溃。然后是 `DECR`，以及一篇网络文章里的延迟任务队列——重建之后，任务既不会丢，也不会被执行两次。代码在 `redis_course.lessons.durable` 中；`show()` 打印笔记本实际运行的代码。
+# 崩溃之后还剩下什么？先看服务器：一个私有的 `redis-server`，分别用 RDB、AOF `everysec` 和 AOF `always`，在客户端不断自增时用 SIGKILL 杀掉。再看应用：计数器放在 Redis，定期落到 SQL 账本，我们在每一步故意让落库崩溃。然后是 `DECR`，以及一篇网络文章里的延迟任务队列——重建之后，任务不会丢，被执行两次的任务也只生效一次。代码在 `redis_course.lessons.durable` 中；`show()` 打印笔记本实际运行的代码。
 
 # %% tags=["varies"]
 # %matplotlib inline

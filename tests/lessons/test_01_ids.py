@@ -58,3 +58,14 @@ def test_waitaof_needs_redis_7_2_and_wait_reports_replicas():
                 c.execute_command("WAITAOF", 1, 0, 100)
         else:
             assert c.execute_command("WAITAOF", 1, 0, 100) == [1, 0]
+
+
+def test_epoch_ids_need_info_which_fakeredis_lacks(r, tmp_path):
+    gen = ids.EpochIds(r, r.key("ids", "order"), str(tmp_path / "epochs.db"))
+    if r.is_fake:
+        with pytest.raises(Exception, match="unknown command 'info'"):
+            gen.next()
+    else:
+        first, second = gen.next(), gen.next()
+        assert first.split("-")[0] == second.split("-")[0] == "1"
+        assert int(second.split("-")[1]) == int(first.split("-")[1]) + 1
