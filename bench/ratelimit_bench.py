@@ -1,14 +1,33 @@
-"""Decisions per second of lesson 04's limiters, the `limits` library's, and a one-round-trip baseline.
+"""Lesson 04's limiters against the Python libraries people use instead, and a one-round-trip baseline.
 
-    .venv/bin/python bench/ratelimit_bench.py            # the server at REDIS_URL or 127.0.0.1:6379
-    .venv/bin/python bench/ratelimit_bench.py --rounds 4    # a quick look
+    .venv/bin/python bench/ratelimit_bench.py            # about 5 minutes on 2 busy cores
+    .venv/bin/python bench/ratelimit_bench.py --quick    # a quick look, rougher numbers
+    .venv/bin/python bench/ratelimit_bench.py --url redis://127.0.0.1:6379/0   # throughput there
 
-Every strategy runs on the same server through the same client and connection pool, one decision
-at a time (one client, so the number is 1 / latency of a decision), spread over 1,000 client ids at
-100 requests per second each, so most decisions are "allowed" and write.  The strategies take
-turns in short slices (``--slice`` seconds, ``--rounds`` turns each), so a change in the machine's
-load hits them all alike; a strategy's rate is its best slice.  Keys go under a course prefix and
-are deleted at the end (never FLUSHALL).  Not a test: nothing here asserts a speed.
+Strategies: the course's seven limiters, a baseline (``INCR`` + ``EXPIRE`` in one pipelined round
+trip) and the peers mapped to them in ``ratelimit_peers.COUNTERPARTS``: ``limits``, ``throttled-py``
+and ``pyrate-limiter`` on their Redis back ends, all at 10 requests per second per client, through
+the same redis-py client and connection pool, on the same server.  Measures:
+
+* **1 client**: decisions per second of one client, one decision at a time (1 / mean latency);
+* **16 procs**: decisions per second of 16 client processes running the same strategy at once
+  against the same server (where the server's and the clients' CPU count); median slot;
+* **server µs**: Redis time per decision from ``INFO commandstats`` around every burst, counting the
+  commands the client sent (a script's inner commands are inside its ``EVALSHA``), on a private
+  redis-server; below the table, what each command inside the scripts took, and what an empty
+  script and one ``redis.call`` cost (calibration);
+* **B/client**: ``used_memory`` per client after 1,000 clients sent their burst (10 per minute, so
+  nothing expires while it is measured), and the number of keys per client.
+
+The workload: every client id sends a burst of 12 requests at once (10 allowed, 2 denied), then
+the next id: each path of each limiter has a fixed share, however fast the machine.  The strategies
+take turns a burst at a time (16 procs: slots of a fraction of a second), so a change in the
+machine's load hits them all alike; compare ratios, and medians over repeated runs.
+
+Ratios: a course limiter against its best peer counterpart (the fastest, or the cheapest for server
+µs) and against the baseline.  Throughput runs on a private redis-server when ``redis-server`` is
+installed (nobody else's commands on it), else on ``--url`` / ``REDIS_URL`` / 127.0.0.1:6379 under a
+course prefix (deleted at the end, never FLUSHALL).  Not a test: nothing here asserts a speed.
 """
 from __future__ import annotations
 
@@ -17,16 +36,19 @@ import os
 import platform
 import secrets
 import sys
-import time
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import ratelimit_measure as m  # noqa: E402
+import ratelimit_peers as peers  # noqa: E402
 
 from redis_course import connect  # noqa: E402
-from redis_course.lessons import ratelimit as rl  # noqa: E402
+from redis_course.servers import private_redis, redis_server_binary  # noqa: E402
 
-LIMIT, WINDOW_MS, CLIENTS = 100, 1000, 1000
+BASE = "baseline: pipelined INCR+EXPIRE"
 
 
 def cpu_model() -> str:
@@ -39,126 +61,143 @@ def cpu_model() -> str:
     return platform.processor() or "?"
 
 
-def strategies(r, url: str) -> dict[str, Callable[[str], object]]:
-    from limits import RateLimitItemPerSecond, strategies as ls
-    from limits.storage import RedisStorage
-
-    storage = RedisStorage(url, connection_pool=r.connection_pool, key_prefix=r.key("limits"))
-    item = RateLimitItemPerSecond(LIMIT)
-    lfixed, lmoving, lsliding = (ls.FixedWindowRateLimiter(storage), ls.MovingWindowRateLimiter(storage),
-                                 ls.SlidingWindowCounterRateLimiter(storage))
-
-    def baseline(cid: str) -> object:
-        pipe = r.pipeline(transaction=False)
-        key = r.key("base", cid)
-        pipe.incr(key)
-        pipe.expire(key, 1)
-        return pipe.execute()[0] <= LIMIT
-
-    return {
-        "baseline: pipelined INCR+EXPIRE": baseline,
-        "ours: fixed window": lambda cid: rl.fixed_window(r, cid, LIMIT, WINDOW_MS),
-        "ours: first-hit window": lambda cid: rl.first_hit_window(r, cid, LIMIT, WINDOW_MS),
-        "ours: sliding log": lambda cid: rl.sliding_log(r, cid, LIMIT, WINDOW_MS),
-        "ours: sliding window counter": lambda cid: rl.sliding_window_counter(r, cid, LIMIT, WINDOW_MS),
-        "ours: token bucket": lambda cid: rl.token_bucket(r, cid, LIMIT, WINDOW_MS),
-        "ours: GCRA": lambda cid: rl.gcra(r, cid, LIMIT, WINDOW_MS),
-        "limits: fixed window": lambda cid: lfixed.hit(item, "fixed", cid),
-        "limits: moving window": lambda cid: lmoving.hit(item, "moving", cid),
-        "limits: sliding window counter": lambda cid: lsliding.hit(item, "sliding", cid),
-    }
+def machine(r) -> str:
+    load = ", load %.1f" % os.getloadavg()[0] if hasattr(os, "getloadavg") else ""
+    return (f"Redis {r.server_version()} at {r.where}; {peers.versions()}; Python {platform.python_version()}; "
+            f"{platform.system()} {platform.release()}; {cpu_model()}, {os.cpu_count()} cores{load}")
 
 
-COUNTERPART = {  # limits' fixed window opens with a client's first request, like our first-hit window
-    "ours: fixed window": "limits: fixed window",
-    "ours: first-hit window": "limits: fixed window",
-    "ours: sliding log": "limits: moving window",
-    "ours: sliding window counter": "limits: sliding window counter",
-}
+def _ratio(value: float | None, other: float | None) -> str:
+    return f"{value / other:.2f}" if value and other else "-"
 
 
-IDS = [f"c{i}" for i in range(CLIENTS)]
+def best_peer(name: str, values: dict[str, float], lowest: bool = False) -> float | None:
+    """The best value among ``name``'s peer counterparts (the highest rate, or the lowest µs)."""
+    got = [values[p] for p in peers.COUNTERPARTS.get(name, ([], ""))[0] if p in values]
+    if not got:
+        return None
+    return min(got) if lowest else max(got)
 
 
-def measure(fn: Callable[[str], object], seconds: float) -> tuple[float, float]:
-    """(decisions per second, round trips per decision) over ``seconds``."""
-    for cid in IDS[:5]:
-        fn(cid)  # load scripts
-    ids = IDS
-    n, stop = 0, time.perf_counter() + seconds
-    with rl.count_round_trips() as trips:
-        start = time.perf_counter()
-        while True:
-            for cid in ids[n % CLIENTS: n % CLIENTS + 50]:
-                fn(cid)
-            n += 50
-            if time.perf_counter() >= stop:
-                break
-        elapsed = time.perf_counter() - start
-    return n / elapsed, trips["n"] / n
+HEADER = (f"{'strategy':32} {'1 client/s':>10} {'vs peer':>7} {'vs base':>7} {'16 procs/s':>10} {'vs peer':>7}"
+          f" {'server µs':>9} {'vs peer':>7} {'B/client':>8} {'keys':>4} {'trips':>5}")
 
 
-def server_cost(n: int = 3000) -> dict[str, float]:
-    """Server CPU per decision (µs, from INFO commandstats) on a private redis-server, or {}.
+def _cell(value, fmt: str, width: int) -> str:
+    return f"{value:>{width}{fmt}}" if value else f"{'-':>{width}}"
 
-    A private server: nobody else's commands in the counts, and CONFIG RESETSTAT is allowed.
-    """
-    from redis_course.servers import private_redis, redis_server_binary
 
-    if not redis_server_binary():
-        return {}
-    cost = {}
-    with private_redis() as srv:
-        r = connect(srv.url, prefix="course:bench:", owned=True)
-        for name, fn in strategies(r, srv.url).items():
-            for cid in IDS[:5]:
-                fn(cid)
-            r.config_resetstat()
-            for i in range(n):
-                fn(IDS[i % CLIENTS])
-            stats = r.info("commandstats")
-            cost[name] = sum(v["usec"] for k, v in stats.items() if "config" not in k) / n
-    return cost
+def table(names, one, many, cost, mem) -> list[str]:
+    """The main table, one line per strategy."""
+    rate1 = {n: one[n][0] for n in one}
+    us = {n: cost[n][0] for n in cost}
+    lines = [HEADER]
+    for name in names:
+        ours = name.startswith("ours:")
+        r1, r16, u = rate1.get(name), many.get(name), us.get(name)
+        b, keys = mem.get(name, (None, None))
+        lines.append(" ".join([
+            f"{name:32}", _cell(r1, ",.0f", 10),
+            f"{_ratio(r1, best_peer(name, rate1)) if ours else '-':>7}", f"{_ratio(r1, rate1.get(BASE)):>7}",
+            _cell(r16, ",.0f", 10), f"{_ratio(r16, best_peer(name, many)) if ours else '-':>7}",
+            _cell(u, ".1f", 9), f"{_ratio(u, best_peer(name, us, lowest=True)) if ours else '-':>7}",
+            _cell(b, ",.0f", 8), f"{keys:>4.1f}" if keys is not None else f"{'-':>4}",
+            _cell(one[name][1] if name in one else None, ".2f", 5)]))
+    return lines
+
+
+def breakdown(cost, calls) -> list[str]:
+    """Per strategy that runs scripts: each command inside them, calls per decision x µs per call."""
+    lines = ["", "inside the scripts: each command, calls per decision x µs per call (commandstats); the rest of "
+             "the script's time is Lua and the calls' own cost (see the calibration below)"]
+    for name, (top, inner) in cost.items():
+        if not inner:
+            continue
+        parts = ", ".join(f"{k.upper()} {c:.2f}x{us:.1f}" for k, (c, us) in sorted(inner.items(), key=lambda kv: -kv[1][0]))
+        rest = top - sum(c * us for c, us in inner.values())
+        lines.append(f"  {name:32} {top:5.1f} µs = {parts}; rest {rest:.1f}")
+    return lines
+
+
+def verdicts(names, one, many, cost) -> list[str]:
+    """Each target, met or not, per course limiter."""
+    rate1 = {n: one[n][0] for n in one}
+    us = {n: cost[n][0] for n in cost}
+    lines = ["", "targets: >= 1.00 x best peer (1 client, 16 procs), server µs <= cheapest peer's, >= 0.90 x baseline (1 client)"]
+    for name in (n for n in names if n.startswith("ours:")):
+        checks = []
+        for label, value, other, ok in [
+                ("1 client", rate1.get(name), best_peer(name, rate1), lambda a, b: a >= b),
+                ("16 procs", many.get(name), best_peer(name, many), lambda a, b: a >= b),
+                ("server µs", us.get(name), best_peer(name, us, lowest=True), lambda a, b: a <= b),
+                ("baseline", rate1.get(name), 0.9 * rate1[BASE] if BASE in rate1 else None, lambda a, b: a >= b)]:
+            if value and other:
+                checks.append(f"{label} {'met' if ok(value, other) else 'MISSED'}")
+        lines.append(f"  {name:32} " + ", ".join(checks))
+    return lines
+
+
+def parse(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--url", help="throughput on this server instead of a private one")
+    ap.add_argument("--seconds", type=float, default=60, help="1 client: seconds in all (default 60)")
+    ap.add_argument("--processes", type=int, default=16, help="client processes (default 16)")
+    ap.add_argument("--slots", type=int, default=6, help="16 procs: slots per strategy (default 6)")
+    ap.add_argument("--slot", type=float, default=0.3, help="16 procs: seconds per slot (default 0.3)")
+    ap.add_argument("--decisions", type=int, default=1200, help="server µs: decisions per strategy (default 1200)")
+    ap.add_argument("--clients", type=int, default=m.CLIENTS, help="memory: clients (default 1000)")
+    ap.add_argument("--only", default="", help="comma-separated words: run the strategies whose name has one")
+    ap.add_argument("--measures", default="one,procs,cost,memory",
+                    help="which measures, comma-separated (default: one,procs,cost,memory)")
+    ap.add_argument("--quick", action="store_true", help="fewer and shorter turns")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.seconds, args.slots, args.decisions, args.clients = 15, 2, 240, 200
+    return args
+
+
+def pick(strategies: dict, only: str) -> dict:
+    words = [w.strip() for w in only.split(",") if w.strip()]
+    return {n: f for n, f in strategies.items() if n == BASE or not words or any(w in n for w in words)}
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--slice", type=float, default=0.25, help="seconds per turn (default 0.25)")
-    ap.add_argument("--rounds", type=int, default=16, help="turns per strategy (default 16)")
-    args = ap.parse_args(argv)
-
-    import limits
-    import redis
-
-    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
-    r = connect(url, prefix=f"course:bench:{secrets.token_hex(3)}:")
-    try:
-        fns = strategies(r, url)
-        best: dict[str, tuple[float, float]] = {}
-        for _ in range(args.rounds):
-            for name, fn in fns.items():
-                rate, trips = measure(fn, args.slice)
-                if rate > best.get(name, (0.0, 0.0))[0]:
-                    best[name] = (rate, trips)
-            r.cleanup()
+    args = parse(argv)
+    with ExitStack() as stack:
+        srv = stack.enter_context(private_redis()) if redis_server_binary() else None
+        url = args.url or (srv.url if srv else os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+        owned = srv is not None and url == srv.url
+        prefix = f"course:bench:{secrets.token_hex(3)}:"
+        r = connect(url, prefix=prefix, owned=owned)
+        stack.callback(r.cleanup)
+        strategies = pick(peers.build(r, url), args.only)
+        names = list(strategies)
+        want = set(args.measures.split(","))
+        one = m.one_client(strategies, args.seconds, between=r.cleanup) if "one" in want else {}
+        many = (m.many_processes(url, prefix, owned, names, args.slots, args.slot, args.processes)
+                if "procs" in want else {})
         r.cleanup()
-        cost = server_cost()
-        base = best["baseline: pipelined INCR+EXPIRE"][0]
-        print(f"Redis {r.server_version()} at {r.where}; redis-py {redis.__version__}; limits {limits.__version__}; "
-              f"Python {platform.python_version()}; {cpu_model()}, {os.cpu_count()} cores")
-        print(f"one client, one decision at a time, {CLIENTS} client ids, {LIMIT} per {WINDOW_MS} ms; "
-              f"best of {args.rounds} turns of {args.slice:g} s each, strategies taking turns\n")
-        print(f"{'strategy':32} {'decisions/s':>11} {'round trips':>11} {'vs limits':>9} {'vs baseline':>11}"
-              f" {'server µs':>9}")
-        for name, (rate, trips) in best.items():
-            other = COUNTERPART.get(name)
-            vs_limits = f"{rate / best[other][0]:.2f}" if other else "-"
-            us = f"{cost[name]:.1f}" if name in cost else "-"
-            print(f"{name:32} {rate:>11,.0f} {trips:>11.2f} {vs_limits:>9} {rate / base:>11.2f} {us:>9}")
-        if cost:
-            print("\nserver µs: Redis CPU per decision (INFO commandstats) on a private redis-server")
-    finally:
-        r.cleanup()
+        cost, mem, calls = {}, {}, {}
+        if srv:
+            rp = r if owned else srv.client(prefix=prefix)
+            if "cost" in want:
+                cost = m.server_cost(rp, pick(peers.build(rp, srv.url), args.only), args.decisions)
+                calls = m.script_calls(rp)
+            if "memory" in want:
+                mem = m.memory(rp, pick(peers.build(rp, srv.url, peers.LIMIT, 60_000), args.only), args.clients)
+        print(machine(r))
+        print(f"{peers.LIMIT} requests per {peers.WINDOW_MS} ms per client, bursts of {m.BURST} per client id; "
+              f"strategies taking turns a burst at a time; 1 client: {args.seconds:g} s in all; {args.processes} "
+              f"procs: median of {args.slots} slots of {args.slot:g} s; server µs: {args.decisions} decisions each; "
+              f"memory: {args.clients:,} clients at {peers.LIMIT} per minute\n")
+        print("\n".join(table(names, one, many, cost, mem)))
+        print("\nvs peer: against the best counterpart in ratelimit_peers.COUNTERPARTS (decisions/s: ours / fastest "
+              "peer, >= 1.00 is as fast or faster; server µs: ours / cheapest peer, <= 1.00 is as cheap or cheaper)")
+        print("\n".join(breakdown(cost, calls)))
+        if calls:
+            print("\nwhat a script costs before it does anything, and what one redis.call adds (µs, command included):")
+            print("  " + "; ".join(f"{k} {v:.2f}" for k, v in calls.items()))
+        print("\n".join(verdicts(names, one, many, cost)))
     return 0
 
 
