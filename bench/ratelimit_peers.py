@@ -96,7 +96,6 @@ def _throttled(r, url: str, limit: int, window_ms: int) -> dict[str, Callable[[s
         t = throttled.Throttled(using=using, quota=throttled.per_duration(timedelta(milliseconds=window_ms), limit), store=store,
                                 key_prefix=r.key("throttled"))
         out[f"throttled-py: {label}"] = (lambda t: lambda cid: t.limit(cid).limited)(t)
-    store._backend.get_client()  # noqa: SLF001 - make it pick the shared client now, not in a timed slice
     return out
 
 
