@@ -28,7 +28,10 @@ Keys: one key per client and limiter, holding the state of all its limits, built
 other key.  Up to 16 processes call these functions at the same time for the same client:
 read-decide-write in Python between two round trips is not safe, put the whole decision in one script.
 """
+import hashlib
 import secrets
+
+from redis.exceptions import NoScriptError
 
 _PRELUDE = """
 local now = tonumber(ARGV[1])
@@ -42,11 +45,16 @@ for i = 4, #ARGV, 2 do limits[#limits + 1] = {tonumber(ARGV[i]), tonumber(ARGV[i
 """  # every script starts like this: now (ms), cost, request_id (unique per call) and limits
 
 
+_SHA: dict[str, str] = {}  # script -> SHA1 of _PRELUDE + script, computed on its first call only
+
+
 def _decide(r, script: str, key: str, limits, cost: int, now_ms) -> dict:
-    """Run ``_PRELUDE + script`` with EVAL on ``key``; the script returns {allowed, remaining, retry}.
+    """Run ``_PRELUDE + script`` on ``key``; the script returns {allowed, remaining, retry}.
 
     Checks the arguments first: at least one ``[limit, window_ms]`` pair, all at least 1, and
-    1 <= cost <= every limit (a bigger request could never be allowed).
+    1 <= cost <= every limit (a bigger request could never be allowed).  Sends EVALSHA (the
+    server runs its cached copy; the script's SHA1 is computed once per script) and loads the
+    script with SCRIPT LOAD the first time a server does not know it.
     """
     pairs = [(int(limit), int(window_ms)) for limit, window_ms in limits]
     if not pairs or any(limit < 1 or window_ms < 1 for limit, window_ms in pairs):
@@ -55,7 +63,14 @@ def _decide(r, script: str, key: str, limits, cost: int, now_ms) -> dict:
         raise ValueError("cost must be at least 1 and at most the smallest limit")
     now = "" if now_ms is None else int(now_ms)
     args = [now, int(cost), secrets.token_hex(8)] + [n for pair in pairs for n in pair]
-    allowed, remaining, retry = r.eval(_PRELUDE + script, 1, key, *args)
+    sha = _SHA.get(script)
+    if sha is None:
+        sha = _SHA[script] = hashlib.sha1((_PRELUDE + script).encode()).hexdigest()
+    try:
+        allowed, remaining, retry = r.evalsha(sha, 1, key, *args)
+    except NoScriptError:
+        r.script_load(_PRELUDE + script)
+        allowed, remaining, retry = r.evalsha(sha, 1, key, *args)
     return {"allowed": allowed == 1, "remaining": remaining, "retry_after_ms": retry}
 
 
@@ -66,29 +81,30 @@ def fixed_window(r, client_id: str, limits: list, cost: int = 1, now_ms: int | N
     Allowed when, in every limit, the units counted in the current window plus ``cost`` fit in
     ``limit``.  A limit that says no frees up at the start of its next window.
 
-    Cost: one EVAL on one hash holding, per limit, its window number and its count
+    Cost: one EVALSHA on one hash holding, per limit, its window number and its count
     (HMGET, then HSET of every limit only when allowed) + PEXPIRE to the end of the latest
     current window.  O(number of limits).
     """
     # BEGIN SOLUTION
+    # one HMGET and one HSET for all the limits (fields k<i>, used<i>): four calls however many limits
     script = """
-    local seen, fits, wait, keep = {}, nil, 0, 0
+    local fields = {}
+    for i = 1, #limits do fields[2 * i - 1], fields[2 * i] = 'k' .. i, 'used' .. i end
+    local got = redis.call('HMGET', KEYS[1], unpack(fields))
+    local new, fits, wait, keep = {}, nil, 0, 0
     for i, pair in ipairs(limits) do
       local cap, span = pair[1], pair[2]
-      local k = math.floor(now / span)
-      local till_next = (k + 1) * span - now
-      local got = redis.call('HMGET', KEYS[1], 'k' .. i, 'used' .. i)
-      local used = (tonumber(got[1]) == k) and tonumber(got[2]) or 0
-      seen[i] = {k, used}
+      local start = now - now % span
+      local k, till_next = start / span, start + span - now
+      local used = (tonumber(got[2 * i - 1]) == k) and tonumber(got[2 * i]) or 0
+      new[4 * i - 3], new[4 * i - 2], new[4 * i - 1], new[4 * i] = fields[2 * i - 1], k, fields[2 * i], used + cost
       local room = math.max(0, cap - used)
       if fits == nil or room < fits then fits = room end
       if used + cost > cap and till_next > wait then wait = till_next end
       if till_next > keep then keep = till_next end
     end
     if wait > 0 then return {0, fits, wait} end
-    for i, s in ipairs(seen) do
-      redis.call('HSET', KEYS[1], 'k' .. i, s[1], 'used' .. i, s[2] + cost)
-    end
+    redis.call('HSET', KEYS[1], unpack(new))
     redis.call('PEXPIRE', KEYS[1], keep)
     return {1, fits - cost, 0}
     """
@@ -105,11 +121,14 @@ def sliding_window(r, client_id: str, limits: list, cost: int = 1, now_ms: int |
     ``limit``.  Record allowed units only, one log entry per unit.  A limit that says no frees
     up when enough of its oldest units have left its window.
 
-    Cost: one EVAL on one sorted set (score = time, member = a unique id per unit) shared by all
+    Cost: one EVALSHA on one sorted set (score = time, member = a unique id per unit) shared by all
     the limits: ZREMRANGEBYSCORE (what left the longest window) + ZCARD + ZCOUNT and, when denied,
-    ZRANGE per limit + ``cost`` ZADDs + PEXPIRE; O(limits * log N + cost), memory O(largest limit).
+    ZRANGE per limit + ZADD of ``cost`` entries + PEXPIRE; O(limits * log N + cost), memory
+    O(largest limit).
     """
     # BEGIN SOLUTION
+    # the longest window's count is the log's size once it is trimmed; the units go in one ZADD
+    # (in chunks of 1,000 units, far below what Lua's unpack() can take)
     script = """
     local longest = 0
     for _, pair in ipairs(limits) do longest = math.max(longest, pair[2]) end
@@ -118,7 +137,8 @@ def sliding_window(r, client_id: str, limits: list, cost: int = 1, now_ms: int |
     local fits, wait = nil, 0
     for _, pair in ipairs(limits) do
       local cap, span = pair[1], pair[2]
-      local recent = redis.call('ZCOUNT', KEYS[1], now - span + 1, '+inf')
+      local recent = logged
+      if span < longest then recent = redis.call('ZCOUNT', KEYS[1], now - span + 1, '+inf') end
       local room = math.max(0, cap - recent)
       if fits == nil or room < fits then fits = room end
       if recent + cost > cap then
@@ -129,7 +149,13 @@ def sliding_window(r, client_id: str, limits: list, cost: int = 1, now_ms: int |
       end
     end
     if wait > 0 then return {0, fits, wait} end
-    for unit = 1, cost do redis.call('ZADD', KEYS[1], now, request_id .. ':' .. unit) end
+    for first = 1, cost, 1000 do
+      local add = {}
+      for unit = first, math.min(cost, first + 999) do
+        add[#add + 1], add[#add + 2] = now, request_id .. ':' .. unit
+      end
+      redis.call('ZADD', KEYS[1], unpack(add))
+    end
     redis.call('PEXPIRE', KEYS[1], longest)
     return {1, fits - cost, 0}
     """
@@ -146,20 +172,24 @@ def token_bucket(r, client_id: str, limits: list, cost: int = 1, now_ms: int | N
     token (keep the fraction).  ``remaining`` counts whole tokens; when denied, a bucket that is
     short is ready when it holds ``cost`` tokens again, rounded up to a whole ms.
 
-    Cost: one EVAL on one hash (the time of the last update and every bucket's level): HMGET
-    (or one HGET per field), then HSET only when allowed + PEXPIRE until the slowest bucket would
-    be full again.  O(number of limits).
+    Cost: one EVALSHA on one hash (the time of the last update and every bucket's level): HMGET,
+    then HSET only when allowed + PEXPIRE until the slowest bucket would be full again.
+    O(number of limits).
     """
     # BEGIN SOLUTION
     # a bucket's level is stored in tokens * window: one token = `span` units and `cap` units
-    # come back per ms, so the arithmetic stays in exact integers
+    # come back per ms, so the arithmetic stays in exact integers.  One HMGET and one HSET for
+    # the time and every level: four calls however many limits
     script = """
-    local last = tonumber(redis.call('HGET', KEYS[1], 'at')) or now
+    local fields = {'at'}
+    for i = 1, #limits do fields[i + 1] = 'lvl' .. i end
+    local got = redis.call('HMGET', KEYS[1], unpack(fields))
+    local last = tonumber(got[1]) or now
     local since = math.max(0, now - last)
     local level, fits, wait = {}, nil, 0
     for i, pair in ipairs(limits) do
       local cap, span = pair[1], pair[2]
-      local stored = tonumber(redis.call('HGET', KEYS[1], 'lvl' .. i)) or cap * span
+      local stored = tonumber(got[i + 1]) or cap * span
       level[i] = math.min(cap * span, stored + since * cap)
       local whole = math.floor(level[i] / span)
       if fits == nil or whole < fits then fits = whole end
@@ -167,13 +197,13 @@ def token_bucket(r, client_id: str, limits: list, cost: int = 1, now_ms: int | N
       if short > 0 then wait = math.max(wait, math.ceil(short / cap)) end
     end
     if wait > 0 then return {0, fits, wait} end
-    local refilled = 0
-    redis.call('HSET', KEYS[1], 'at', math.max(now, last))
+    local new, refilled = {'at', math.max(now, last)}, 0
     for i, pair in ipairs(limits) do
       local left = level[i] - cost * pair[2]
-      redis.call('HSET', KEYS[1], 'lvl' .. i, left)
+      new[2 * i + 1], new[2 * i + 2] = fields[i + 1], left
       refilled = math.max(refilled, math.ceil((pair[1] * pair[2] - left) / pair[1]))
     end
+    redis.call('HSET', KEYS[1], unpack(new))
     redis.call('PEXPIRE', KEYS[1], refilled)
     return {1, fits - cost, 0}
     """

@@ -28,7 +28,10 @@ Keys: one key per client and limiter, holding the state of all its limits, built
 other key.  Up to 16 processes call these functions at the same time for the same client:
 read-decide-write in Python between two round trips is not safe, put the whole decision in one script.
 """
+import hashlib
 import secrets
+
+from redis.exceptions import NoScriptError
 
 _PRELUDE = """
 local now = tonumber(ARGV[1])
@@ -42,11 +45,16 @@ for i = 4, #ARGV, 2 do limits[#limits + 1] = {tonumber(ARGV[i]), tonumber(ARGV[i
 """  # every script starts like this: now (ms), cost, request_id (unique per call) and limits
 
 
+_SHA: dict[str, str] = {}  # script -> SHA1 of _PRELUDE + script, computed on its first call only
+
+
 def _decide(r, script: str, key: str, limits, cost: int, now_ms) -> dict:
-    """Run ``_PRELUDE + script`` with EVAL on ``key``; the script returns {allowed, remaining, retry}.
+    """Run ``_PRELUDE + script`` on ``key``; the script returns {allowed, remaining, retry}.
 
     Checks the arguments first: at least one ``[limit, window_ms]`` pair, all at least 1, and
-    1 <= cost <= every limit (a bigger request could never be allowed).
+    1 <= cost <= every limit (a bigger request could never be allowed).  Sends EVALSHA (the
+    server runs its cached copy; the script's SHA1 is computed once per script) and loads the
+    script with SCRIPT LOAD the first time a server does not know it.
     """
     pairs = [(int(limit), int(window_ms)) for limit, window_ms in limits]
     if not pairs or any(limit < 1 or window_ms < 1 for limit, window_ms in pairs):
@@ -55,7 +63,14 @@ def _decide(r, script: str, key: str, limits, cost: int, now_ms) -> dict:
         raise ValueError("cost must be at least 1 and at most the smallest limit")
     now = "" if now_ms is None else int(now_ms)
     args = [now, int(cost), secrets.token_hex(8)] + [n for pair in pairs for n in pair]
-    allowed, remaining, retry = r.eval(_PRELUDE + script, 1, key, *args)
+    sha = _SHA.get(script)
+    if sha is None:
+        sha = _SHA[script] = hashlib.sha1((_PRELUDE + script).encode()).hexdigest()
+    try:
+        allowed, remaining, retry = r.evalsha(sha, 1, key, *args)
+    except NoScriptError:
+        r.script_load(_PRELUDE + script)
+        allowed, remaining, retry = r.evalsha(sha, 1, key, *args)
     return {"allowed": allowed == 1, "remaining": remaining, "retry_after_ms": retry}
 
 
@@ -66,7 +81,7 @@ def fixed_window(r, client_id: str, limits: list, cost: int = 1, now_ms: int | N
     Allowed when, in every limit, the units counted in the current window plus ``cost`` fit in
     ``limit``.  A limit that says no frees up at the start of its next window.
 
-    Cost: one EVAL on one hash holding, per limit, its window number and its count
+    Cost: one EVALSHA on one hash holding, per limit, its window number and its count
     (HMGET, then HSET of every limit only when allowed) + PEXPIRE to the end of the latest
     current window.  O(number of limits).
     """
@@ -82,9 +97,10 @@ def sliding_window(r, client_id: str, limits: list, cost: int = 1, now_ms: int |
     ``limit``.  Record allowed units only, one log entry per unit.  A limit that says no frees
     up when enough of its oldest units have left its window.
 
-    Cost: one EVAL on one sorted set (score = time, member = a unique id per unit) shared by all
+    Cost: one EVALSHA on one sorted set (score = time, member = a unique id per unit) shared by all
     the limits: ZREMRANGEBYSCORE (what left the longest window) + ZCARD + ZCOUNT and, when denied,
-    ZRANGE per limit + ``cost`` ZADDs + PEXPIRE; O(limits * log N + cost), memory O(largest limit).
+    ZRANGE per limit + ZADD of ``cost`` entries + PEXPIRE; O(limits * log N + cost), memory
+    O(largest limit).
     """
     raise NotImplementedError("sliding_window: your code here")
 
@@ -98,8 +114,8 @@ def token_bucket(r, client_id: str, limits: list, cost: int = 1, now_ms: int | N
     token (keep the fraction).  ``remaining`` counts whole tokens; when denied, a bucket that is
     short is ready when it holds ``cost`` tokens again, rounded up to a whole ms.
 
-    Cost: one EVAL on one hash (the time of the last update and every bucket's level): HMGET
-    (or one HGET per field), then HSET only when allowed + PEXPIRE until the slowest bucket would
-    be full again.  O(number of limits).
+    Cost: one EVALSHA on one hash (the time of the last update and every bucket's level): HMGET,
+    then HSET only when allowed + PEXPIRE until the slowest bucket would be full again.
+    O(number of limits).
     """
     raise NotImplementedError("token_bucket: your code here")
