@@ -61,14 +61,19 @@ def r(backend_url):
 # ---------------------------------------------------------------- foreign keys stay untouched
 # When the real server is up, 10,000 keys that are not the course's are written under a unique
 # `foreign:<hex>:` prefix before the first test and checked after the last one: any key deleted,
-# changed, added or with a TTL that grew fails the whole run.  COURSE_FOREIGN_KEYS=0 skips this.
+# changed, added or with a TTL that grew fails the whole run.  COURSE_FOREIGN_KEYS=0 skips this, and
+# so does the student edition: a student's Redis is not a place to write 10,000 keys.
 
 _foreign: dict = {}
 
 
 def pytest_sessionstart(session):
+    from redis_course.paths import is_student_edition
+
     if hasattr(session.config, "workerinput") or os.environ.get("COURSE_FOREIGN_KEYS") == "0":
         return  # xdist workers: the controller does it once
+    if is_student_edition():
+        return
     if not real_redis_up():
         return
     from foundation import foreign_keys

@@ -29,6 +29,22 @@ BUILD = ROOT / "build"
 SITE = ROOT / "site"
 
 
+def edition() -> dict:
+    """``edition.json`` at the root, written by ``course release``: ``{"edition": "student", ...}`` in a
+    student edition, ``{}`` in the instructor's repository (or when it cannot be read)."""
+    import json
+
+    try:
+        data = json.loads((ROOT / "edition.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def is_student_edition() -> bool:
+    return edition().get("edition") == "student"
+
+
 def lesson_ids() -> list[str]:
     """Lesson folder names (``00-start``, ``01-incr``, ...) in number order, from docs/en."""
     return sorted(p.name for p in (DOCS / "en").iterdir()

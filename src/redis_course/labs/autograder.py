@@ -51,7 +51,7 @@ def results_json(lab: Lab, res: LabResult, lang: str, seconds: float) -> dict:
     data = gradescope_results([(lab, res)], lang)
     data["execution_time"] = round(seconds, 1)
     data["output"] = _("{lab}: {points} of {max_points} points ({status}; Redis: {backend}).", lang=lang,
-                       lab=lab.id, points=f"{res.points:g}", max_points=f"{res.max_points:g}", status=res.status,
+                       lab=lab.id, points=format(res.points, "g"), max_points=format(res.max_points, "g"), status=res.status,
                        backend=res.backend or "-")
     data["stdout_visibility"] = "hidden"
     return data

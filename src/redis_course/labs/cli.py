@@ -33,19 +33,35 @@ def cmd_check(args: argparse.Namespace) -> int:
     os.environ["COURSE_LANG"] = args.lang
     source = Path(args.file) if args.file else None
     if args.solution:
-        from .model import find_lab
+        source = _solution(args.lab)
+    if args.classroom:
+        from . import classroom
 
-        source = find_lab(args.lab).solution_file if args.lab else None
-        if source is None:
-            raise SystemExit("--solution needs a LAB")
+        return classroom.main(args.lab, args.lang, backend=args.backend)
     return check.main(args.lab, args.lang, backend=args.backend, source=source)
+
+
+def _solution(lab_spec: str | None) -> Path:
+    from ..backend import CourseError
+    from ..l10n import _
+    from .model import find_lab
+
+    if not lab_spec:
+        raise CourseError(_("--solution needs a lab number, e.g. `python3 run.py check 01 --solution`."))
+    lab = find_lab(lab_spec)
+    if not lab.solution_file.exists():
+        raise CourseError(_("This copy of the course has no reference solutions; check your own work with "
+                            "`python3 run.py check {lab}`.", lab=lab.number))
+    return lab.solution_file
 
 
 def cmd_release(args: argparse.Namespace) -> int:
     from . import release
 
+    from ..l10n import _
+
     out = release.release(Path(args.out), force=args.force)
-    print(f"student edition written to {out}")
+    print(_("Student edition written to {out}.", out=out))
     return 0
 
 
@@ -88,6 +104,8 @@ def add_lab_commands(sub) -> None:
                    help="the private Redis to use when REDIS_URL is not set (auto: redis-server if installed)")
     c.add_argument("--file", help="check this file instead of the lab's lab.py")
     c.add_argument("--solution", action="store_true", help="check the reference solution (instructors)")
+    c.add_argument("--classroom", action="store_true",
+                   help="also report the points to GitHub Classroom (in its autograding workflow)")
     c.set_defaults(func=cmd_check)
 
     r = sub.add_parser("release", help="write the student edition of the repository to OUT")

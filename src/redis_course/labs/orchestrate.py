@@ -83,8 +83,8 @@ def _reference_problem(lab: Lab, res: LabResult) -> str | None:
     if res.status == "ok" and res.points == res.max_points and res.tests:
         return None
     return _("{lab}: the reference solution scores {points}/{max_points} ({status}) on this backend; "
-             "check the lab before trusting its grades.", lab=lab.id, points=f"{res.points:g}",
-             max_points=f"{res.max_points:g}", status=res.status)
+             "check the lab before trusting its grades.", lab=lab.id, points=format(res.points, "g"),
+             max_points=format(res.max_points, "g"), status=res.status)
 
 
 class Grader:

@@ -8,31 +8,44 @@ What changes on the way out:
   every other cell keeps its outputs, which the lesson needs.
 * pages (``*.md``): ``<!-- BEGIN SOLUTION -->`` … ``<!-- END SOLUTION -->`` blocks are dropped.
 * ``.py`` files under notebooks/: ``# BEGIN SOLUTION`` regions become NotImplementedError, as in labs.
-* instructor-only: tests/grading/ (red-team submissions, leak tests), bench/grading_bench.py,
-  and everything git ignores or builds (.git, .venv, build/, site/, caches).
+* instructor-only: tests/grading/ (red-team submissions, leak tests), bench/grading_bench.py, the
+  instructor's README.md and CI workflows (.github/), and everything git ignores or builds (.git,
+  .venv, build/, site/, caches).
+* added (:mod:`.edition`): a README for students, ``edition.json`` (``{"edition": "student"}``: the
+  test suite and the tools know where they run) and ``.github/workflows/classroom.yml`` (GitHub
+  Classroom autograding with ``check --classroom``).
+
+A release is a list of steps (:data:`STEPS`) over one :class:`Edition`; files are copied through
+:data:`TRANSFORMS`.  A new option is a field of ``Edition`` read by the step that needs it; new
+files are a new step.
 """
 from __future__ import annotations
 
 import json
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from .. import paths
-from .model import LAB_DIR
+from ..backend import CourseError
+from ..l10n import _
+from .edition import write_student_files
+from .model import LAB_DIR, discover
 from .starter import BEGIN, make_starter
 
 SKIP_TOP = {".git", ".venv", "build", "site", "test-artifacts", ".pytest_cache", "node_modules", ".ci-cache"}
 SKIP_NAMES = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".DS_Store"}
-INSTRUCTOR_ONLY = {"tests/grading", "bench/grading_bench.py"}
+INSTRUCTOR_ONLY = {"tests/grading", "bench/grading_bench.py", "README.md", ".github"}
 LAB_PRIVATE = {"solution.py", "starter.py", "wrong", "tests/hidden"}
 MD_SOLUTION = re.compile(r"[ \t]*<!--\s*BEGIN SOLUTION\s*-->.*?<!--\s*END SOLUTION\s*-->[ \t]*\n?", re.S)
 GENERATED_MD = re.compile(r"^docs/[^/]+/[^/]+/(notebook\.md|notebook_files/.*|.*\.ipynb)$")
 SOLUTION_TAGS = {"solution", "solutions", "answer"}
 
 
-class ReleaseError(Exception):
-    pass
+class ReleaseError(CourseError):
+    """The student edition cannot be written there: one sentence."""
 
 
 def _skipped(rel: str) -> bool:
@@ -78,34 +91,72 @@ def strip_notebook(text: str) -> str:
     return json.dumps(nb, ensure_ascii=False, indent=1) + "\n"
 
 
-def release(out: Path, *, force: bool = False, root: Path | None = None) -> Path:
-    root = (root or paths.ROOT).resolve()
-    out = out.resolve()
+@dataclass
+class Edition:
+    """One student edition being written: where from, where to, with which options."""
+    root: Path
+    out: Path
+    force: bool = False
+
+
+#: How a copied file changes on the way out: (does it apply to this relative path, new text from old).
+TRANSFORMS: list[tuple[Callable[[str], bool], Callable[[str], str]]] = [
+    (lambda rel: rel.endswith(".md"), strip_markdown),
+    (lambda rel: rel.startswith("notebooks/") and rel.endswith(".ipynb"), strip_notebook),
+    (lambda rel: rel.startswith("notebooks/") and rel.endswith(".py"), strip_percent_script),
+]
+
+
+def prepare(ed: Edition) -> None:
+    """Refuse an OUT inside the repository or not empty (unless forced); create it."""
+    root, out = ed.root, ed.out
     if out == root or root in out.parents and not _skipped(str(out.relative_to(root))):
-        raise ReleaseError(f"{out} is inside the repository; write the student edition elsewhere")
+        raise ReleaseError(_("{out} is inside the course's repository; write the student edition elsewhere.",
+                             out=out))
     if out.exists():
-        if not force and any(out.iterdir()):
-            raise ReleaseError(f"{out} exists and is not empty (use --force to replace it)")
-        shutil.rmtree(out)
+        if not ed.force and (not out.is_dir() or any(out.iterdir())):
+            raise ReleaseError(_("{out} exists and is not empty (use --force to replace it).", out=out))
+        shutil.rmtree(out) if out.is_dir() else out.unlink()
     out.mkdir(parents=True)
-    for src in sorted(root.rglob("*")):
-        rel = src.relative_to(root).as_posix()
+
+
+def copy_files(ed: Edition) -> None:
+    """Every file a student gets, through :data:`TRANSFORMS`."""
+    for src in sorted(ed.root.rglob("*")):
+        rel = src.relative_to(ed.root).as_posix()
         if _skipped(rel) or _lab_private(rel) or src.is_dir() or src.is_symlink():
             continue
-        dest = out / rel
+        dest = ed.out / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        if rel.endswith(".md"):
-            dest.write_text(strip_markdown(src.read_text(encoding="utf-8")), encoding="utf-8")
-        elif rel.startswith("notebooks/") and rel.endswith(".ipynb"):
-            dest.write_text(strip_notebook(src.read_text(encoding="utf-8")), encoding="utf-8")
-        elif rel.startswith("notebooks/") and rel.endswith(".py"):
-            dest.write_text(strip_percent_script(src.read_text(encoding="utf-8")), encoding="utf-8")
-        else:
+        change = next((f for applies, f in TRANSFORMS if applies(rel)), None)
+        if change is None:
             shutil.copy2(src, dest)
-    for lab_dir in sorted((root / "labs").glob("*")) if (root / "labs").is_dir() else []:
+        else:
+            dest.write_text(change(src.read_text(encoding="utf-8")), encoding="utf-8")
+
+
+def write_labs(ed: Edition) -> None:
+    """Each lab's ``lab.py``: the starter, made from the solution."""
+    labs = ed.root / "labs"
+    for lab_dir in sorted(labs.glob("*")) if labs.is_dir() else []:
         solution = lab_dir / "solution.py"
         if LAB_DIR.match(lab_dir.name) and solution.exists():
-            (out / "labs" / lab_dir.name).mkdir(parents=True, exist_ok=True)
-            (out / "labs" / lab_dir.name / "lab.py").write_text(
+            (ed.out / "labs" / lab_dir.name).mkdir(parents=True, exist_ok=True)
+            (ed.out / "labs" / lab_dir.name / "lab.py").write_text(
                 make_starter(solution.read_text(encoding="utf-8"), str(solution)), encoding="utf-8")
-    return out
+
+
+def student_files(ed: Edition) -> None:
+    write_student_files(ed.out, discover(ed.out / "labs"))
+
+
+STEPS: list[Callable[[Edition], None]] = [copy_files, write_labs, student_files]
+
+
+def release(out: Path, *, force: bool = False, root: Path | None = None) -> Path:
+    """Write the student edition of the repository at ``root`` (default: this one) to ``out``."""
+    ed = Edition(root=(root or paths.ROOT).resolve(), out=Path(out).resolve(), force=force)
+    prepare(ed)
+    for step in STEPS:
+        step(ed)
+    return ed.out

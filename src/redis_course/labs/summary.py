@@ -79,9 +79,9 @@ class Summary:
         rate = self.students / self.seconds * 60 if self.seconds else 0.0
         return _("{graded} ({runs}) in {seconds} s with {workers} on {backend}: {rate} per minute.",
                  graded=ngettext("Graded {n} student", "Graded {n} students", self.students),
-                 runs=ngettext("{n} lab run", "{n} lab runs", self.lab_runs), seconds=f"{self.seconds:.1f}",
+                 runs=ngettext("{n} lab run", "{n} lab runs", self.lab_runs), seconds=format(self.seconds, ".1f"),
                  workers=ngettext("{n} worker", "{n} workers", self.workers), backend=self.backend,
-                 rate=f"{rate:.1f}")
+                 rate=format(rate, ".1f"))
 
     def _statuses(self) -> str:
         by_status = ", ".join(f"{t(k, _lang()) if k in TEXTS else k} {v}" for k, v in sorted(self.statuses.items()))
@@ -93,7 +93,7 @@ class Summary:
     def render(self) -> str:
         d = self.to_dict()
         lines = [_("Regraded {student}: {points} of {max_points} points.", student=r["student"],
-                   points=f"{r['points']:g}", max_points=f"{r['max_points']:g}") for r in self.regraded]
+                   points=format(r["points"], "g"), max_points=format(r["max_points"], "g")) for r in self.regraded]
         lines += [self._headline(), self._statuses(), _("Score distribution (percent of the maximum):")]
         top = max((n for _label, n in self.distribution()), default=0) or 1
         for label, n in self.distribution():

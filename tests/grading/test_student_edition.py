@@ -1,0 +1,139 @@
+"""The student edition is made for students: its README, its GitHub Classroom workflow, ``check
+--solution`` there, and a test command that checks their work and the tools without touching their
+Redis beyond its own prefix."""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from redis_course.labs.model import discover, find_lab
+from redis_course.labs.release import release
+from redis_course.servers import PrivateRedis, redis_server_binary
+
+pytestmark = pytest.mark.slow
+LABS = [lab for lab in discover() if lab.solution_file.exists()]
+#: What a student's README must not talk about, in each language.
+INSTRUCTOR_WORDS = {"en": ["solution", "hidden", "release", "grade"], "ru": ["решени", "скрыт", "оценк", "выпуск"],
+                    "zh": ["答案", "隐藏", "评分", "发布"]}
+
+
+@pytest.fixture(scope="module")
+def edition(tmp_path_factory) -> Path:
+    return release(tmp_path_factory.mktemp("edition") / "student")
+
+
+def course(edition: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    full = dict(os.environ, COURSE_ROOT=str(edition), **(env or {}))
+    full.pop("REDIS_URL", None)
+    return subprocess.run([sys.executable, "-m", "redis_course.cli", *args], cwd=edition, env=full,
+                          capture_output=True, text=True, timeout=900)
+
+
+def sections(readme: str) -> dict[str, str]:
+    parts = re.split(r"(?m)^## ", readme)
+    names = {"English": "en", "Русский": "ru", "简体中文": "zh"}
+    return {names[p.split("\n", 1)[0].strip()]: p for p in parts[1:]}
+
+
+def test_readme_is_for_students(edition):
+    readme = (edition / "README.md").read_text(encoding="utf-8")
+    assert readme != (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    by_lang = sections(readme)
+    assert set(by_lang) == {"en", "ru", "zh"}
+    for lang, text in by_lang.items():
+        for needed in ("python3 run.py serve", "python3 run.py test", f"python3 run.py check 01 --lang {lang}",
+                       "labs/NN-topic/lab.py", f"docs/{lang}/NN-topic/", f"notebooks/{lang}/"):
+            assert needed in text, (lang, needed)
+        for word in INSTRUCTOR_WORDS[lang] + INSTRUCTOR_WORDS["en"]:
+            assert word not in text.lower(), f"the {lang} README speaks of {word!r}"
+    assert "提示: " not in readme and "：" in by_lang["zh"]  # Chinese punctuation in Chinese text
+
+
+def test_edition_knows_it_is_the_student_edition(edition):
+    assert json.loads((edition / "edition.json").read_text())["edition"] == "student"
+    res = subprocess.run([sys.executable, "-c", "from redis_course import paths; print(paths.is_student_edition())"],
+                         env=dict(os.environ, COURSE_ROOT=str(edition)), capture_output=True, text=True)
+    assert res.stdout.strip() == "True"
+    from redis_course import paths
+
+    assert not paths.is_student_edition()  # the instructor's repository
+
+
+@pytest.mark.parametrize("lang,word", [("en", "no reference solutions"), ("ru", "нет эталонных решений"),
+                                       ("zh", "不包含参考答案")])
+def test_check_solution_says_there_is_none(edition, lang, word):
+    res = course(edition, "check", "01", "--solution", "--lang", lang, env={"COURSE_LANG": lang})
+    assert res.returncode != 0 and word in res.stderr, res.stdout + res.stderr
+    assert "check 01" in res.stderr and "lab.py" not in res.stdout + res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+
+
+def test_classroom_workflow_checks_every_lab_and_reports(edition):
+    workflows = sorted(p.name for p in (edition / ".github" / "workflows").iterdir())
+    assert workflows == ["classroom.yml"], "instructor workflows would race the Classroom report"
+    wf = yaml.safe_load((edition / ".github" / "workflows" / "classroom.yml").read_text(encoding="utf-8"))
+    assert wf["name"] == "Autograding Tests" and list(wf["jobs"]) == ["run-autograding-tests"]
+    steps = wf["jobs"]["run-autograding-tests"]["steps"]
+    checks = {s["id"]: s for s in steps if "id" in s}
+    assert sorted(checks) == sorted(f"lab{lab.number}" for lab in discover(edition / "labs"))
+    for runner, step in checks.items():
+        assert step["run"] == f"python3 run.py check {runner[3:]} --classroom"
+    reporter = steps[-1]
+    assert reporter["uses"].startswith("classroom-resources/autograding-grading-reporter@")
+    assert reporter["with"]["runners"].split(",") == list(checks)
+    for runner in checks:
+        assert reporter["env"][f"{runner.upper()}_RESULTS"] == f"${{{{steps.{runner}.outputs.result}}}}"
+
+
+def classroom_result(edition: Path, tmp_path: Path, lab: str) -> tuple[subprocess.CompletedProcess, dict]:
+    out = tmp_path / "github_output"
+    out.write_text("")
+    res = course(edition, "check", lab, "--classroom", env={"GITHUB_OUTPUT": str(out)})
+    line = [x for x in out.read_text().splitlines() if x.startswith("result=")]
+    assert len(line) == 1, res.stdout + res.stderr
+    return res, json.loads(base64.b64decode(line[0][len("result="):]))
+
+
+def test_classroom_step_reports_the_points_of_check(edition, tmp_path):
+    lab, lab_py = find_lab("00"), edition / "labs" / "00-demo" / "lab.py"
+    res, data = classroom_result(edition, tmp_path, "00")
+    assert res.returncode == 0 and "Total" in res.stdout
+    assert data["version"] == 1 and data["status"] == "fail" and data["max_score"] == 5
+    assert sum(t["score"] for t in data["tests"]) == 0 and all(t["status"] == "fail" for t in data["tests"])
+    starter = lab_py.read_bytes()
+    shutil.copy(lab.solution_file, lab_py)
+    try:
+        res, data = classroom_result(edition, tmp_path, "00")
+    finally:
+        lab_py.write_bytes(starter)
+    assert data["status"] == "pass" and sum(t["score"] for t in data["tests"]) == data["max_score"] == 5
+
+
+@pytest.mark.skipif(not redis_server_binary(), reason="needs redis-server for a Redis of the student's own")
+def test_student_tests_leave_the_students_redis_as_they_found_it(edition, tmp_path):
+    """The student edition's test run writes no 10,000 foreign keys and changes none of the student's."""
+    import redis
+
+    with PrivateRedis().start() as srv:
+        mine = redis.Redis.from_url(srv.url, decode_responses=True, socket_timeout=10)
+        mine.set("homework:notes", "mine")
+        mine.set("homework:ttl", "1", ex=3600)
+        before, started = int(mine.info("stats")["total_commands_processed"]), time.monotonic()
+        res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/student"],
+                             cwd=edition, capture_output=True, text=True, timeout=600,
+                             env=dict(os.environ, COURSE_ROOT=str(edition), COURSE_TEST_REDIS_URL=srv.url))
+        assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+        commands = int(mine.info("stats")["total_commands_processed"]) - before
+        assert commands < 100, f"the student edition's tests sent {commands} commands to the student's Redis"
+        assert sorted(mine.keys("*")) == ["homework:notes", "homework:ttl"] and mine.get("homework:notes") == "mine"
+        assert 3600 - (time.monotonic() - started) - 2 <= mine.ttl("homework:ttl") <= 3600  # neither kept nor cut
