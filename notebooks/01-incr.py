@@ -32,6 +32,8 @@
 
 # %% tags=["varies"]
 from redis_course import connect, needs_real_redis
+from redis_course.l10n import _
+from redis_course.tables import print_table
 
 r = connect(verbose=True)
 
@@ -171,12 +173,13 @@ from redis_course.lessons import show
 from redis_course.servers import redis_server_binary
 
 if redis_server_binary() is None:
-    print("redis-server is not installed here: see the lesson page for the results.")
+    print(_("redis-server is not installed here: see the lesson page for the results."))
 else:
-    print(f"{'persistence':<13} {'handed out':>10} {'survived':>9} {'next INCR':>10} {'handed out twice':>17}")
+    id_rows = []
     for mode in ("default", "aof-everysec", "aof-always"):
         run = idgen.reissued_after_restart(mode)
-        print(f"{mode:<13} {run['handed_out']:>10} {run['survived']:>9} {run['next_id']:>10} {run['reissued']:>17}")
+        id_rows.append((mode, run["handed_out"], run["survived"], run["next_id"], run["reissued"]))
+    print_table([_("persistence"), _("handed out"), _("survived"), _("next INCR"), _("handed out twice")], id_rows)
 
 # %% [markdown] lang="en"
 # With snapshots only, ids 101 to 150 are handed out a second time. AOF kept them here, because
@@ -206,7 +209,7 @@ show(idgen.EpochIds)
 if redis_server_binary() is not None:
     with tempfile.TemporaryDirectory() as tmp:
         print(idgen.epoch_ids_across_restart(str(Path(tmp) / "epochs.db")))
-        print("database sequence:", [idgen.sequence_id(str(Path(tmp) / "ids.db")) for _ in range(3)])
+        print(_("database sequence:"), [idgen.sequence_id(str(Path(tmp) / "ids.db")) for _ in range(3)])
 
 # %% [markdown] lang="en"
 # ## A signed 64-bit integer
@@ -303,11 +306,11 @@ if needs_real_redis(r, "OBJECT ENCODING"):
         print(f"{value!r:24} {r.object('encoding', e)}")
     r.delete(e)
     r.incr(e)
-    print("INCR on a missing key   ", r.object("encoding", e))
+    print(_("INCR on a missing key:"), r.object("encoding", e))
     r.append(e, "2")
-    print("after APPEND            ", r.object("encoding", e))
+    print(_("after APPEND:"), r.object("encoding", e))
     r.incr(e)
-    print("after the next INCR     ", r.object("encoding", e))
+    print(_("after the next INCR:"), r.object("encoding", e))
 
 # %% [markdown] lang="en"
 # ## DECR, INCRBY, DECRBY
@@ -348,9 +351,9 @@ for order in range(3):
     left = r.decr(stock)
     if left < 0:
         r.incr(stock)  # undo our own step, refuse the order
-        print(f"order {order}: sold out")
+        print(_("order {order}: sold out", order=order))
     else:
-        print(f"order {order}: ok, {left} left")
+        print(_("order {order}: ok, {left} left", order=order, left=left))
 print(r.get(stock))
 
 # %% [markdown] lang="en"
@@ -438,7 +441,7 @@ r.set(f, 1000)
 r.incrbyfloat(f, 0.1)
 print(r.get(f))
 r.delete(f)
-for _ in range(10):
+for i in range(10):
     r.incrbyfloat(f, 0.1)
 print(r.get(f))
 
@@ -520,7 +523,7 @@ from decimal import Decimal
 def to_cents(text: str) -> int:
     cents = Decimal(text) * 100
     if cents != cents.to_integral_value():
-        raise ValueError(f"{text!r} has more than two decimal places")
+        raise ValueError(_("{text!r} has more than two decimal places", text=text))
     return int(cents)
 
 
@@ -561,7 +564,7 @@ r.set(account, 10000)
 steps = money.withdraw_decr_first(r, account, 15000)
 print(next(steps))
 steps.close()                      # the process dies before its INCRBY
-print("balance:", r.get(account))
+print(_("balance:"), r.get(account))
 
 # %% [markdown] lang="en"
 # Under contention it refuses valid withdrawals. Balance 100.00: A asks for 120.00 (too much),
@@ -580,7 +583,7 @@ print("balance:", r.get(account))
 r.set(account, 10000)
 print(rl.interleave({"A": money.withdraw_decr_first(r, account, 12000),
                      "B": money.withdraw_decr_first(r, account, 5000)}, "ABABAB"))
-print("balance:", r.get(account))
+print(_("balance:"), r.get(account))
 
 # %% [markdown] lang="en"
 # One Lua script reads, checks and decrements with nothing in between (lesson 02 explains scripts):

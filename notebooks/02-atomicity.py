@@ -38,9 +38,10 @@ import time
 
 import matplotlib.pyplot as plt
 import redis
-from IPython.display import display
 
-from redis_course import connect, needs_real_redis
+from redis_course import charts, connect, needs_real_redis
+from redis_course.l10n import _
+from redis_course.tables import print_table
 
 r = connect(verbose=True)
 
@@ -105,18 +106,16 @@ for n in CLIENTS:
     got_incr = run_clients(with_incr, r.key("counter", "incr"), n, K)
     rows.append((n, expected, got_get_set, expected - got_get_set, got_incr))
 
-print(f"{'N':>3} {'expected':>9} {'GET+SET':>8} {'lost':>5} {'INCR':>5}")
-for n, expected, gs, lost, inc in rows:
-    print(f"{n:>3} {expected:>9} {gs:>8} {lost:>5} {inc:>5}")
+print_table(["N", _("expected"), "GET+SET", _("lost"), "INCR"], rows)
 
 # %% [markdown] lang="en"
 # The numbers in the `lost` column change from run to run. What does not change:
 
 # %% [markdown] lang="ru"
-# Числа в столбце `lost` меняются от запуска к запуску. Что не меняется:
+# Числа в столбце «потеряно» меняются от запуска к запуску. Что не меняется:
 
 # %% [markdown] lang="zh"
-# `lost` 一列的数字每次运行都不一样。不变的是：
+#「丢失」一列的数字每次运行都不一样。不变的是：
 
 # %%
 print(all(inc == expected for n, expected, gs, lost, inc in rows))   # INCR never loses
@@ -129,12 +128,13 @@ ax.plot(CLIENTS, [row[3] for row in rows], "o-", label="GET + SET")
 ax.plot(CLIENTS, [row[1] - row[4] for row in rows], "s-", label="INCR")
 ax.set_xscale("log", base=2)
 ax.set_xticks(CLIENTS, [str(n) for n in CLIENTS])
-ax.set_xlabel("concurrent clients N")
-ax.set_ylabel(f"lost updates (of N x {K})")
+ax.set_xlabel(_("concurrent clients N"))
+ax.set_ylabel(_("lost updates (of N × {k})", k=K))
 ax.legend()
 ax.grid(alpha=0.3)
-display(fig)
-plt.close(fig)
+charts.show(fig, alt=_("Line chart of lost updates against the number of clients, 1 to 16: GET + SET loses "
+                       "{lost} of {total} updates with 16 clients, INCR loses none.", lost=rows[-1][3],
+                       total=rows[-1][1]))
 
 # %% [markdown] lang="en"
 # With N clients, roughly N−1 of every N updates are lost: while one client sleeps between
@@ -157,7 +157,7 @@ plt.close(fig)
 
 # %% tags=["varies"]
 got = run_clients(get_then_set, r.key("counter", "no-sleep"), 16, 200, 0)
-print(f"expected {16 * 200}, got {got}, lost {16 * 200 - got}")
+print(_("expected {expected}, got {got}, lost {lost}", expected=16 * 200, got=got, lost=16 * 200 - got))
 
 # %% [markdown] lang="en"
 # ## Why INCR cannot lose
@@ -189,7 +189,7 @@ print(f"expected {16 * 200}, got {got}, lost {16 * 200 - got}")
 from redis_course.servers import private_redis, redis_server_binary
 
 if redis_server_binary() is None:
-    print("redis-server is not installed here: see the lesson page for Redis 7.0's answer.")
+    print(_("redis-server is not installed here: see the lesson page for Redis 7.0's answer."))
 else:
     with private_redis() as srv:
         print(sorted(srv.client(prefix="").config_get("io-threads*").items()))
@@ -293,17 +293,18 @@ print(r.get(balance))
 # %% tags=["varies"]
 counter = r.key("pipelined")
 start = time.perf_counter()
-for _ in range(1000):
+for i in range(1000):
     r.incr(counter)
 one_by_one = time.perf_counter() - start
 
 start = time.perf_counter()
 with r.pipeline(transaction=False) as pipe:
-    for _ in range(1000):
+    for i in range(1000):
         pipe.incr(counter)
     replies = pipe.execute()
 pipelined = time.perf_counter() - start
-print(f"1000 INCR one by one: {one_by_one * 1000:.1f} ms, in one pipeline: {pipelined * 1000:.1f} ms")
+print(_("1000 INCR one by one: {one:.1f} ms, in one pipeline: {pipelined:.1f} ms",
+        one=one_by_one * 1000, pipelined=pipelined * 1000))
 
 # %%
 print(r.get(counter), replies[-1])
@@ -431,9 +432,8 @@ for n in CLIENTS:
     watch_rows.append((n, n * K_WATCH, total, sum(per_client)))
 
 # %% tags=["varies"]
-print(f"{'N':>3} {'expected':>9} {'total':>6} {'retries':>8} {'per deposit':>12}")
-for n, expected, total, retries in watch_rows:
-    print(f"{n:>3} {expected:>9} {total:>6} {retries:>8} {retries / expected:>12.1f}")
+print_table(["N", _("expected"), _("total"), _("retries"), _("per deposit")],
+            [(n, expected, total, retries, f"{retries / expected:.1f}") for n, expected, total, retries in watch_rows])
 
 # %%
 print(all(total == expected for n, expected, total, retries in watch_rows))   # nothing lost
@@ -444,11 +444,12 @@ fig, ax = plt.subplots(figsize=(6, 3.5))
 ax.plot(CLIENTS, [row[3] / row[1] for row in watch_rows], "o-", color="tab:red")
 ax.set_xscale("log", base=2)
 ax.set_xticks(CLIENTS, [str(n) for n in CLIENTS])
-ax.set_xlabel("concurrent clients N")
-ax.set_ylabel("WATCH retries per deposit")
+ax.set_xlabel(_("concurrent clients N"))
+ax.set_ylabel(_("WATCH retries per deposit"))
 ax.grid(alpha=0.3)
-display(fig)
-plt.close(fig)
+charts.show(fig, alt=_("Line chart of WATCH retries per deposit against the number of clients, 1 to 16: "
+                       "none for one client, {retries:.1f} per deposit with 16 clients, and no deposit lost.",
+                       retries=watch_rows[-1][3] / watch_rows[-1][1]))
 
 # %% [markdown] lang="en"
 # Nothing is lost, but every deposit costs about N/2 failed attempts, each with its round trips.
@@ -581,7 +582,7 @@ r.set(name, "alice")
 try:
     r.eval(atomicity.MOVE, 2, balance, name, 30)
 except redis.ResponseError as exc:
-    print("error:", str(exc).split(" script: ")[0])
+    print(_("error:"), str(exc).split(" script: ")[0])
 print("balance:", r.get(balance), "| name:", r.get(name))
 
 # %% [markdown] lang="en"
@@ -605,7 +606,7 @@ for target, amount in [(name, 30), (savings, "1.5"), (savings, 500), (savings, 3
     try:
         reply = r.eval(atomicity.TRANSFER, 2, balance, target, amount)
     except redis.ResponseError as exc:
-        reply = "error: " + str(exc).split(" script: ")[0]
+        reply = _("error:") + " " + str(exc).split(" script: ")[0]
     print(f"{r.unprefixed(target):<8} {amount!s:>4} -> {reply!s:<40} balance {r.get(balance)}")
 
 # %% [markdown] lang="en"
@@ -639,7 +640,7 @@ def locked_get_then_set(key, times, window=WINDOW):
             c.set(key, value + 1)
 
 
-print(run_clients(locked_get_then_set, r.key("counter", "locked"), 4, 10), "of", 4 * 10)
+print(_("{got} of {total}", got=run_clients(locked_get_then_set, r.key("counter", "locked"), 4, 10), total=4 * 10))
 
 # %% [markdown] lang="en"
 # Now run the same function in four processes, as four copies of a web service would. Each
@@ -673,11 +674,11 @@ def run_processes(target, key, processes, times):
     return int(r.get(key) or 0)
 
 
-if needs_real_redis(r, "several processes sharing one server"):
+if needs_real_redis(r, _("several processes sharing one server")):
     got = run_processes(locked_get_then_set, r.key("counter", "processes"), 4, 10)
-    print(f"GET+SET with a lock in each process: expected {4 * 10}, got {got}")
+    print(_("GET+SET with a lock in each process: expected {expected}, got {got}", expected=4 * 10, got=got))
     got = run_processes(with_incr, r.key("counter", "processes"), 4, 10)
-    print(f"INCR, no lock at all:                expected {4 * 10}, got {got}")
+    print(_("INCR, no lock at all: expected {expected}, got {got}", expected=4 * 10, got=got))
 
 # %% [markdown] lang="en"
 # The lock has to live where the data lives. For a counter that means an atomic command

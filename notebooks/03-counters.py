@@ -30,7 +30,7 @@
 # %% [markdown] lang="zh"
 # # 计数器模式：窗口、TTL、哈希、历史与独立访客
 #
-# 这个笔记本运行课程[计数器模式](index.md)中的每一个示例。除非单元格另有说明，它在 fakeredis 和真实 Redis 上输出相同的内容。输出中的时间从不取自机器的时钟或时区：示例显式传入 datetime，少数需要真实时间流逝的示例只用几百毫秒的 TTL。
+# 这个笔记本运行本课[计数器模式](index.md)中的每一个示例。除非单元格另有说明，它在 fakeredis 和真实 Redis 上输出相同的内容。输出中的时间从不取自机器的时钟或时区：示例显式传入 datetime，少数需要真实时间流逝的示例只用几百毫秒的 TTL。
 
 # %% tags=["varies"]
 import os
@@ -41,7 +41,9 @@ from zoneinfo import ZoneInfo
 
 import redis
 
-from redis_course import connect, needs_real_redis
+from redis_course import charts, connect, needs_real_redis
+from redis_course.l10n import N_, _
+from redis_course.tables import print_table
 
 r = connect(verbose=True)
 UTC = timezone.utc
@@ -95,7 +97,7 @@ with r.pipeline(transaction=False) as p:  # one round trip for 1,500 INCRs
     for key in month:
         p.incr(key)
     p.execute()
-print(r.exists(*month), "keys")
+print(_("{n} keys", n=r.exists(*month)))
 deleted = r.delete(*month)
 
 # %% [markdown] lang="en"
@@ -128,7 +130,7 @@ def ttl_until_day_end(now, margin=MARGIN):
 
 
 ttl = ttl_until_day_end(now)
-print(ttl, "seconds =", timedelta(seconds=ttl))
+print(_("{ttl} seconds = {duration}", ttl=ttl, duration=timedelta(seconds=ttl)))
 print(r.expire(k, ttl, nx=True))  # NX: set it once, never move it
 print(0 < r.ttl(k) <= ttl)
 
@@ -155,8 +157,8 @@ print(0 < r.ttl(k) <= ttl)
 ny = ZoneInfo("America/New_York")
 friday_night = datetime(2026, 5, 1, 23, 30, tzinfo=ny)
 print(friday_night.astimezone(UTC))
-print("UTC day key:       ", r.unprefixed(day_key(r, 17, friday_night)))
-print("reader's local day:", friday_night.strftime("%Y-%m-%d"))
+print(_("UTC day key:"), r.unprefixed(day_key(r, 17, friday_night)))
+print(_("reader's local day:"), friday_night.strftime("%Y-%m-%d"))
 
 # %% [markdown] lang="en"
 # `datetime.fromtimestamp(ts)` without a zone uses the zone of the machine it runs on. The same
@@ -225,12 +227,13 @@ def hit_expire_on_first(r, key, ttl_ms):
 
 TTL_MS, GAP_S, HITS = 150, 0.015, 30
 trap, first = [], []
-for _ in range(HITS):
+for i in range(HITS):
     trap.append(hit_expire_every_time(r, r.key("trap"), TTL_MS))
     first.append(hit_expire_on_first(r, r.key("first"), TTL_MS))
     time.sleep(GAP_S)
-print("EXPIRE on every hit:   last value", trap[-1], "after", HITS, "hits; the window restarted:", 1 in trap[1:])
-print("EXPIRE on the first hit: the window restarted at least twice:", first.count(1) >= 3)
+print(_("EXPIRE on every hit: last value {last} after {hits} hits; the window restarted: {restarted}",
+        last=trap[-1], hits=HITS, restarted=1 in trap[1:]))
+print(_("EXPIRE on the first hit: the window restarted at least twice: {twice}", twice=first.count(1) >= 3))
 
 # %% [markdown] lang="en"
 # ### The crash between INCR and EXPIRE
@@ -261,7 +264,7 @@ class Crash(Exception):
 def hit_crashing(r, key, ttl_ms, crash=False):
     n = r.incr(key)
     if crash:
-        raise Crash("died after INCR, before PEXPIRE")
+        raise Crash(_("died after INCR, before PEXPIRE"))
     if n == 1:
         r.pexpire(key, ttl_ms)
     return n
@@ -271,8 +274,8 @@ leak = r.key("leak")
 try:
     hit_crashing(r, leak, TTL_MS, crash=True)
 except Crash as exc:
-    print("crash:", exc)
-print("next hit returns", hit_crashing(r, leak, TTL_MS), "so it sets no TTL; PTTL:", r.pttl(leak))
+    print(_("crash:"), exc)
+print(_("the next hit returns {n}, so it sets no TTL; PTTL: {pttl}", n=hit_crashing(r, leak, TTL_MS), pttl=r.pttl(leak)))
 
 # %% [markdown] lang="en"
 # Four forms that fix it. The first three cannot leave a key without a TTL, even after a crash; the
@@ -321,8 +324,8 @@ def hit_multi(r, key, ttl_ms, crash=False):
         p.incr(key)
         p.pexpire(key, ttl_ms, nx=True)
         if crash:
-            raise Crash("died before EXEC")
-        n, _ = p.execute()
+            raise Crash(_("died before EXEC"))
+        n, expire_set = p.execute()
     return n
 
 
@@ -345,7 +348,7 @@ def hit_set_nx(r, key, ttl_ms, crash=False):
         p.set(key, 0, px=ttl_ms, nx=True)
         p.incr(key)
         if crash:
-            raise Crash("died before EXEC")
+            raise Crash(_("died before EXEC"))
         return p.execute()[1]
 
 
@@ -353,22 +356,24 @@ def hit_expire_nx(r, key, ttl_ms, crash=False):
     """INCR, then PEXPIRE key ttl NX on every hit (2 round trips). O(1)."""
     n = r.incr(key)
     if crash:
-        raise Crash("died after INCR, before PEXPIRE")
+        raise Crash(_("died after INCR, before PEXPIRE"))
     r.pexpire(key, ttl_ms, nx=True)
     return n
 
 
-FORMS = {"MULTI/EXEC + NX": hit_multi, "Lua script": hit_lua,
+FORMS = {"MULTI/EXEC + NX": hit_multi, N_("Lua script"): hit_lua,
          "MULTI SET NX + INCR": hit_set_nx, "INCR + PEXPIRE NX": hit_expire_nx}
+crashes = []
 for name, hit in FORMS.items():
     key = r.key("crash", name.replace(" ", ""))
     try:
         hit(r, key, 60_000, crash=True)
     except Crash:
         pass
-    state = "no key" if not r.exists(key) else f"value {r.get(key)}, has TTL: {r.pttl(key) > 0}"
+    state = _("no key") if not r.exists(key) else _("value {v}, has TTL: {ttl}", v=r.get(key), ttl=r.pttl(key) > 0)
     hit(r, key, 60_000)
-    print(f"{name:20} after the crash: {state:24} after one more hit: has TTL {r.pttl(key) > 0}")
+    crashes.append((_(name), state, r.pttl(key) > 0))
+print_table([_("form"), _("after the crash"), _("after one more hit: has TTL")], crashes)
 
 # %% [markdown] lang="en"
 # The key that leaked above is repaired by the first form that uses `NX`, because `PEXPIRE ... NX`
@@ -418,12 +423,12 @@ print(r.incr(slow), r.pttl(slow))  # INCR created a new key: value 1, PTTL -1 (n
 
 # %%
 seen = {name: [] for name in FORMS}
-for _ in range(HITS):
+for i in range(HITS):
     for name, hit in FORMS.items():
         seen[name].append(hit(r, r.key("steady", name.replace(" ", "")), TTL_MS))
     time.sleep(GAP_S)
 for name, values in seen.items():
-    print(f"{name:20} restarted at least twice: {values.count(1) >= 3}")
+    print(_(name) + ":", _("restarted at least twice: {twice}", twice=values.count(1) >= 3))
 
 # %% [markdown] lang="en"
 # Redis 7.0 has no single command that increments and sets a TTL; Redis 8.8 adds one, `INCREX`.
@@ -494,7 +499,7 @@ r.set(pending, 10)
 flushed = r.get(pending)  # the flusher reads 10 ...
 r.incr(pending)  # ... a view arrives ...
 r.set(pending, 0)  # ... and the reset wipes it out
-print("flushed", flushed, "left", r.get(pending), "-> one view lost")
+print(_("flushed {flushed}, left {left}: one view lost", flushed=flushed, left=r.get(pending)))
 
 # %% [markdown] lang="en"
 # One command that reads and resets closes the gap: `GETDEL` (Redis 6.2+) deletes the key, `SET key 0
@@ -636,12 +641,12 @@ def sell(buy, units=100, threads=8, attempts=40):
 
 # %% tags=["varies"]
 sold, left = sell(buy_check_then_act)
-print(f"check then act: sold {sold}, stock {left}, oversold {sold - 100}")
+print(_("check then act: sold {sold}, stock {left}, oversold {over}", sold=sold, left=left, over=sold - 100))
 
 # %%
-for name, buy in [("DECR, give back", buy_decr_first), ("Lua", buy_lua)]:
+for name, buy in [(_("DECR, give back"), buy_decr_first), ("Lua", buy_lua)]:
     sold, left = sell(buy)
-    print(f"{name:15}: sold {sold}, stock {left}")
+    print(_("{name}: sold {sold}, stock {left}", name=name, sold=sold, left=left))
 
 # %% [markdown] lang="en"
 # Both sell exactly 100, but "DECR, give back" is two commands, with the crash window of lesson 01:
@@ -713,7 +718,7 @@ print(r.pexpire(stats, 60_000), r.pttl(stats) > 0)
 try:
     print(r.execute_command("HEXPIRE", stats, 60, "FIELDS", 1, "likes"))
 except redis.ResponseError as exc:
-    print("error:", str(exc).split(",")[0])
+    print(_("error:"), str(exc).split(",")[0])
 
 # %% [markdown] lang="en"
 # Memory, measured on a real server (fakeredis has no `MEMORY USAGE` or `INFO`): 10,000 counters
@@ -737,7 +742,7 @@ except redis.ResponseError as exc:
 # %% tags=["varies"]
 if needs_real_redis(r, "MEMORY USAGE"):
     N = 10_000
-    print("listpack limits:", r.config_get("hash-max-listpack-*"))
+    print(_("listpack limits:"), r.config_get("hash-max-listpack-*"))
 
     def measure(label, write, pattern):
         before = r.info("memory")["used_memory"]
@@ -751,14 +756,14 @@ if needs_real_redis(r, "MEMORY USAGE"):
                 p.memory_usage(key, samples=0)
             usage = sum(p.execute())
         encoding = r.object("encoding", keys[0])
-        print(f"{label:22} {len(keys):>6} keys {encoding:>9}  MEMORY USAGE {usage:>9,} B"
-              f"  ({usage / N:5.1f} B/counter)  INFO delta {after - before:>9,} B")
         r.delete(*keys)
+        return label, len(keys), encoding, f"{usage:,}", f"{usage / N:.1f}", f"{after - before:,}"
 
-    measure("10,000 string keys", lambda p: [p.set(r.key("mem", "s", i), N + i) for i in range(N)], "mem:s:*")
-    measure("1 hash x 10,000", lambda p: [p.hset(r.key("mem", "h"), i, N + i) for i in range(N)], "mem:h")
-    measure("100 hashes x 100", lambda p: [p.hset(r.key("mem", "b", i // 100), i % 100, N + i) for i in range(N)],
-            "mem:b:*")
+    print_table(["", _("keys"), "OBJECT ENCODING", "MEMORY USAGE, B", _("B per counter"), _("INFO delta, B")], [
+        measure(_("10,000 string keys"), lambda p: [p.set(r.key("mem", "s", i), N + i) for i in range(N)], "mem:s:*"),
+        measure(_("1 hash × 10,000"), lambda p: [p.hset(r.key("mem", "h"), i, N + i) for i in range(N)], "mem:h"),
+        measure(_("100 hashes × 100"),
+                lambda p: [p.hset(r.key("mem", "b", i // 100), i % 100, N + i) for i in range(N)], "mem:b:*")])
 
 # %% [markdown] lang="en"
 # ## A week of history
@@ -793,7 +798,7 @@ with r.pipeline(transaction=True) as p:
 
 counts = r.mget([day_key(r, 17, day) for day in week])
 print(counts)
-print("every key has a TTL:", all(r.ttl(day_key(r, 17, day)) > 0 for day, n in zip(week, simulated) if n))
+print(_("every key has a TTL:"), all(r.ttl(day_key(r, 17, day)) > 0 for day, n in zip(week, simulated) if n))
 
 # %% [markdown] lang="en"
 # On a Redis Cluster, `MGET` needs all its keys in one **hash slot** (16,384 of them, spread over the
@@ -824,14 +829,15 @@ import matplotlib.pyplot as plt
 
 values = [int(c or 0) for c in counts]
 fig, ax = plt.subplots(figsize=(7, 2.8))
-ax.bar([d.strftime("%a\n%d %b") for d in week], values, color="#d9413a")
-ax.set_ylabel("views")
-ax.set_title("Post 17, views per UTC day (MGET of 7 daily keys)")
+ax.bar([charts.day_label(d) for d in week], values, color="#d9413a")
+ax.set_ylabel(_("views"))
+ax.set_title(_("Post 17, views per UTC day (MGET of 7 daily keys)"))
 for x, v in enumerate(values):
     ax.annotate(str(v), (x, v), ha="center", va="bottom", fontsize=8)
 fig.tight_layout()
-display(fig)
-plt.close(fig)
+day_views = charts.listing(_("{day}: {views}", day=charts.day_label(d).replace("\n", " "), views=v)
+                      for d, v in zip(week, values))
+charts.show(fig, alt=_("Bar chart of post 17's views on 7 UTC days: {days}.", days=day_views))
 
 # %% [markdown] lang="en"
 # ## Unique visitors: a SET or a HyperLogLog
@@ -878,16 +884,17 @@ def fill(key, members, add, chunk=5_000):
         p.execute()
 
 
-print(f"{'visitors':>9} {'SCARD':>9} {'PFCOUNT':>9} {'error':>7}")
+uv_rows = []
 for n in [1_000, 10_000, 100_000]:
     members = visitors(n)
     s, h = r.key("uv", "set", n), r.key("uv", "hll", n)
     fill(s, members, lambda p, k, m: p.sadd(k, *m))
     fill(h, members, lambda p, k, m: p.pfadd(k, *m))
     exact, estimate = r.scard(s), r.pfcount(h)
-    print(f"{n:>9,} {exact:>9,} {estimate:>9,} {100 * (estimate - exact) / exact:>+6.2f}%")
-print("TYPE of a HyperLogLog:", r.type(h))
-_ = r.delete(*r.course_keys("uv:*"))
+    uv_rows.append((f"{n:,}", f"{exact:,}", f"{estimate:,}", f"{100 * (estimate - exact) / exact:+.2f}%"))
+print_table([_("visitors"), "SCARD", "PFCOUNT", _("error")], uv_rows)
+print(_("TYPE of a HyperLogLog:"), r.type(h))
+deleted = r.delete(*r.course_keys("uv:*"))
 
 # %% [markdown] lang="en"
 # Daily HyperLogLogs merge into a weekly one: `PFCOUNT` of several keys counts the union, and
@@ -909,9 +916,9 @@ for d, key in enumerate(days):
     r.pfadd(key, *visitors(1_000, start=300 * d))
 weekly = r.key("uv", "week")
 r.pfmerge(weekly, *days)
-print("sum of daily counts:", sum(r.pfcount(key) for key in days) > 6_900,
-      "| weekly within 1% of 2,800:", abs(r.pfcount(weekly) - 2_800) <= 28,
-      "| PFCOUNT of the 7 keys = PFMERGE:", r.pfcount(*days) == r.pfcount(weekly))
+print(_("sum of daily counts > 6,900:"), sum(r.pfcount(key) for key in days) > 6_900,
+      "|", _("weekly within 1% of 2,800:"), abs(r.pfcount(weekly) - 2_800) <= 28,
+      "|", _("PFCOUNT of the 7 keys = PFMERGE:"), r.pfcount(*days) == r.pfcount(weekly))
 
 # %% [markdown] lang="en"
 # Memory and error from a thousand to a million visitors, on a real server only (1,000,000 `SADD`s
@@ -937,23 +944,25 @@ if needs_real_redis(r, "MEMORY USAGE"):
         set_bytes.append(r.memory_usage(s, samples=0))
         hll_bytes.append(r.memory_usage(h, samples=0))
         errors.append(100 * (r.pfcount(h) - n) / n)
-        print(f"{n:>9,} visitors: SET {set_bytes[-1]:>11,} B   HLL {hll_bytes[-1]:>6,} B   "
-              f"HLL error {errors[-1]:+.2f}%")
+        print(_("{n:,} visitors: SET {set:,} B, HLL {hll:,} B, HLL error {error:+.2f}%",
+                n=n, set=set_bytes[-1], hll=hll_bytes[-1], error=errors[-1]))
         r.unlink(s, h)
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3))
     a1.loglog(sizes, set_bytes, "o-", label="SET")
     a1.loglog(sizes, hll_bytes, "s-", label="HyperLogLog")
-    a1.set_xlabel("distinct visitors")
-    a1.set_ylabel("bytes (MEMORY USAGE)")
+    a1.set_xlabel(_("distinct visitors"))
+    a1.set_ylabel(_("bytes (MEMORY USAGE)"))
     a1.legend()
     a2.semilogx(sizes, errors, "s-", color="#d9413a")
-    a2.axhspan(-0.81, 0.81, alpha=0.15, label="±0.81% (1 standard error)")
-    a2.set_xlabel("distinct visitors")
-    a2.set_ylabel("PFCOUNT error, %")
+    a2.axhspan(-0.81, 0.81, alpha=0.15, label=_("±0.81% (1 standard error)"))
+    a2.set_xlabel(_("distinct visitors"))
+    a2.set_ylabel(_("PFCOUNT error, %"))
     a2.legend()
     fig.tight_layout()
-    display(fig)
-    plt.close(fig)
+    charts.show(fig, alt=_("Two charts. Left, memory on log scales: a SET of a million visitors takes {set:,} bytes, "
+                           "a HyperLogLog {hll:,} bytes at every size. Right, the HyperLogLog error stays between "
+                           "{low:+.2f}% and {high:+.2f}%, near the ±0.81% band of one standard error.",
+                           set=set_bytes[-1], hll=hll_bytes[-1], low=min(errors), high=max(errors)))
 
 # %% [markdown] lang="en"
 # 12 KB and 14 KB are both right. A dense HyperLogLog is 16,384 registers of 6 bits (12,288 bytes)

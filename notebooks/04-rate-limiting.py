@@ -47,9 +47,11 @@ import time
 
 import matplotlib.pyplot as plt
 
-from redis_course import connect, needs_real_redis
+from redis_course import charts, connect, needs_real_redis
+from redis_course.l10n import _
 from redis_course.lessons import show
 from redis_course.lessons import ratelimit as rl
+from redis_course.tables import print_table
 
 r = connect(verbose=True)
 
@@ -102,8 +104,8 @@ show(rl.limiter1_multi_then_check)
 
 # %%
 T = 1_700_000_000  # a fixed second: the published code takes the application server's clock
-print("GET then MULTI:  ", [rl.run(rl.limiter1_get_then_multi(r, "10.0.0.1", now=T)) for _ in range(12)].count(True))
-print("MULTI then check:", [rl.run(rl.limiter1_multi_then_check(r, "10.0.0.2", now=T)) for _ in range(12)].count(True))
+print(_("GET then MULTI:"), [rl.run(rl.limiter1_get_then_multi(r, "10.0.0.1", now=T)) for _ in range(12)].count(True))
+print(_("MULTI then check:"), [rl.run(rl.limiter1_multi_then_check(r, "10.0.0.2", now=T)) for _ in range(12)].count(True))
 
 # %% [markdown] lang="en"
 # Under concurrency the `GET` version lets in more. Two clients, step by step, after ten requests
@@ -117,11 +119,11 @@ print("MULTI then check:", [rl.run(rl.limiter1_multi_then_check(r, "10.0.0.2", n
 # 在并发下，带 `GET` 的版本放行得更多。两个客户端一步一步地执行，此前已经计了 10 个请求：两者都读到 `10`，都通过了检查，都执行了自增。
 
 # %%
-for _ in range(10):
+for i in range(10):
     rl.run(rl.limiter1_get_then_multi(r, "10.0.0.3", now=T))
 rl.interleave({"A": rl.limiter1_get_then_multi(r, "10.0.0.3", now=T),
                "B": rl.limiter1_get_then_multi(r, "10.0.0.3", now=T)}, "ABABAB")
-print("counter:", r.get(r.key("10.0.0.3", T)))
+print(_("counter:"), r.get(r.key("10.0.0.3", T)))
 
 # %% [markdown] lang="en"
 # Measured: 16 threads send 2 requests each at the same moment, in 20 different seconds. How many
@@ -158,8 +160,8 @@ get_first = [concurrent_second(rl.limiter1_get_then_multi, "10.0.1.1", T + s) fo
 multi_first = [concurrent_second(rl.limiter1_multi_then_check, "10.0.1.2", T + s) for s in range(20)]
 
 # %% tags=["varies"]
-print("GET then MULTI, allowed per second:  ", get_first)
-print("MULTI then check, allowed per second:", multi_first)
+print(_("GET then MULTI, allowed per second:"), get_first)
+print(_("MULTI then check, allowed per second:"), multi_first)
 
 # %% [markdown] lang="en"
 # Whatever the scheduling, the transaction-first version never lets more than ten in:
@@ -202,8 +204,8 @@ def one_real_second(ip, skew_b):
     return allowed
 
 
-print("clocks agree:      ", one_real_second("10.0.2.1", skew_b=0.0))
-print("B is 600 ms behind:", one_real_second("10.0.2.2", skew_b=0.6))
+print(_("clocks agree:"), one_real_second("10.0.2.1", skew_b=0.0))
+print(_("B is 600 ms behind:"), one_real_second("10.0.2.2", skew_b=0.6))
 
 # %% [markdown] lang="en"
 # The fix is to let Redis read the clock: a script calls `TIME`, so every application server gets
@@ -291,10 +293,10 @@ print("TTL:", r.ttl(r.key(ip)))
 # 这个键没有 TTL。再来 11 个请求，这个 IP 就超过了限制，而且会一直超限：一秒后、一小时后都一样，直到有人删掉这个键。
 
 # %%
-for _ in range(11):
+for i in range(11):
     rl.run(rl.limiter2(r, ip))
 time.sleep(1.1)
-print("after 1.1 s:", rl.run(rl.limiter2(r, ip)), "counter:", r.get(r.key(ip)), "TTL:", r.ttl(r.key(ip)))
+print(_("after 1.1 s:"), rl.run(rl.limiter2(r, ip)), _("counter:"), r.get(r.key(ip)), "TTL:", r.ttl(r.key(ip)))
 
 # %% [markdown] lang="en"
 # The documentation's fix: `INCR` and the conditional `EXPIRE` in one Lua script. A script runs as
@@ -313,7 +315,8 @@ show(rl.limiter2_lua)
 
 # %%
 ip = "10.0.3.3"
-print([rl.run(rl.limiter2_lua(r, ip)) for _ in range(12)].count(True), "allowed; TTL set:", r.ttl(r.key(ip)) in (0, 1))
+print(_("{n} allowed; TTL set: {ttl}", n=[rl.run(rl.limiter2_lua(r, ip)) for i in range(12)].count(True),
+        ttl=r.ttl(r.key(ip)) in (0, 1)))
 
 # %% [markdown] lang="en"
 # ## The list limiter
@@ -370,7 +373,7 @@ print([rl.run(rl.list_limiter(r, "10.0.4.1")) for _ in range(12)].count(True))
 # %% tags=["varies"]
 list_rounds = [concurrent_second(lambda c, ip, now: rl.list_limiter(c, ip), f"10.0.4.{100 + s}", T)
                for s in range(20)]
-print("list limiter, allowed of 32 per round:", list_rounds)
+print(_("list limiter, allowed of 32 per round:"), list_rounds)
 
 # %% [markdown] lang="en"
 # Stepping the clients makes the race exact, and the same on both backends: nine requests are
@@ -387,11 +390,12 @@ print("list limiter, allowed of 32 per round:", list_rounds)
 
 # %%
 ip = "10.0.4.99"
-for _ in range(9):
+for i in range(9):
     rl.run(rl.list_limiter(r, ip))
 stepped = {name: rl.list_limiter(r, ip) for name in "ABCDEFGHIJKLMNOP"}
 decisions = rl.interleave(stepped, "ABCDEFGHIJKLMNOP" * 4, out=lambda step: None)
-print("allowed:", sum(decisions.values()), "of", len(decisions), "| in this second:", 9 + sum(decisions.values()))
+print(_("allowed: {n} of {total} | in this second: {second}", n=sum(decisions.values()), total=len(decisions),
+        second=9 + sum(decisions.values())))
 
 # %% [markdown] lang="en"
 # The race the documentation calls harmless: both clients see no list, both create it. Both
@@ -406,7 +410,7 @@ print("allowed:", sum(decisions.values()), "of", len(decisions), "| in this seco
 
 # %%
 rl.interleave({"A": rl.list_limiter(r, "10.0.4.2"), "B": rl.list_limiter(r, "10.0.4.2")}, "AABBABAB")
-print("length:", r.llen(r.key("10.0.4.2")))
+print(_("length:"), r.llen(r.key("10.0.4.2")))
 
 # %% [markdown] lang="en"
 # The other interleaving misses a count: the list exists when A checks, expires before A's
@@ -423,7 +427,7 @@ print("length:", r.llen(r.key("10.0.4.2")))
 
 # %%
 ip = "10.0.4.3"
-for _ in range(3):
+for i in range(3):
     rl.run(rl.list_limiter(r, ip))
 a = rl.list_limiter(r, ip)
 print("A:", next(a))
@@ -431,7 +435,7 @@ print("A:", next(a))
 r.pexpire(r.key(ip), 1)      # the second is over: the list expires now
 time.sleep(0.01)
 print("A:", next(a))
-print("exists:", r.exists(r.key(ip)))
+print(_("exists:"), r.exists(r.key(ip)))
 
 # %% [markdown] lang="en"
 # Can it leave a list without a TTL? `RPUSH` and `EXPIRE` travel in one `MULTI`/`EXEC` (both or
@@ -611,13 +615,16 @@ for row, (name, decisions) in enumerate(results.items()):
     ax.scatter(ok, [row - 0.15] * len(ok), marker="|", s=90, color="tab:green")   # allowed: upper line
     ax.scatter(no, [row + 0.18] * len(no), marker="x", s=14, color="tab:red")     # denied: lower line
 for s in range(7):
-    ax.axvline(s, color="0.85", zorder=0)
-ax.set_yticks(range(len(results)), list(results))
+    ax.axvline(s, color=charts.THEMES["light"]["grid"], zorder=0)
+ax.set_yticks(range(len(results)), [_(name) for name in results])
 ax.invert_yaxis()
-ax.set_xlabel("seconds (green, upper: allowed; red, lower: denied; 25 requests arrive at 4.0 s)")
-ax.set_title("10 requests per second, one bursty client")
+ax.set_xlabel(_("seconds (green, upper: allowed; red, lower: denied; 25 requests arrive at 4.0 s)"))
+ax.set_title(_("10 requests per second, one bursty client"))
 fig.tight_layout()
-plt.show()
+counts = charts.listing(_("{limiter}: {allowed}", limiter=_(name), allowed=sum(d.allowed for d in decisions))
+                        for name, decisions in results.items())
+charts.show(fig, alt=_("Timeline of one bursty client's {n} requests over 7 seconds through seven limiters of 10 "
+                       "requests per second; requests allowed of {n}: {counts}.", n=len(times), counts=counts))
 
 # %% [markdown] lang="en"
 # The largest number admitted in any one-second window (anywhere, not only aligned ones), and
@@ -639,11 +646,12 @@ def round_trips(limiter, n=20):
     return c["n"] / n
 
 
-print(f"{'limiter':24} {'allowed':>7} {'max in 1 s':>10} {'round trips':>11}")
+trace_rows = []
 for name, decisions in results.items():
     allowed = [d.allowed for d in decisions]
-    print(f"{name:24} {sum(allowed):>4}/{len(times)} {rl.max_in_any_window(times, allowed):>10}"
-          f" {round_trips(rl.LIMITERS[name]):>11}")
+    trace_rows.append((_(name), f"{sum(allowed)}/{len(times)}", rl.max_in_any_window(times, allowed),
+                       round_trips(rl.LIMITERS[name])))
+print_table([_("limiter"), _("allowed"), _("max in 1 s"), _("round trips")], trace_rows)
 
 # %% [markdown] lang="en"
 # The published limiters, for comparison: round trips per request while they allow (the first five
@@ -697,17 +705,18 @@ for variant in (rl.limiter1_get_then_multi, rl.limiter1_multi_then_check, rl.lim
 # %%
 rng = random.Random(4)
 t, noisy = 0, []
-for _ in range(2000):
+for i in range(2000):
     rate = rng.choice([4, 9, 12, 30])                     # requests per second, changing
     t += max(1, int(rng.expovariate(rate) * 1000))
     noisy.append(t)
 exact = [d.allowed for d in rl.replay(r, rl.sliding_log, noisy, "noisy")]
 approx = [d.allowed for d in rl.replay(r, rl.sliding_window_counter, noisy, "noisy")]
 differ = sum(a != b for a, b in zip(exact, approx))
-print(f"decisions that differ: {differ} of {len(noisy)} ({differ / len(noisy):.1%})")
-print(f"allowed: exact {sum(exact)}, counter {sum(approx)}")
-print(f"max in any 1 s window: exact {rl.max_in_any_window(noisy, exact)}, "
-      f"counter {rl.max_in_any_window(noisy, approx)}")
+print(_("decisions that differ: {differ} of {total} ({share:.1%})", differ=differ, total=len(noisy),
+        share=differ / len(noisy)))
+print(_("allowed: exact {exact}, counter {counter}", exact=sum(exact), counter=sum(approx)))
+print(_("max in any 1 s window: exact {exact}, counter {counter}", exact=rl.max_in_any_window(noisy, exact),
+        counter=rl.max_in_any_window(noisy, approx)))
 
 # %% [markdown] lang="en"
 # ## Memory per client key
@@ -729,10 +738,11 @@ print(f"max in any 1 s window: exact {rl.max_in_any_window(noisy, exact)}, "
 # %% tags=["varies"]
 if needs_real_redis(r, "MEMORY USAGE"):
     limits_ = [10, 100, 1000, 10000]
-    print(f"{'limiter':24}" + "".join(f"{n:>10}" for n in limits_))
+    memory_rows = []
     for name, limiter in rl.LIMITERS.items():
         sizes = [r.memory_usage(rl.fill(r, limiter, f"mem{n}", n, n, now_ms=T0), samples=0) for n in limits_]
-        print(f"{name:24}" + "".join(f"{s:>10}" for s in sizes))
+        memory_rows.append((_(name), *sizes))
+    print_table([_("limiter"), *map(str, limits_)], memory_rows)
 
 # %% [markdown] lang="en"
 # ## Every key has a TTL

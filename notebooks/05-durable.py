@@ -41,12 +41,13 @@ import threading
 from collections import Counter
 
 import matplotlib.pyplot as plt
-from IPython.display import display
 
-from redis_course import connect, needs_real_redis
+from redis_course import charts, connect, needs_real_redis
+from redis_course.l10n import _
 from redis_course.lessons import durable as d
 from redis_course.lessons import show
 from redis_course.servers import redis_server_binary
+from redis_course.tables import print_table
 
 r = connect(verbose=True)
 
@@ -69,20 +70,19 @@ r = connect(verbose=True)
 # %% [markdown] lang="zh"
 # ## 持久化，实测
 #
-# `measure_loss` 启动一个私有服务器，用一个客户端以最快速度发送 `INCR` 一秒钟，然后用 SIGKILL 杀掉服务器（不关机、不做最后一次保存），在同一个数据目录上重新启动，再把值与客户端收到的最后一个回复比较。每个回复都是一次确认：客户端被告知“你的自增已经完成”。
+# `measure_loss` 启动一个私有服务器，用一个客户端以最快速度发送 `INCR` 一秒钟，然后用 SIGKILL 杀掉服务器（不经过正常关闭，也不做最后一次保存），在同一个数据目录上重新启动，再把值与客户端收到的最后一个回复比较。每个回复都是一次确认：客户端被告知“你的自增已经完成”。
 
 # %%
 show(d.measure_loss)
 
 # %% tags=["varies"]
 if redis_server_binary() is None:
-    print("redis-server is not installed here: the measurement is skipped (the table below is from the lesson page).")
+    print(_("redis-server is not installed here: the measurement is skipped (the table below is from the lesson page)."))
     runs = []
 else:
     runs = [d.measure_loss(mode, seconds=0.8) for _ in range(3) for mode in d.MODES]
-    print(f"{'mode':<13} {'acked':>7} {'survived':>9} {'lost':>7} {'INCR/s':>8}")
-    for run in runs:
-        print(f"{run['mode']:<13} {run['acked']:>7} {run['survived']:>9} {run['lost']:>7} {run['ops_per_s']:>8.0f}")
+    print_table([_("mode"), _("acked"), _("survived"), _("lost"), "INCR/s"],
+                [(run["mode"], run["acked"], run["survived"], run["lost"], f"{run['ops_per_s']:.0f}") for run in runs])
 
 # %% tags=["varies"]
 if runs:
@@ -91,13 +91,17 @@ if runs:
         mine = [run for run in runs if run["mode"] == mode]
         ax1.scatter([i] * len(mine), [run["lost"] for run in mine], s=30)
         ax2.bar(i, sum(run["ops_per_s"] for run in mine) / len(mine))
-    for ax, label in ((ax1, "acknowledged INCRs lost"), (ax2, "INCR per second, one client")):
+    for ax, label in ((ax1, _("acknowledged INCRs lost")), (ax2, _("INCR per second, one client"))):
         ax.set_xticks(range(len(d.MODES)), d.MODES)
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    display(fig)
-    plt.close(fig)
+    summary = charts.listing(_("{mode}: lost {lost}, {ops:,.0f} INCR/s", mode=mode,
+                          lost=charts.listing((run["lost"] for run in runs if run["mode"] == mode), ", "),
+                          ops=sum(run["ops_per_s"] for run in runs if run["mode"] == mode) / 3)
+                        for mode in d.MODES)
+    charts.show(fig, alt=_("Two charts of three runs per persistence mode: acknowledged INCRs lost after SIGKILL, "
+                           "and INCR per second from one client. {summary}.", summary=summary))
 
 # %% [markdown] lang="en"
 # What the numbers say, run after run:
@@ -148,7 +152,7 @@ if runs:
 #
 # * **RDB**（`save 1 1`：最多每秒一次快照）会丢掉最近一次快照*开始*之后写入的一切：经常是整轮运行的全部写入，有时是除第一秒之外的全部。
 # * **AOF `everysec`** 在这里一条也没丢。Redis 在回复之前就把日志 `write()` 给了操作系统；SIGKILL 杀的是进程而不是内核，页缓存照样会落盘。`everysec` 真正的风险是**断电或内核崩溃**：最多约一秒、内核尚未刷盘的写入（`fsync` 每秒在后台执行一次）。
-# * **AOF `always`** 连断电也扛得住（回复前先 `fsync`），代价是：单个客户端每次都要等 `fsync` 完成才能收到回复，每秒的自增次数少了一个数量级以上（课程页面上是约 1,400 对约 24,900；具体比例取决于磁盘）。多个客户端可以共享一次 `fsync`，所以并发时差距会缩小。
+# * **AOF `always`** 连断电也扛得住（回复前先 `fsync`），代价是：单个客户端每次都要等 `fsync` 完成才能收到回复，每秒的自增次数少了一个数量级以上（本课页面上是约 1,400 对约 24,900；具体比例取决于磁盘）。多个客户端可以共享一次 `fsync`，所以并发时差距会缩小。
 #
 # SIGKILL 模拟的是 OOM kill 或 Redis 崩溃；它不是断电，断电没有哪个笔记本能诚实地模拟。
 #
@@ -308,9 +312,8 @@ def crash_then_recover(flush, step):
     return ledger.total(name)
 
 
-print(f"{'flusher':<13}" + "".join(f"{step:>11}" for step in d.STEPS))
-for flush in (d.flush_naive, d.flush_getdel, d.flush_safe):
-    print(f"{flush.__name__:<13}" + "".join(f"{crash_then_recover(flush, step):>11}" for step in d.STEPS))
+print_table([_("flusher"), *d.STEPS], [(flush.__name__, *(crash_then_recover(flush, step) for step in d.STEPS))
+                                       for flush in (d.flush_naive, d.flush_getdel, d.flush_safe)])
 
 # %% [markdown] lang="en"
 # The naive flush counts 10 twice after a crash between the commit and `SET 0` (21). `GETDEL`
@@ -334,9 +337,9 @@ show(d.Ledger.add_once)
 # live counter plus a pending value whose id the database has not seen is the exact count:
 
 # %% [markdown] lang="ru"
-# Pending-ключ держит значение в Redis, пока оно не попало в базу; flush id, записанный в той же
-# транзакции, превращает повторное применение в пустую операцию. В любой момент сумма SQL-итога,
-# текущего счётчика и pending-значения, чей id база ещё не видела, — точное число:
+# Отложенный ключ держит значение в Redis, пока оно не попало в базу; номер выгрузки, записанный
+# в той же транзакции, превращает повторное применение в пустую операцию. В любой момент сумма
+# SQL-итога, текущего счётчика и отложенного значения, чей номер база ещё не видела, — точное число:
 
 # %% [markdown] lang="zh"
 # pending 键把值留在 Redis 里，直到数据库拿到它；同一个事务里记录的 flush id 让第二次应用变成空操作。任何时刻，SQL 总数加上实时计数器，再加上数据库还没见过其 id 的 pending 值，就是精确的计数：
@@ -523,7 +526,7 @@ print(r.get(r.key("BUCKET1")), r.type(r.key("BUCKET1")), r.exists(r.key("BUCKET2
 # шесть корзин. Упорядоченные множества не нужно создавать заранее, а строка на их месте ломает `ZADD`
 # ошибкой `WRONGTYPE`. Дальше `addTask`: сравнения после `if delay` потерялись при копировании (`<`
 # съеден как HTML). Если их вернуть, задержка от 60 с попадает в `else: return`, а сама задача
-# (payload) не сохраняется вообще:
+# (её данные) не сохраняется вообще:
 
 # %% [markdown] lang="zh"
 # `MSET` 接收的是键值对：它创建了三个字符串（`BUCKET1` = `"BUCKET2"`……），而不是六个桶。有序集合不需要创建，挡在那里的字符串反而会让 `ZADD` 报 `WRONGTYPE`。接着是 `addTask`：`if delay` 之后的比较在转载时丢了（`<` 被当成 HTML 吞掉）。把它们补回去之后，60 秒及以上的延迟会落进 `else: return`，而任务内容（payload）根本没有被保存：
@@ -598,7 +601,7 @@ def article_race(tasks=2000, workers=4):
     return sum(1 for times in Counter(runs).values() if times > 1)
 
 
-print("tasks run twice or more:", article_race(), "of 2000")
+print(_("tasks run twice or more: {n} of 2000", n=article_race()))
 
 # %% [markdown] lang="en"
 # ### And the rest
@@ -737,8 +740,8 @@ print("payload:", r.get(r.key("task7")), "| still due:", r.zscore(r.key("bucket1
 # %% [markdown] lang="ru"
 # ## Отложенная очередь, собранная заново
 #
-# Одно упорядоченное множество `queue:due` (score — срок в мс), payload в хеше `queue:tasks` и
-# claim одним Lua-скриптом: он переносит готовые задачи в `queue:processing` с концом аренды в
+# Одно упорядоченное множество `queue:due` (score — срок в мс), данные задач в хеше `queue:tasks` и
+# взятие задач одним Lua-скриптом: он переносит готовые задачи в `queue:processing` с концом аренды в
 # качестве score и считает попытки. Воркер подтверждает задачу номером своей попытки; `recover`
 # возвращает задачи с истёкшей арендой в `queue:due`. Время — параметр.
 
@@ -821,10 +824,10 @@ print("plain:", r.get(plain), "| keyed by the task id:", r.get(once))
 # 不同进程无法共享进程内的 fakeredis，所以这一部分只在真实服务器上运行。2000 个任务在 1.5 秒内陆续到期，四个 worker，租约 500 毫秒；worker 0 在处理一批已领取的任务时用 SIGKILL 杀死自己。`bench/durable_queue.py` 用 10,000 个任务做同样的事。
 
 # %% tags=["varies"]
-if needs_real_redis(r, "four worker processes"):
+if needs_real_redis(r, _("four worker processes")):
     import os
 
     result = d.run_queue(os.environ["REDIS_URL"], r.prefix, tasks=2000, spread_ms=1500, lease_ms=500)
     for key, value in result.items():
         print(f"{key:<12} {value}")
-    print("every task ran:", result["missing"] == 0, "| none ran again after its ack:", result["after_ack"] == 0)
+    print(_("every task ran:"), result["missing"] == 0, "|", _("none ran again after its ack:"), result["after_ack"] == 0)

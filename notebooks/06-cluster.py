@@ -41,8 +41,10 @@ import time
 import redis
 
 from redis_course import connect, msg, needs_real_redis
+from redis_course.l10n import _
 from redis_course.cluster import LocalCluster, cluster_available, default_primary, drive_incr, key_slot, same_slot
 from redis_course.lessons import ratelimit
+from redis_course.tables import print_table
 
 r = connect(verbose=True)
 #: what a refused command raises: an error reply, or redis-py refusing before it sends anything
@@ -71,7 +73,7 @@ ERRORS = (redis.exceptions.RedisError, redis.exceptions.RedisClusterException)
 for key in ["views", "user:17:views", "user:17:likes", "{user:17}:views", "{user:17}:likes",
             "{user:18}:views", "{}views", "{user:17}{x}"]:
     slot = key_slot(key)
-    print(f"{key:18} slot {slot:5}   primary #{default_primary(slot)}")
+    print(f"{key:18}", _("slot {slot:5}, primary #{primary}", slot=slot, primary=default_primary(slot)))
 
 # %% [markdown] lang="en"
 # `{user:17}:views` and `{user:17}:likes` share a slot; without the tag they do not. An empty `{}` is
@@ -109,8 +111,8 @@ def on_cluster():
 # %% tags=["varies"]
 if on_cluster():
     for row in cluster.topology():
-        role = "primary" if row["role"] == "primary" else f"replica of {row['primary']}"
-        print(f"127.0.0.1:{row['port']}  {role:<16} slots {' '.join(row['slots']) or '-'}")
+        role = _("primary") if row["role"] == "primary" else _("replica of {node}", node=row["primary"])
+        print(f"127.0.0.1:{row['port']}  {role:<16}", _("slots {slots}", slots=" ".join(row["slots"]) or "-"))
 
 # %% [markdown] lang="en"
 # ## Which node holds a counter
@@ -133,8 +135,8 @@ if on_cluster():
 if on_cluster():
     views = rc.key("views")
     print("INCR ->", rc.incr(views))
-    print("slot (Python):", key_slot(views), " CLUSTER KEYSLOT:", rc.cluster_keyslot(views))
-    print("held by", rc.node_of(views))
+    print(_("slot (Python):"), key_slot(views), " CLUSTER KEYSLOT:", rc.cluster_keyslot(views))
+    print(_("held by"), rc.node_of(views))
 
 # %% [markdown] lang="en"
 # ## MOVED and ASK
@@ -165,20 +167,20 @@ if on_cluster():
     try:
         cluster.node(dst).get(key)
     except redis.exceptions.ResponseError as e:
-        print("wrong node:       ", type(e).__name__, e)
+        print(_("wrong node:"), type(e).__name__, e)
     cluster.begin_slot_move(slot, dst)
     cluster.migrate(src, dst, key)
     try:
         cluster.node(src).get(key)
     except redis.exceptions.ResponseError as e:
-        print("during the move:  ", type(e).__name__, e)
-    print("cluster client:   ", rc.get(key))
+        print(_("during the move:"), type(e).__name__, e)
+    print(_("cluster client:"), rc.get(key))
     cluster.finish_slot_move(slot, dst)
     try:
         cluster.node(src).get(key)
     except redis.exceptions.ResponseError as e:
-        print("after the move:   ", type(e).__name__, e)
-    print("cluster client:   ", rc.get(key), "from", rc.node_of(key))
+        print(_("after the move:"), type(e).__name__, e)
+    print(_("cluster client:"), rc.get(key), _("from"), rc.node_of(key))
 
 # %% [markdown] lang="en"
 # ## CROSSSLOT
@@ -200,10 +202,10 @@ if on_cluster():
 # %% tags=["varies"]
 if on_cluster():
     a, b = rc.key("user:17:views"), rc.key("user:17:likes")
-    print("same slot?", same_slot(a, b))
+    print(_("same slot?"), same_slot(a, b))
     for what, call in [("MGET (redis-py)", lambda: rc.mget(a, b)),
-                       ("MGET (a node)", lambda: cluster.node(cluster.owner_of(key_slot(a))).mget(a, b)),
-                       ("EVAL (a node)", lambda: cluster.node(cluster.owner_of(key_slot(a))).eval(
+                       (_("MGET (a node)"), lambda: cluster.node(cluster.owner_of(key_slot(a))).mget(a, b)),
+                       (_("EVAL (a node)"), lambda: cluster.node(cluster.owner_of(key_slot(a))).eval(
                            "return redis.call('INCR', KEYS[1]) + redis.call('INCR', KEYS[2])", 2, a, b))]:
         try:
             call()
@@ -222,7 +224,7 @@ if on_cluster():
 # %% tags=["varies"]
 if on_cluster():
     a, b = rc.key("{user:17}", "views"), rc.key("{user:17}", "likes")
-    print("same slot?", same_slot(a, b))
+    print(_("same slot?"), same_slot(a, b))
     rc.incr(a)
     rc.incrby(b, 2)
     print("MGET:", rc.mget(a, b))
@@ -256,7 +258,7 @@ for name, make in [("{user:<id>}:views", lambda u: f"{{user:{u}}}:views"),
     per_primary = [0, 0, 0]
     for u in users:
         per_primary[default_primary(key_slot(r.key(make(u))))] += 1
-    print(f"{name:20} keys per primary: {per_primary}")
+    print(f"{name:20}", _("keys per primary: {counts}", counts=per_primary))
 
 # %% [markdown] lang="en"
 # The same on the running cluster, counted by each primary (`DBSIZE`):
@@ -276,7 +278,7 @@ if on_cluster():
         for u in range(300):
             pipe.incr(make(u))
         pipe.execute()
-        print(f"{name:12} new keys per primary:", [cluster.node(p).dbsize() - before[p] for p in sorted(before)])
+        print(f"{name:12}", _("new keys per primary:"), [cluster.node(p).dbsize() - before[p] for p in sorted(before)])
 
 # %% [markdown] lang="en"
 # ## A hot counter
@@ -315,10 +317,10 @@ def hot_total(client, name):
 
 
 if on_cluster():
-    for _ in range(1000):
+    for i in range(1000):
         hot_incr(rc, "home")
-    print("total:", hot_total(rc, "home"))
-    print("primaries holding shards:", len({rc.node_of(rc.key("hot", "home", i)) for i in range(SHARDS)}))
+    print(_("total:"), hot_total(rc, "home"))
+    print(_("primaries holding shards:"), len({rc.node_of(rc.key("hot", "home", i)) for i in range(SHARDS)}))
 
 # %% [markdown] lang="en"
 # Throughput on this cluster: two threads send INCRs in pipelines of 100 for 1.5 s, to one key and then
@@ -336,11 +338,11 @@ if on_cluster():
 if on_cluster():
     one_key = rc.key("hot", "one")
     shards = [rc.key("hot", "sharded", i) for i in range(SHARDS)]
-    for name, pick in [("one key", lambda: one_key), ("16 shards", lambda: random.choice(shards))]:
+    for name, pick in [(_("one key"), lambda: one_key), (_("16 shards"), lambda: random.choice(shards))]:
         cluster.reset_stats()
         n = drive_incr(rc, pick, seconds=1.5)
         calls = cluster.incr_calls()
-        print(f"{name:10} {n / 1.5:9,.0f} INCR/s   per primary: {sorted(calls.values(), reverse=True)}")
+        print(f"{name}: {n / 1.5:,.0f} INCR/s,", _("per primary: {calls}", calls=sorted(calls.values(), reverse=True)))
 
 # %% [markdown] lang="en"
 # ## Rate limiters on a cluster
@@ -364,10 +366,12 @@ if on_cluster():
 # %% tags=["varies"]
 trace = ratelimit.bursty_trace()
 if on_cluster():
+    cluster_rows = []
     for name, limiter in ratelimit.LIMITERS.items():
         single = [d.allowed for d in ratelimit.replay(r, limiter, trace, "10.0.0.1")]
         on_cl = [d.allowed for d in ratelimit.replay(rc, limiter, trace, "10.0.0.1")]
-        print(f"{name:24} allowed {sum(single):3} of {len(trace)}   same on the cluster: {single == on_cl}")
+        cluster_rows.append((_(name), f"{sum(single)}/{len(trace)}", single == on_cl))
+    print_table([_("limiter"), _("allowed"), _("same on the cluster")], cluster_rows)
 
 # %% [markdown] lang="en"
 # A decision that needs two keys, a per-second and a per-minute quota of one user, is one script on two
@@ -425,14 +429,14 @@ if on_cluster():
     cluster.pause(replica)
     cluster.node(old).client_kill_filter(_type="replica")
     acked += sum(1 for _ in range(50) if rc.incr(counter))
-    print("acknowledged INCRs:", acked)
+    print(_("acknowledged INCRs:"), acked)
     cluster.kill(old)
     cluster.resume(replica)
     t0 = time.monotonic()
     new = cluster.wait_failover(old)
-    print(f"127.0.0.1:{new} took over after {time.monotonic() - t0:.1f} s")
+    print(_("127.0.0.1:{port} took over after {seconds:.1f} s", port=new, seconds=time.monotonic() - t0))
     value = int(cluster.node(new).get(counter) or 0)
-    print("value on the new primary:", value, "  acknowledged and lost:", acked - value)
+    print(_("value on the new primary:"), value, "|", _("acknowledged and lost:"), acked - value)
 
 # %% [markdown] lang="en"
 # `WAIT numreplicas timeout` blocks until that many replicas have acknowledged this connection's
@@ -462,7 +466,7 @@ if on_cluster():
     pipe = direct.pipeline(transaction=False)
     pipe.incr(key)
     pipe.execute_command("WAIT", 1, 200)
-    print("replica frozen: INCR, WAIT 1 200 ->", pipe.execute(), "  the value stays:", direct.get(key))
+    print(_("replica frozen:"), "INCR, WAIT 1 200 ->", pipe.execute(), "|", _("the value stays:"), direct.get(key))
     cluster.resume(replica)
 
 # %% [markdown] lang="en"
@@ -496,11 +500,11 @@ def incr_with_retry(client, key, attempts=2, first_reply_lost=True):
                 return lose_reply(client, "INCR", key)
             return client.incr(key)
         except redis.exceptions.TimeoutError as e:
-            print(f"attempt {attempt + 1}: {e}; retrying")
+            print(_("attempt {n}: {error}; retrying", n=attempt + 1, error=e))
 
 
 orders = r.key("orders")
-print("INCR with a retry ->", incr_with_retry(r, orders), "  counter:", r.get(orders))
+print(_("INCR with a retry ->"), incr_with_retry(r, orders), "|", _("counter:"), r.get(orders))
 
 # %% [markdown] lang="en"
 # Idempotent increment: every request carries an id. One script checks the id's marker, increments and
@@ -536,15 +540,15 @@ def incr_once_with_retry(client, name, request_id):
     try:
         return lose_reply(client, "EVAL", INCR_ONCE, 2, counter, marker, 1, 3600)
     except redis.exceptions.TimeoutError as e:
-        print(f"attempt 1: {e}; retrying")
+        print(_("attempt {n}: {error}; retrying", n=1, error=e))
         return incr_once(client, name, request_id)
 
 
-print("idempotent, with a retry ->", incr_once_with_retry(r, "orders", "req-1"))
-print("the same request again    ->", incr_once(r, "orders", "req-1"))
-print("the next request          ->", incr_once(r, "orders", "req-2"))
-print("counter:", r.get(r.key("counter", "{orders}")),
-      "  marker TTL:", r.ttl(r.key("counter", "{orders}", "req", "req-1")))
+print(_("idempotent, with a retry ->"), incr_once_with_retry(r, "orders", "req-1"))
+print(_("the same request again ->"), incr_once(r, "orders", "req-1"))
+print(_("the next request ->"), incr_once(r, "orders", "req-2"))
+print(_("counter:"), r.get(r.key("counter", "{orders}")),
+      "|", _("marker TTL:"), r.ttl(r.key("counter", "{orders}", "req", "req-1")))
 
 # %% [markdown] lang="en"
 # On the cluster the timeout is real: the primary is frozen for 300 ms while a client with a 100 ms
@@ -580,9 +584,10 @@ if on_cluster():
         try:
             send()
         except redis.exceptions.TimeoutError as e:
-            print(f"attempt 1: TimeoutError ({e})")
+            print(_("attempt {n}: {error}", n=1, error="TimeoutError (" + str(e) + ")"))
         time.sleep(0.4)
-        print(f"{'incr_once' if idempotent else 'INCR':9} retry -> {send()}   counter: {rc.get(key)}")
+        print(f"{'incr_once' if idempotent else 'INCR':9}",
+              _("retry -> {reply}, counter: {counter}", reply=send(), counter=rc.get(key)))
 
 # %% [markdown] lang="en"
 # ## Clean up
@@ -596,5 +601,5 @@ if on_cluster():
 # %% tags=["varies"]
 if on_cluster():
     cluster.stop()
-    print("cluster stopped; processes left:", sum(cluster.alive(p) for p in cluster.ports))
-print("keys deleted:", r.cleanup())
+    print(_("cluster stopped; processes left:"), sum(cluster.alive(p) for p in cluster.ports))
+print(_("keys deleted:"), r.cleanup())

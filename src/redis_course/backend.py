@@ -183,9 +183,10 @@ class _CourseClient:
         if self.backend == "fakeredis":
             import fakeredis
 
-            return (f"backend: fakeredis {fakeredis.__version__} (embedded, Redis "
-                    f"{self.server_version()} semantics), key prefix {self.prefix}")
-        return f"backend: Redis {self.server_version()} at {self.where}, key prefix {self.prefix}"
+            return "backend: " + _("fakeredis {version} (embedded, Redis {semantics} semantics); key prefix {prefix}",
+                                   version=fakeredis.__version__, semantics=self.server_version(), prefix=self.prefix)
+        return "backend: " + _("Redis {version} at {where}; key prefix {prefix}", version=self.server_version(),
+                               where=self.where, prefix=self.prefix)
 
     @property
     def is_fake(self) -> bool:

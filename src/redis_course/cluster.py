@@ -144,8 +144,9 @@ class CourseCluster(_CourseClient, RedisCluster):
 
     def describe(self) -> str:
         primaries = sorted(f"{n.host}:{n.port}" for n in self.get_primaries())
-        return (f"backend: Redis Cluster {self.server_version()}, {len(primaries)} primaries "
-                f"({', '.join(primaries)}), key prefix {self.prefix}")
+        return "backend: " + _("Redis Cluster {version}, {n} primaries ({nodes}); key prefix {prefix}",
+                               version=self.server_version(), n=len(primaries), nodes=", ".join(primaries),
+                               prefix=self.prefix)
 
 
 def connect_cluster(nodes: list[tuple[str, int]] | None = None, *, prefix: str | None = None,
@@ -332,7 +333,8 @@ class LocalCluster:
             except redis.exceptions.RedisError:
                 pass
             if time.monotonic() > deadline:
-                raise CourseError(_("redis-cli --cluster create did not finish: {detail}", detail=_("cluster_state is not ok")))
+                detail = _("cluster_state is not ok")
+                raise CourseError(_("redis-cli --cluster create did not finish: {detail}", detail=detail))
             time.sleep(0.05)
 
     def alive(self, port: int) -> bool:

@@ -4,10 +4,10 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import unicodedata
 
 from .backend import CourseError, connect, lua_available
 from .l10n import _, ngettext
+from .tables import pad, width
 
 OK, WARN, BAD = "ok", "--", "!!"
 
@@ -64,15 +64,6 @@ def checks() -> list[tuple[str, str, str, str]]:
     rows.append((OK if chromium else WARN, "chromium", chromium or _("not found"),
                  "" if chromium else _("only the browser tests of the site need it (`apt install chromium`)")))
     return rows
-
-
-def width(text: str) -> int:
-    """Columns ``text`` takes in a terminal: Chinese characters take two."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def pad(text: str, columns: int) -> str:
-    return text + " " * max(0, columns - width(text))
 
 
 def run_doctor(lang: str | None = None) -> int:

@@ -188,7 +188,7 @@ def _backend_line(nb: nbformat.NotebookNode) -> str:
         for out in cell.get("outputs", []):
             text = out.get("text", "")
             if isinstance(text, str) and text.startswith("backend: "):
-                return text.splitlines()[0][len("backend: "):].split(", key prefix")[0]
+                return text.splitlines()[0][len("backend: "):].split(";")[0].split(", key prefix")[0]
     return "fakeredis"
 
 
@@ -269,9 +269,7 @@ def render_markdown(nb: nbformat.NotebookNode, lesson: str, lang: str, out_dir: 
                     parts.append(_fence("".join(texts), "text", OUTPUT_TITLE[lang]))
                     texts = []
                 img_dir.mkdir(parents=True, exist_ok=True)
-                fname = f"cell{i:03d}-{j}.png"
-                (img_dir / fname).write_bytes(base64.b64decode(data["image/png"]))
-                parts.append(f"![](notebook_files/{fname})\n")
+                parts.append(_image(out, img_dir, f"cell{i:03d}-{j}"))
             else:
                 t = _output_text(out)
                 if t:
@@ -280,6 +278,22 @@ def render_markdown(nb: nbformat.NotebookNode, lesson: str, lang: str, out_dir: 
             parts.append(_fence("".join(texts), "text", OUTPUT_TITLE[lang]))
     parts.append("</div>\n")
     return "\n".join(parts)
+
+
+def _image(out: dict, img_dir: Path, stem: str) -> str:
+    """Markdown for an image output: its alt text from the output's metadata (``course.alt``) and,
+    when :func:`redis_course.charts.show` added one, a dark variant shown only in dark mode."""
+    from .charts import DARK_MIME
+
+    data = out.get("data", {})
+    alt = str(out.get("metadata", {}).get("course", {}).get("alt", "")).replace("\n", " ")
+    alt = alt.replace("[", "(").replace("]", ")")
+    (img_dir / f"{stem}.png").write_bytes(base64.b64decode(data["image/png"]))
+    if DARK_MIME not in data:
+        return f"![{alt}](notebook_files/{stem}.png)\n"
+    (img_dir / f"{stem}-dark.png").write_bytes(base64.b64decode(data[DARK_MIME]))
+    return (f"![{alt}](notebook_files/{stem}.png#only-light)"
+            f"![{alt}](notebook_files/{stem}-dark.png#only-dark)\n")
 
 
 def _title(nb: nbformat.NotebookNode) -> str:

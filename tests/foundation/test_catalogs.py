@@ -284,3 +284,35 @@ def test_the_underscore_check_can_fail(tmp_path):
     bad = "from redis_course.l10n import _\n\ndef f():\n    for _ in range(3):\n        pass\n    return _('x')\n"
     found = [n.lineno for scope, stores, calls in _scopes(ast.parse(bad)) for n in stores if n.id == "_" and "_" in calls]
     assert found == [4]
+
+
+MARKERS = {"_", "gettext", "ngettext", "pgettext", "npgettext", "N_"}
+
+
+def _nested_markers(tree) -> list[int]:
+    """Lines of a marked string inside the arguments of another marker call: Babel skips those."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in MARKERS:
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                for inner in ast.walk(arg):
+                    if (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in MARKERS
+                            and inner.args and isinstance(inner.args[0], ast.Constant)):
+                        found.append(inner.lineno)
+    return found
+
+
+def test_no_marked_string_hides_inside_another_marker_call():
+    offenders = []
+    for path in catalogs.source_files():
+        text = path.read_text(encoding="utf-8")
+        if catalogs._CALL.search(text):
+            offenders += [f"{path.relative_to(paths.ROOT)}:{n}" for n in _nested_markers(ast.parse(text))]
+    assert offenders == [], "compute the inner message first: Babel does not extract it from there"
+
+
+def test_the_nesting_check_can_fail(course):
+    code = 'from redis_course.l10n import _\nx = _("a {b}", b=", ".join(_("c {d}", d=n) for n in range(2)))\n'
+    assert _nested_markers(ast.parse(code)) == [2]
+    (course / "notebooks" / "02-nested.py").write_text(code, encoding="utf-8")
+    assert "c {d}" not in {m.id for m in catalogs.extract()}   # what the check protects against

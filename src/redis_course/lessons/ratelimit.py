@@ -22,6 +22,8 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Generator, Iterable, Iterator
 
+from ..l10n import _
+
 from .ratelimit_lua import (  # noqa: F401 - the limiters to use, re-exported: rl.fixed_window, rl.GCRA_LUA, ...
     _CLOCK, FIRST_HIT_WINDOW_LUA, FIXED_WINDOW_LUA, GCRA_LUA, LIMIT, LIMITERS, LIST_WINDOW_LUA, SLIDING_LOG_LUA,
     SLIDING_WINDOW_COUNTER_LUA, TOKEN_BUCKET_LUA, WINDOW_MS, Decision, Script, fill, first_hit_window, fixed_window,
@@ -161,7 +163,7 @@ def interleave(clients: dict[str, Steps], order: str, out: Callable[[str], None]
             out(f"{name}: {next(clients[name])}")
         except StopIteration as done:
             decisions[name] = done.value
-            out(f"{name}: {'allowed' if done.value else 'denied'}")
+            out(f"{name}: " + (_("allowed") if done.value else _("denied")))
     for name, steps in clients.items():
         steps.close()
     return decisions

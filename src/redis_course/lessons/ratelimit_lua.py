@@ -22,6 +22,8 @@ from typing import Callable, NamedTuple
 
 from redis.exceptions import NoScriptError
 
+from ..l10n import N_
+
 LIMIT = 10        # ten requests ...
 WINDOW_MS = 1000  # ... per second, per IP address, as in the INCR documentation
 
@@ -354,12 +356,12 @@ for _fn, _script, _kind in [(fixed_window, _FIXED, "fixed"), (first_hit_window, 
 
 #: The seven limiters the lesson compares, by name.
 LIMITERS: dict[str, Callable[..., Decision]] = {
-    "fixed window": fixed_window,
-    "first-hit window": first_hit_window,
-    "list": list_window,
-    "sliding log": sliding_log,
-    "sliding window counter": sliding_window_counter,
-    "token bucket": token_bucket,
+    N_("fixed window"): fixed_window,       # N_: names shown translated (_(name)) in charts and tables
+    N_("first-hit window"): first_hit_window,
+    N_("list"): list_window,
+    N_("sliding log"): sliding_log,
+    N_("sliding window counter"): sliding_window_counter,
+    N_("token bucket"): token_bucket,
     "GCRA": gcra,
 }
 
