@@ -99,6 +99,26 @@ def _diff_list(what: str, a: list[str], b: list[str]) -> list[str]:
     return out
 
 
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
+_BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+\.\s|#|\||>|!!!|\?\?\?|===|<|\{|```|~~~|$)")
+_LINE_BLOCK = re.compile(r"^\s*(?:#|\||!!!|\?\?\?|===|<|```|~~~)")  # a line that is a block by itself
+
+
+def soft_breaks(text: str) -> list[int]:
+    """Lines where a Chinese paragraph goes on after a line break: the browser shows each such break
+    as a space between two Chinese characters.  Write a Chinese paragraph on one line."""
+    found: list[int] = []
+    body = _FRONT.sub(lambda m: "\n" * m.group(0).count("\n"), text, count=1)
+    prose = _FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), body)
+    lines = prose.split("\n")
+    for i in range(1, len(lines)):
+        prev, line = lines[i - 1].rstrip(), lines[i].strip()
+        if (line and prev.strip() and not _BLOCK_START.match(lines[i]) and not _LINE_BLOCK.match(prev)
+                and not prev.endswith("  ") and (_CJK.match(prev[-1]) or _CJK.match(line[0]))):
+            found.append(i + 1)
+    return found
+
+
 def check_page(rel: Path, lang: str) -> list[str]:
     """Problems of the ``lang`` version of page ``rel`` against English; [] when in parity."""
     en_text = (paths.DOCS / "en" / rel).read_text(encoding="utf-8")
@@ -122,6 +142,11 @@ def check_page(rel: Path, lang: str) -> list[str]:
     problems += _diff_list("code blocks", en.code, tr.code)
     problems += _diff_list("links and images", en.links, tr.links)
     problems += _diff_list("admonitions and tabs", en.blocks, tr.blocks)
+    if lang == "zh":
+        breaks = soft_breaks(text)
+        if breaks:
+            problems.append(f"line breaks inside Chinese paragraphs (each shows as a space; join the lines): "
+                            f"lines {', '.join(map(str, breaks[:8]))}{' ...' if len(breaks) > 8 else ''}")
     return problems
 
 

@@ -218,3 +218,11 @@ def test_course_i18n_stamp_and_status(docs):
     assert status.returncode == 0 and f"docs/ru/{PAGE}: English page changed" in status.stdout
     check = _course_i18n(docs, "check")
     assert check.returncode == 0 and "older than their English original" in check.stdout
+
+
+def test_line_breaks_inside_chinese_paragraphs_are_reported(docs):
+    assert i18n.soft_breaks("第一段没有换行。\n\n- 列表项\n  接着写。\n\n```\n代码\n可以换行\n```\n") == [4]
+    assert i18n.soft_breaks("| 表格 |\n| 第二行 |\n\n# 标题\n正文。\n") == []
+    _edit(docs, "zh", "简介和[链接]", "简介\n和[链接]")
+    assert any("line breaks inside Chinese paragraphs" in p and "lines 4" in p for p in _problems("zh"))
+    assert not any("line breaks" in p for p in _problems("ru"))
