@@ -5,7 +5,8 @@ For each page under ``docs/en`` (hand-written pages; generated ``notebook.md`` p
 * the page exists in ``docs/ru`` and ``docs/zh`` (or is a deliberate fallback that shows the
   "not yet translated" note: front matter ``translation: pending``);
 * the explicit heading ids (``## Атомарность { #atomicity }``) are the same, in the same order;
-* fenced code blocks are byte-identical, in the same order;
+* fenced code blocks are byte-identical, in the same order, once their comments are taken out
+  (:mod:`.comments`): a translation translates the comments and nothing else;
 * links and images point to the same targets, in the same order;
 * the admonition and content-tab structure is the same.
 
@@ -24,7 +25,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths
+from . import comments, paths
 from .paths import LANGS
 
 GENERATED = {"notebook.md"}
@@ -60,7 +61,7 @@ def skeleton(text: str) -> Skeleton:
     sk = Skeleton(front=front_matter(text))
     body = _FRONT.sub("", text, count=1)
     for m in _FENCE.finditer(body):
-        sk.code.append(m.group("info").strip() + "\n" + m.group("body"))
+        sk.code.append(m.group("info").strip() + "\n" + comments.strip(m.group("info"), m.group("body")))
     prose = _FENCE.sub("", body)  # headings, links and blocks outside code only
     for level, title in _HEADING.findall(prose):
         m = _HEADING_ID.search(title)

@@ -226,3 +226,18 @@ def test_line_breaks_inside_chinese_paragraphs_are_reported(docs):
     _edit(docs, "zh", "简介和[链接]", "简介\n和[链接]")
     assert any("line breaks inside Chinese paragraphs" in p and "lines 4" in p for p in _problems("zh"))
     assert not any("line breaks" in p for p in _problems("ru"))
+
+
+def test_comments_in_code_blocks_may_be_translated_and_nothing_else(docs):
+    from redis_course import comments
+
+    assert comments.strip("python", 'r.incr(k)   # 1\nx = "#not"  # note\n# only a comment\n') == \
+        'r.incr(k)\nx = "#not"\n'
+    assert comments.strip("lua", "local n = 1 -- one\nreturn '--'\n") == "local n = 1\nreturn '--'\n"
+    assert comments.strip("go", 'x := 1 // int\ns := "//"') == 'x := 1\ns := "//"'
+    assert comments.strip("text", "redis> GET k   # not a comment\n") == "redis> GET k   # not a comment\n"
+    assert comments.comments("bash", "python3 run.py test    # run the tests\n") == ["# run the tests"]
+    _edit(docs, "ru", 'r.incr(r.key("n"))\n', 'r.incr(r.key("n"))   # увеличить n\n')
+    assert _problems("ru") == []
+    _edit(docs, "ru", 'r.incr(r.key("n"))   # увеличить n', 'r.incr(r.key("m"))   # увеличить n')
+    assert any(p.startswith("code blocks differ") for p in _problems("ru"))
