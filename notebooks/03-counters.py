@@ -670,9 +670,10 @@ r.set(stock, 3)
 cart = money.withdraw_decr_first(r, stock, 5)
 print(next(cart))
 cart.close()                                  # dies before its INCRBY
-print("stock:", r.get(stock), "| a buyer of 1 now:", buy_lua(r))
+print(_("stock:"), r.get(stock), "|", _("a buyer of 1 now:"), buy_lua(r))
 r.set(stock, 3)
-print("the script:", money.withdraw(r, stock, 5), "| stock:", r.get(stock), "| a buyer of 1 now:", buy_lua(r))
+print(_("the script:"), money.withdraw(r, stock, 5), "|", _("stock:"), r.get(stock), "|", _("a buyer of 1 now:"),
+      buy_lua(r))
 
 # %% [markdown] lang="en"
 # ## One key per counter, or fields in a hash
@@ -987,7 +988,7 @@ if needs_real_redis(r, "MEMORY USAGE"):
 from redis_course.servers import private_redis, redis_server_binary
 
 if redis_server_binary() is None:
-    print("redis-server is not installed here: see the lesson page for Redis 7.0's answer.")
+    print(_("redis-server is not installed here: see the lesson page for Redis 7.0's answer."))
 else:
     with private_redis() as srv:
         c = srv.client(prefix="")
@@ -995,7 +996,7 @@ else:
             c.pfadd("uv:hll", *visitors(5_000, start=start))
         c.set("uv:str", "x" * 12_304)
         print("HyperLogLog: STRLEN", c.strlen("uv:hll"), "| MEMORY USAGE", c.memory_usage("uv:hll", samples=0))
-        print("plain string: STRLEN", c.strlen("uv:str"), "| MEMORY USAGE", c.memory_usage("uv:str", samples=0))
+        print(_("plain string:"), "STRLEN", c.strlen("uv:str"), "| MEMORY USAGE", c.memory_usage("uv:str", samples=0))
 
 # %% [markdown] lang="en"
 # ## After a restart

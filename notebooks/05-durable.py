@@ -162,7 +162,7 @@ if runs:
 from redis_course.servers import private_redis
 
 if redis_server_binary() is None:
-    print("redis-server is not installed here: see the lesson page for Redis 7.0's defaults.")
+    print(_("redis-server is not installed here: see the lesson page for Redis 7.0's defaults."))
 else:
     with private_redis("default") as srv:
         print(sorted(srv.client(prefix="").config_get("save", "appendonly", "appendfsync").items()))
@@ -416,9 +416,10 @@ try:
 except d.SimulatedCrash:
     pass
 dw.record(ledger, "outbox", 7, "outbox:2")                            # the caller retries
-print("before the relay: Redis", r.get(r.key("counter", "outbox")), "| ledger", ledger.total("outbox"))
-print("events applied:", dw.relay(r, ledger, "outbox"), "then", dw.relay(r, ledger, "outbox"))
-print("after the relay:  Redis", r.get(r.key("counter", "outbox")), "| ledger", ledger.total("outbox"))
+print(_("before the relay:"), "Redis", r.get(r.key("counter", "outbox")), "|", _("ledger"), ledger.total("outbox"))
+print(_("events applied: {first}, then {second}", first=dw.relay(r, ledger, "outbox"),
+        second=dw.relay(r, ledger, "outbox")))
+print(_("after the relay:"), "Redis", r.get(r.key("counter", "outbox")), "|", _("ledger"), ledger.total("outbox"))
 
 # %% tags=["varies"]
 ledger_cm.__exit__(None, None, None)
@@ -655,7 +656,7 @@ class Recorder:
 recorder = Recorder(r)
 d.article_add_task(recorder, "send-report", 5, now=T)
 d.article_loop_once(recorder, now=T, execute=lambda task_id: None)
-print(sorted(recorder.called), "| decr called:", "decr" in recorder.called)
+print(sorted(recorder.called), "|", _("decr called:"), "decr" in recorder.called)
 
 # %% [markdown] lang="en"
 # Its text and its code disagree twice. The text says the loop then waits 60 seconds for new
@@ -720,14 +721,14 @@ r.zadd(r.key("bucket1"), {"7": T - 1})
 
 
 def dies_in_the_task(task_id):
-    raise d.SimulatedCrash(f"the worker died while running task {task_id}")
+    raise d.SimulatedCrash(_("the worker died while running task {task_id}", task_id=task_id))
 
 
 try:
     d.article_check_task(r, T, dies_in_the_task)
 except d.SimulatedCrash as exc:
     print(exc)
-print("payload:", r.get(r.key("task7")), "| still due:", r.zscore(r.key("bucket1"), "7"))
+print(_("task data:"), r.get(r.key("task7")), "|", _("still due:"), r.zscore(r.key("bucket1"), "7"))
 
 # %% [markdown] lang="en"
 # ## The delayed queue, rebuilt
@@ -793,7 +794,7 @@ plain, once = r.key("usage", "plain"), r.key("usage", "once")
 for task_id, payload, attempt in [(1, "email:1", 1), (1, "email:1", 2)]:   # the two claims of task 1
     r.incrby(plain, 500)
     dw.apply_once(r, once, 500, f"task:{task_id}")
-print("plain:", r.get(plain), "| keyed by the task id:", r.get(once))
+print(_("plain:"), r.get(plain), "|", _("keyed by the task id:"), r.get(once))
 
 # %% [markdown] lang="en"
 # The same works in SQL: insert the task id into a table with a unique key in the transaction that

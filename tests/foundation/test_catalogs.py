@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from pathlib import Path
 
@@ -316,3 +317,37 @@ def test_the_nesting_check_can_fail(course):
     assert _nested_markers(ast.parse(code)) == [2]
     (course / "notebooks" / "02-nested.py").write_text(code, encoding="utf-8")
     assert "c {d}" not in {m.id for m in catalogs.extract()}   # what the check protects against
+
+
+_PROSE = re.compile(r"(?<![\w.:/-])[a-z]{2,}(?:'[a-z]+)? [a-z]{2,}(?![\w(])")
+_SHOWN = {"print", "set_xlabel", "set_ylabel", "set_title", "suptitle", "annotate", "text"}
+
+
+def _english_shown(tree) -> list[tuple[int, str]]:
+    """String literals with English prose that a notebook prints or draws without the catalog."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        own_error = name.endswith(("Crash", "Error")) and not ast.unparse(func).startswith("redis.")  # redis-py's texts stay
+        args = list(node.args) if name in _SHOWN or own_error else []
+        args += [k.value for k in node.keywords if k.arg in ("label", "alt")]
+        for arg in args:
+            parts = [arg] if isinstance(arg, ast.Constant) else arg.values if isinstance(arg, ast.JoinedStr) else []
+            text = "".join(p.value for p in parts if isinstance(p, ast.Constant) and isinstance(p.value, str))
+            if _PROSE.search(text):
+                found.append((node.lineno, text))
+    return found
+
+
+def test_notebooks_print_and_draw_prose_only_through_the_catalog():
+    offenders = [f"notebooks/{src.name}:{line}: {text[:60]!r}" for src in sorted(paths.NOTEBOOKS.glob("[0-9][0-9]-*.py"))
+                 for line, text in _english_shown(ast.parse(src.read_text(encoding="utf-8")))]
+    assert offenders == [], "wrap these in _() and translate them (python3 run.py i18n extract):\n" + "\n".join(offenders)
+
+
+def test_the_prose_check_can_fail():
+    code = 'print("order sold out", x)\nax.set_xlabel(f"lost updates of {n}")\nprint("GET + SET:", _("a b"))\n'
+    assert [line for line, _text in _english_shown(ast.parse(code))] == [1, 2]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from contextlib import closing
 
+from ..l10n import _
 from .durable import Ledger, SimulatedCrash
 
 DUAL_STEPS = ("sql", "redis", "committed")
@@ -34,7 +35,7 @@ def _crash(step: str, crash_after: str | None) -> None:
     if crash_after is not None and crash_after not in DUAL_STEPS:
         raise ValueError(f"crash_after must be one of {DUAL_STEPS} or None")
     if step == crash_after:
-        raise SimulatedCrash(f"crashed after step {step!r}")
+        raise SimulatedCrash(_("crashed after step {step!r}", step=step))
 
 
 def dual_write(r, ledger: Ledger, name: str, delta: int, *, redis_after_commit: bool = False,

@@ -35,6 +35,8 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+from ..l10n import _
+
 # ====================================================================== persistence, measured
 
 MODES = ("rdb", "aof-everysec", "aof-always")
@@ -83,7 +85,7 @@ def crash_point(step: str, crash_at: str | None) -> None:
     if crash_at is not None and crash_at not in STEPS:
         raise ValueError(f"crash_at must be one of {STEPS} or None")
     if step == crash_at:
-        raise SimulatedCrash(f"crashed after step {step!r}")
+        raise SimulatedCrash(_("crashed after step {step!r}", step=step))
 
 
 class Ledger:
