@@ -8,7 +8,9 @@ For each page under ``docs/en`` (hand-written pages; generated ``notebook.md`` p
 * fenced code blocks are byte-identical, in the same order, once their comments are taken out
   (:mod:`.comments`): a translation translates the comments and nothing else;
 * links and images point to the same targets, in the same order;
-* the admonition and content-tab structure is the same.
+* the admonition and content-tab structure is the same;
+* the translation's typography holds (:mod:`.typography`): no line break inside a Chinese paragraph,
+  numbers grouped one way (non-breaking spaces in Russian, commas in Chinese).
 
 Notebook language cells (:mod:`.nbcells`) and the gettext catalogs of tool messages
 (:mod:`.catalogs`) are checked by ``course i18n check`` too, and reported by ``course i18n status``.
@@ -25,7 +27,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import comments, paths
+from . import comments, paths, typography
 from .paths import LANGS
 
 GENERATED = {"notebook.md"}
@@ -100,26 +102,6 @@ def _diff_list(what: str, a: list[str], b: list[str]) -> list[str]:
     return out
 
 
-_CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
-_BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+\.\s|#|\||>|!!!|\?\?\?|===|<|\{|```|~~~|$)")
-_LINE_BLOCK = re.compile(r"^\s*(?:#|\||!!!|\?\?\?|===|<|```|~~~)")  # a line that is a block by itself
-
-
-def soft_breaks(text: str) -> list[int]:
-    """Lines where a Chinese paragraph goes on after a line break: the browser shows each such break
-    as a space between two Chinese characters.  Write a Chinese paragraph on one line."""
-    found: list[int] = []
-    body = _FRONT.sub(lambda m: "\n" * m.group(0).count("\n"), text, count=1)
-    prose = _FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), body)
-    lines = prose.split("\n")
-    for i in range(1, len(lines)):
-        prev, line = lines[i - 1].rstrip(), lines[i].strip()
-        if (line and prev.strip() and not _BLOCK_START.match(lines[i]) and not _LINE_BLOCK.match(prev)
-                and not prev.endswith("  ") and (_CJK.match(prev[-1]) or _CJK.match(line[0]))):
-            found.append(i + 1)
-    return found
-
-
 def check_page(rel: Path, lang: str) -> list[str]:
     """Problems of the ``lang`` version of page ``rel`` against English; [] when in parity."""
     en_text = (paths.DOCS / "en" / rel).read_text(encoding="utf-8")
@@ -143,11 +125,7 @@ def check_page(rel: Path, lang: str) -> list[str]:
     problems += _diff_list("code blocks", en.code, tr.code)
     problems += _diff_list("links and images", en.links, tr.links)
     problems += _diff_list("admonitions and tabs", en.blocks, tr.blocks)
-    if lang == "zh":
-        breaks = soft_breaks(text)
-        if breaks:
-            problems.append(f"line breaks inside Chinese paragraphs (each shows as a space; join the lines): "
-                            f"lines {', '.join(map(str, breaks[:8]))}{' ...' if len(breaks) > 8 else ''}")
+    problems += typography.problems(text, lang)
     return problems
 
 

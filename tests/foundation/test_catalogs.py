@@ -351,3 +351,17 @@ def test_notebooks_print_and_draw_prose_only_through_the_catalog():
 def test_the_prose_check_can_fail():
     code = 'print("order sold out", x)\nax.set_xlabel(f"lost updates of {n}")\nprint("GET + SET:", _("a b"))\n'
     assert [line for line, _text in _english_shown(ast.parse(code))] == [1, 2]
+
+
+def test_no_message_is_an_f_string():
+    """``_(f"... {x}")`` cannot be translated: the catalog would need one entry per value of x."""
+    offenders = []
+    for path in catalogs.source_files():
+        text = path.read_text(encoding="utf-8")
+        if not catalogs._CALL.search(text):
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in MARKERS
+                    and node.args and isinstance(node.args[0], ast.JoinedStr)):
+                offenders.append(f"{path.relative_to(paths.ROOT)}:{node.lineno}")
+    assert offenders == [], 'write _("... {name}", name=value) instead'

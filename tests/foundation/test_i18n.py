@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from redis_course import i18n, paths
+from redis_course import i18n, paths, typography
 
 COURSE = Path(sys.executable).with_name("course")
 
@@ -145,7 +145,7 @@ def test_heading_without_id_in_english(docs):
 
 
 def test_changed_code_block(docs):
-    _edit(docs, "ru", 'r.incr(r.key("n"))', 'r.incr(r.key("n"))  # счётчик')
+    _edit(docs, "ru", 'r.incr(r.key("n"))', 'r.incrby(r.key("n"), 1)  # счётчик')
     assert any(p.startswith("code blocks differ") for p in _problems())
 
 
@@ -221,8 +221,8 @@ def test_course_i18n_stamp_and_status(docs):
 
 
 def test_line_breaks_inside_chinese_paragraphs_are_reported(docs):
-    assert i18n.soft_breaks("第一段没有换行。\n\n- 列表项\n  接着写。\n\n```\n代码\n可以换行\n```\n") == [4]
-    assert i18n.soft_breaks("| 表格 |\n| 第二行 |\n\n# 标题\n正文。\n") == []
+    assert typography.soft_breaks("第一段没有换行。\n\n- 列表项\n  接着写。\n\n```\n代码\n可以换行\n```\n") == [4]
+    assert typography.soft_breaks("| 表格 |\n| 第二行 |\n\n# 标题\n正文。\n") == []
     _edit(docs, "zh", "简介和[链接]", "简介\n和[链接]")
     assert any("line breaks inside Chinese paragraphs" in p and "lines 4" in p for p in _problems("zh"))
     assert not any("line breaks" in p for p in _problems("ru"))
@@ -241,3 +241,12 @@ def test_comments_in_code_blocks_may_be_translated_and_nothing_else(docs):
     assert _problems("ru") == []
     _edit(docs, "ru", 'r.incr(r.key("n"))   # увеличить n', 'r.incr(r.key("m"))   # увеличить n')
     assert any(p.startswith("code blocks differ") for p in _problems("ru"))
+
+
+def test_numbers_are_grouped_the_way_each_language_writes_them(docs):
+    text = "| N | время |\n|---|---|\n| 10 000 | 1\u00a0500 мс |\n\n```\nredis> SET n 10 000\n```\n`10 000`\n"
+    assert typography.badly_grouped(text, "ru") == [(3, "10 000")]
+    assert typography.badly_grouped("共 10,000 个键，耗时 1 500 毫秒。\n", "zh") == [(1, "1 500")]
+    assert typography.badly_grouped("10 000 keys\n", "en") == []
+    _edit(docs, "ru", "Текст.", "Текст про 10 000 ключей.")
+    assert any("no-break space" in p and "'10 000'" in p for p in _problems("ru"))
