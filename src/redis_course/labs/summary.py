@@ -77,11 +77,12 @@ class Summary:
 
     def _headline(self) -> str:
         rate = self.students / self.seconds * 60 if self.seconds else 0.0
+        graded = ngettext("Graded {n} student", "Graded {n} students", self.students)
+        runs = ngettext("{n} lab run", "{n} lab runs", self.lab_runs)      # apart: Babel does not extract
+        workers = ngettext("{n} worker", "{n} workers", self.workers)      # a marker inside another's call
         return _("{graded} ({runs}) in {seconds} s with {workers} on {backend}: {rate} per minute.",
-                 graded=ngettext("Graded {n} student", "Graded {n} students", self.students),
-                 runs=ngettext("{n} lab run", "{n} lab runs", self.lab_runs), seconds=format(self.seconds, ".1f"),
-                 workers=ngettext("{n} worker", "{n} workers", self.workers), backend=self.backend,
-                 rate=format(rate, ".1f"))
+                 graded=graded, runs=runs, seconds=format(self.seconds, ".1f"), workers=workers,
+                 backend=self.backend, rate=format(rate, ".1f"))
 
     def _statuses(self) -> str:
         by_status = ", ".join(f"{t(k, _lang()) if k in TEXTS else k} {v}" for k, v in sorted(self.statuses.items()))
