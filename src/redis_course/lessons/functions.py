@@ -1,0 +1,108 @@
+"""Lesson 07: shipping scripts the Redis 7 way, Redis Functions against EVALSHA.
+
+A **script** (EVAL/EVALSHA) lives in the server's script cache: it is not persisted, not
+replicated (Redis 7 replicates a script's effects, not the script), and gone after a restart or a
+failover; the client keeps the source and loads it again on NOSCRIPT.  A **function library**
+(``FUNCTION LOAD``) is part of the dataset: saved in RDB and AOF, sent to replicas, called by name
+with ``FCALL``.  Functions declare flags: ``no-writes`` lets ``FCALL_RO`` call them (also on a
+read-only replica) and lets them run when the server is out of memory.
+
+The library below holds lesson 04's GCRA (``course_gcra``) and a read-only ``course_peek``.
+Function names are global on a server: prefix them with the library's name.
+"""
+from __future__ import annotations
+
+import redis
+
+from .ratelimit_lua import GCRA_LUA, Script
+
+LIBRARY = "course_limits"
+
+#: lesson 04's GCRA body, as a function: KEYS and ARGV become the callback's two arguments.
+LIBRARY_LUA = f"""#!lua name={LIBRARY}
+local function gcra(KEYS, ARGV)
+{GCRA_LUA}
+end
+
+local function peek(KEYS, ARGV)
+  -- the stored theoretical arrival time (us) and the key's TTL (ms); reads only
+  return {{redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])}}
+end
+
+redis.register_function('course_gcra', gcra)
+redis.register_function{{function_name = 'course_peek', callback = peek, flags = {{'no-writes'}}}}
+"""
+
+
+def load(r, code: str = LIBRARY_LUA) -> str:
+    """FUNCTION LOAD REPLACE: install or upgrade the library atomically (O(size of the code)).
+    Callers in flight finish on the old version; the next FCALL runs the new one."""
+    return r.execute_command("FUNCTION", "LOAD", "REPLACE", code)
+
+
+def libraries(r) -> list[str]:
+    """Names of the libraries on the server (FUNCTION LIST, O(number of functions)), whatever the
+    reply's shape (a flat list in RESP2 on Redis, dicts from some clients)."""
+    names = []
+    for lib in r.execute_command("FUNCTION", "LIST"):
+        if isinstance(lib, dict):
+            names.append(lib.get("library_name"))
+        else:
+            names.append(dict(zip(lib[::2], lib[1::2])).get("library_name"))
+    return sorted(names)
+
+
+def fcall(r, function: str, keys: list[str], *args, read_only: bool = False):
+    """FCALL (or FCALL_RO), loading the library once if the server does not have it: after a
+    restart without persistence, on a new server, or on a replica promoted before it got it."""
+    command = "FCALL_RO" if read_only else "FCALL"
+    try:
+        return r.execute_command(command, function, len(keys), *keys, *args)
+    except redis.exceptions.ResponseError as exc:
+        if "Function not found" not in str(exc):
+            raise
+        load(r)
+        return r.execute_command(command, function, len(keys), *keys, *args)
+
+
+def gcra(r, client_id: str, limit: int = 10, window_ms: int = 1000, now_ms: int | None = None):
+    """Lesson 04's GCRA through FCALL: one round trip, O(1).  Same answer as ``ratelimit.gcra``."""
+    from .ratelimit import Decision
+
+    args = ("" if now_ms is None else int(now_ms), limit, window_ms)
+    allowed, remaining, retry, reset = fcall(r, "course_gcra", [r.key("rl", "gcra", client_id)], *args)
+    return Decision(allowed == 1, remaining, retry, reset)
+
+
+def what_survives(mode: str) -> dict:
+    """Load the library and a script on a private server, then restart it (``mode`` = a persistence
+    setting of :mod:`redis_course.servers`) or fail over to a replica (``mode`` = "failover").
+    Returns ``{"function": still there?, "script": still cached?}``."""
+    from ..servers import PrivateRedis
+    from .failover import _wait_link_up
+
+    script = Script(GCRA_LUA)
+    fast = ["--repl-diskless-sync-delay", "0"]
+    if mode != "failover":
+        with PrivateRedis(persistence=mode) as srv:
+            c = srv.client(prefix="")
+            load(c)
+            c.script_load(script.text)
+            srv.kill() if mode == "none" else srv.stop()   # SIGTERM saves an RDB when `save` is set
+            srv.start()
+            c = srv.client(prefix="")
+            return {"function": LIBRARY in libraries(c), "script": c.script_exists(script.sha)[0]}
+    with PrivateRedis(extra_args=fast) as primary:
+        replica = PrivateRedis(extra_args=[*fast, "--replicaof", "127.0.0.1", str(primary.port)])
+        try:
+            replica.start()
+            p, rep = primary.client(prefix=""), replica.client(prefix="")
+            _wait_link_up(rep)
+            load(p)
+            p.script_load(script.text)
+            p.execute_command("WAIT", 1, 1000)
+            primary.kill()
+            rep.execute_command("REPLICAOF", "NO", "ONE")   # the failover
+            return {"function": LIBRARY in libraries(rep), "script": rep.script_exists(script.sha)[0]}
+        finally:
+            replica.close()

@@ -1,0 +1,277 @@
+"""Lesson 07: concurrency limiting, a counting semaphore on a sorted set with leases.
+
+A rate limiter counts requests per period; a concurrency limiter counts requests *in flight*.  The
+holders of a semaphore live in one sorted set, ``sem:<name>:holders``: the member is a random
+token per acquisition, the score the end of its lease in ms.  Every script first drops the leases
+that ended (ZREMRANGEBYSCORE), so a holder that crashed without releasing keeps its slot only until
+its lease ends, never for ever.  The clock is the server's (TIME inside the script) unless the
+caller passes ``now_ms``.
+
+* :func:`acquire` / :func:`release` / :func:`extend`: the semaphore, one EVALSHA each.
+* :func:`acquire_fair`: the same holders plus a queue of waiters ordered by ticket (INCR), so a
+  client that polls often cannot overtake one that polls rarely.
+* :func:`counter_acquire` / :func:`counter_release`: the INCR/DECR semaphore that is often written
+  first, to show that a crashed holder's slot is lost for good.
+* :func:`replay_concurrency`: one request trace through a rate limiter and a concurrency limiter.
+"""
+from __future__ import annotations
+
+import heapq
+import secrets
+from typing import Callable, NamedTuple
+
+from .ratelimit_lua import Script
+
+_CLOCK = """
+-- ARGV[1]: now in ms (a controlled clock) or '' for the server's clock (TIME)
+local now, slack = ARGV[1], 60000
+if now == '' then
+  local t = redis.call('TIME')
+  now, slack = t[1] * 1000 + math.floor(t[2] / 1000), 0
+else
+  now = now + 0
+end
+-- slack: keys expire on the server's real clock; under a controlled clock they live a minute more,
+-- so a key never vanishes while the controlled clock still needs it (decisions never rely on expiry)
+"""
+
+ACQUIRE_LUA = _CLOCK + """
+-- KEYS[1]: holders (token -> lease end, ms).  ARGV[2]: limit, ARGV[3]: lease ms, ARGV[4]: token
+local limit, lease, token = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)         -- ended leases: crashed or stalled holders
+local held = redis.call('ZCARD', KEYS[1])
+if held >= limit then
+  local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return {0, held, tonumber(first[2]) - now}                  -- full: when the first lease ends
+end
+redis.call('ZADD', KEYS[1], now + lease, token)
+if redis.call('PTTL', KEYS[1]) < lease + slack then redis.call('PEXPIRE', KEYS[1], lease + slack) end
+return {1, held + 1, 0}
+"""
+
+RELEASE_LUA = _CLOCK + """
+-- KEYS[1]: holders.  ARGV[2]: token.  1 if the token still held a live lease, else 0.
+local score = redis.call('ZSCORE', KEYS[1], ARGV[2])
+redis.call('ZREM', KEYS[1], ARGV[2])
+if score and tonumber(score) > now then return 1 end
+return 0
+"""
+
+EXTEND_LUA = _CLOCK + """
+-- KEYS[1]: holders.  ARGV[2]: token, ARGV[3]: lease ms.  A lease that has ended is not revived.
+local score = redis.call('ZSCORE', KEYS[1], ARGV[2])
+if not score or tonumber(score) <= now then
+  redis.call('ZREM', KEYS[1], ARGV[2])
+  return 0
+end
+local lease = tonumber(ARGV[3])
+redis.call('ZADD', KEYS[1], now + lease, ARGV[2])
+if redis.call('PTTL', KEYS[1]) < lease + slack then redis.call('PEXPIRE', KEYS[1], lease + slack) end
+return 1
+"""
+
+ACQUIRE_FAIR_LUA = _CLOCK + """
+-- KEYS[1]: holders, KEYS[2]: queue (token -> ticket), KEYS[3]: waiters (token -> waiting until),
+-- KEYS[4]: ticket counter.  ARGV[2]: limit, ARGV[3]: lease ms, ARGV[4]: token, ARGV[5]: patience ms
+local limit, lease, token, patience = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+for _, gone in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
+  redis.call('ZREM', KEYS[2], gone)                          -- waiters that stopped asking leave the line
+  redis.call('ZREM', KEYS[3], gone)
+end
+if not redis.call('ZSCORE', KEYS[2], token) then
+  redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[4]), token)
+end
+redis.call('ZADD', KEYS[3], now + patience, token)
+local free = limit - redis.call('ZCARD', KEYS[1])
+local place = redis.call('ZRANK', KEYS[2], token)
+local got = 0
+if place < free then
+  redis.call('ZREM', KEYS[2], token)
+  redis.call('ZREM', KEYS[3], token)
+  redis.call('ZADD', KEYS[1], now + lease, token)
+  got = 1
+end
+local ttl = math.max(lease, patience) + slack
+for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end    -- after the writes: every key that exists
+return {got, place}
+"""
+
+_ACQUIRE, _RELEASE, _EXTEND, _FAIR = (Script(ACQUIRE_LUA), Script(RELEASE_LUA), Script(EXTEND_LUA),
+                                      Script(ACQUIRE_FAIR_LUA))
+
+
+class Slot(NamedTuple):
+    """The answer of :func:`acquire`: ``token`` is None when the semaphore is full."""
+
+    token: str | None
+    held: int          # holders after this call
+    retry_after_ms: int  # when full: until the first lease ends (a holder may release earlier)
+
+
+def _now(now_ms: int | None):
+    return "" if now_ms is None else int(now_ms)
+
+
+def holders_key(r, name: str) -> str:
+    return r.key("sem", name, "holders")
+
+
+def acquire(r, name: str, limit: int, lease_ms: int, now_ms: int | None = None) -> Slot:
+    """Take one of ``limit`` slots for ``lease_ms``; the token proves it later.
+
+    One EVALSHA: ZREMRANGEBYSCORE (ended leases, O(log N + M)) + ZCARD + ZADD (O(log N)) + PEXPIRE.
+    """
+    if limit < 1 or lease_ms < 1:
+        raise ValueError("limit and lease_ms must be at least 1")
+    token = secrets.token_hex(8)
+    ok, held, retry = _ACQUIRE(r, holders_key(r, name), _now(now_ms), limit, lease_ms, token)
+    return Slot(token if ok == 1 else None, held, retry)
+
+
+def release(r, name: str, token: str, now_ms: int | None = None) -> bool:
+    """Give the slot back.  True if the lease was still live; False if it had ended (another client
+    may have had the slot meanwhile: the work ran without the limit's protection).  One EVALSHA:
+    ZSCORE + ZREM, O(log N)."""
+    return _RELEASE(r, holders_key(r, name), _now(now_ms), token) == 1
+
+
+def extend(r, name: str, token: str, lease_ms: int, now_ms: int | None = None) -> bool:
+    """Renew a live lease to ``now + lease_ms`` (a heartbeat).  False if it had ended: stop the work
+    or acquire again.  One EVALSHA: ZSCORE + ZADD, O(log N)."""
+    return _EXTEND(r, holders_key(r, name), _now(now_ms), token, lease_ms) == 1
+
+
+def acquire_fair(r, name: str, token: str, limit: int, lease_ms: int, patience_ms: int,
+                 now_ms: int | None = None) -> tuple[bool, int]:
+    """Acquire in the order clients first asked: ``(acquired, place in line)``.
+
+    The caller keeps its ``token`` while it waits and asks again; a waiter that does not ask again
+    within ``patience_ms`` leaves the line.  One EVALSHA on four keys (holders, queue, waiters,
+    ticket counter): O(log N) per ZADD/ZRANK plus the expired waiters removed.
+    """
+    keys = [holders_key(r, name), r.key("sem", name, "queue"), r.key("sem", name, "waiters"),
+            r.key("sem", name, "ticket")]
+    ok, place = _evalsha(_FAIR, r, keys, _now(now_ms), limit, lease_ms, token, patience_ms)
+    return ok == 1, place
+
+
+def _evalsha(script: Script, r, keys: list[str], *args):
+    """EVALSHA with every key declared (a script on several keys), SCRIPT LOAD once on NOSCRIPT."""
+    from redis.exceptions import NoScriptError
+
+    try:
+        return r.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+    except NoScriptError:
+        r.script_load(script.text)
+        return r.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+
+
+# ---------------------------------------------------------------------- the semaphore often written first
+
+def counter_acquire(r, name: str, limit: int) -> bool:
+    """INCR, and DECR back if over the limit: two round trips, and no lease.  A holder that dies
+    before :func:`counter_release` keeps its slot for ever."""
+    key = r.key("sem", name, "count")
+    if r.incr(key) <= limit:
+        return True
+    r.decr(key)
+    return False
+
+
+def counter_release(r, name: str) -> None:
+    """DECR: O(1)."""
+    r.decr(r.key("sem", name, "count"))
+
+
+# ---------------------------------------------------------------------- one trace, two limiters
+
+class Request(NamedTuple):
+    at_ms: int
+    duration_ms: int
+
+
+def replay_concurrency(requests: list[Request], admit: Callable[[int], str | None],
+                       finish: Callable[[str, int], None]) -> dict:
+    """Replay ``requests`` (sorted by arrival) in simulated time: ``admit(now_ms)`` returns a token
+    or None; an admitted request finishes ``duration_ms`` later and ``finish(token, now_ms)`` is
+    called at that moment (before any arrival at the same ms).
+
+    Returns ``{"admitted": [bool per request], "in_flight": [(ms, n) after every event]}``.
+    """
+    running: list[tuple[int, str]] = []
+    admitted, in_flight = [], []
+    for req in requests:
+        while running and running[0][0] <= req.at_ms:
+            end, token = heapq.heappop(running)
+            finish(token, end)
+            in_flight.append((end, len(running)))
+        token = admit(req.at_ms)
+        admitted.append(token is not None)
+        if token is not None:
+            heapq.heappush(running, (req.at_ms + req.duration_ms, token))
+        in_flight.append((req.at_ms, len(running)))
+    while running:
+        end, token = heapq.heappop(running)
+        finish(token, end)
+        in_flight.append((end, len(running)))
+    return {"admitted": admitted, "in_flight": in_flight}
+
+
+def slowdown_trace(rate_per_s: int = 20, seconds: int = 10, fast_ms: int = 50, slow_ms: int = 2000,
+                   slow_from_s: int = 3, slow_to_s: int = 6, start_ms: int = 1_700_000_000_000) -> list[Request]:
+    """Requests at a steady ``rate_per_s``; they take ``fast_ms`` except between ``slow_from_s`` and
+    ``slow_to_s``, when the service behind the limiter slows down to ``slow_ms`` each."""
+    step = 1000 // rate_per_s
+    out = []
+    for i in range(rate_per_s * seconds):
+        t = i * step
+        slow = slow_from_s * 1000 <= t < slow_to_s * 1000
+        out.append(Request(start_ms + t, slow_ms if slow else fast_ms))
+    return out
+
+
+def poll_race(r, name: str, poll_every_ms: dict[str, int], fair: bool, limit: int = 1, hold_ms: int = 100,
+              duration_ms: int = 5000, start_ms: int = 1_700_000_000_000) -> dict[str, dict]:
+    """Clients that want the semaphore again as soon as they release it, each asking every
+    ``poll_every_ms[client]`` while it waits, in simulated time (a controlled clock).  Clients start
+    7 ms apart and ask again 1 ms after they release.
+
+    Returns ``{client: {"acquired": n, "longest_wait_ms": ms}}``.  With ``fair=False`` each poll is
+    :func:`acquire`; with ``fair=True`` :func:`acquire_fair` with one token per wait.
+    """
+    events = [(start_ms + 7 * i, i, c, "poll") for i, c in enumerate(poll_every_ms)]  # not in lockstep
+    heapq.heapify(events)
+    stats = {c: {"acquired": 0, "longest_wait_ms": 0} for c in poll_every_ms}
+    waiting_since = {c: start_ms for c in poll_every_ms}
+    tokens = {c: secrets.token_hex(8) for c in poll_every_ms}
+    order = len(events)
+    while events:
+        now, _, client, what = heapq.heappop(events)
+        if now >= start_ms + duration_ms:
+            break
+        if what == "release":
+            release(r, name, tokens[client], now_ms=now)
+            tokens[client] = secrets.token_hex(8)
+            waiting_since[client] = now
+            nxt = (now + 1, "poll")                       # wants it again a moment later
+        else:
+            if fair:
+                ok = acquire_fair(r, name, tokens[client], limit, hold_ms * 2, poll_every_ms[client] * 2,
+                                  now_ms=now)[0]
+            else:
+                slot = acquire(r, name, limit, hold_ms * 2, now_ms=now)
+                ok = slot.token is not None
+                tokens[client] = slot.token or tokens[client]
+            if ok:
+                stats[client]["acquired"] += 1
+                wait = now - waiting_since[client]
+                stats[client]["longest_wait_ms"] = max(stats[client]["longest_wait_ms"], wait)
+                nxt = (now + hold_ms, "release")
+            else:
+                nxt = (now + poll_every_ms[client], "poll")
+        order += 1
+        heapq.heappush(events, (nxt[0], order, client, nxt[1]))
+    for c, since in waiting_since.items():  # a client still waiting at the end waited that long
+        stats[c]["longest_wait_ms"] = max(stats[c]["longest_wait_ms"], start_ms + duration_ms - since)
+    return stats

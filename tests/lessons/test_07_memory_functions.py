@@ -1,0 +1,128 @@
+"""Lesson 07, when Redis fills up and how scripts ship: every eviction policy on a private server
+with a small maxmemory, a limiter whose key is evicted, Redis Functions on fakeredis and on a
+private server (the lesson never loads a library on a server it does not own: a library is not a
+key and would stay there), what survives a restart and a failover, and what fakeredis lacks.
+"""
+from __future__ import annotations
+
+import secrets
+
+import pytest
+import redis
+
+from redis_course import connect
+from redis_course.lessons import eviction as ev
+from redis_course.lessons import functions as fn
+from redis_course.lessons import ratelimit as rl
+from redis_course.servers import private_redis, redis_server_binary
+
+needs_server = pytest.mark.skipif(not redis_server_binary(), reason="redis-server is not installed")
+T = 1_700_000_000_000
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not redis_server_binary():
+        pytest.skip("redis-server is not installed")
+    with private_redis() as srv:
+        yield srv
+
+
+# ---------------------------------------------------------------------- maxmemory
+
+def test_noeviction_keeps_every_key_and_refuses_every_new_write(server):
+    got = ev.overflow(server, "noeviction", new=500)
+    assert (got["counters_left"], got["limiter_keys_left"], got["evicted"]) == (500, 500, 0)
+    assert got["failed_writes"] == 1000                      # INCR of a new counter is refused too
+
+
+@pytest.mark.parametrize("policy", ["allkeys-lru", "allkeys-random"])
+def test_allkeys_policies_evict_counters_and_never_refuse(server, policy):
+    got = ev.overflow(server, policy, new=1000)
+    assert got["failed_writes"] == 0 and got["evicted"] > 0
+    assert got["counters_left"] < 500                        # totals without a TTL are gone
+
+
+@pytest.mark.parametrize("policy", ["volatile-lru", "volatile-ttl"])
+def test_volatile_policies_evict_only_keys_with_a_ttl(server, policy):
+    got = ev.overflow(server, policy, new=1000)
+    assert got["counters_left"] == 500
+    assert got["limiter_keys_left"] < 500 and got["evicted"] > 0
+
+
+def test_an_evicted_limiter_key_lets_a_denied_client_through(server):
+    assert ev.evicted_limit_resets(server, "volatile-ttl") == {
+        "allowed_before": False, "key_survived": False, "allowed_after": True}
+    assert ev.evicted_limit_resets(server, "noeviction") == {
+        "allowed_before": False, "key_survived": True, "allowed_after": False}
+
+
+def test_a_read_only_function_runs_when_writes_are_refused(server):
+    c = server.client(prefix="oom:")
+    c.flushall()
+    c.config_set("maxmemory-policy", "noeviction")
+    fn.load(c)
+    fn.gcra(c, "k", now_ms=T)
+    c.config_set("maxmemory", 1)
+    try:
+        with pytest.raises(redis.exceptions.OutOfMemoryError):
+            fn.gcra(c, "k", now_ms=T)
+        tat, pttl = fn.fcall(c, "course_peek", [c.key("rl", "gcra", "k")], read_only=True)
+        assert int(tat) > T * 1000 and pttl > 0
+    finally:
+        c.config_set("maxmemory", 0)
+
+
+# ---------------------------------------------------------------------- functions
+
+@pytest.fixture(params=["fakeredis", "redis-server"])
+def owned(request):
+    """A client on a server the course owns: a fresh fakeredis, or a private redis-server."""
+    prefix = f"course:test:{secrets.token_hex(4)}:"
+    if request.param == "fakeredis":
+        yield connect("", prefix=prefix)
+        return
+    if not redis_server_binary():
+        pytest.skip("redis-server is not installed")
+    with private_redis() as srv:
+        yield srv.client(prefix=prefix)
+
+
+def test_the_function_decides_exactly_as_the_script(owned):
+    assert fn.load(owned) == "course_limits" and fn.libraries(owned) == ["course_limits"]
+    times = [T + 37 * i for i in range(40)]
+    assert [fn.gcra(owned, "a", now_ms=t) for t in times] == [rl.gcra(owned, "b", now_ms=t) for t in times]
+
+
+def test_fcall_loads_the_library_when_the_server_lacks_it(owned):
+    owned.execute_command("FUNCTION", "DELETE", "course_limits") if fn.libraries(owned) else None
+    assert fn.gcra(owned, "a", now_ms=T).allowed and fn.libraries(owned) == ["course_limits"]
+
+
+def test_a_writing_function_is_refused_by_fcall_ro_and_loading_twice_needs_replace(owned):
+    fn.load(owned)
+    with pytest.raises(redis.exceptions.ResponseError, match="write flag"):
+        fn.fcall(owned, "course_gcra", [owned.key("k")], T, 10, 1000, read_only=True)
+    with pytest.raises(redis.exceptions.ResponseError, match="already exists"):
+        owned.execute_command("FUNCTION", "LOAD", fn.LIBRARY_LUA)
+
+
+@needs_server
+@pytest.mark.parametrize("mode, function", [("none", False), ("rdb", True), ("aof-everysec", True),
+                                            ("failover", True)])
+def test_functions_persist_and_replicate_scripts_do_not(mode, function):
+    assert fn.what_survives(mode) == {"function": function, "script": False}
+
+
+# ---------------------------------------------------------------------- what fakeredis lacks
+
+@pytest.mark.parametrize("command", [
+    ("EVAL_RO", "return redis.call('GET', KEYS[1])", 1, "k"),
+    ("EVAL", "#!lua flags=no-writes\nreturn redis.call('GET', KEYS[1])", 1, "k"),
+])
+def test_fakeredis_lacks_read_only_eval_and_script_flags_which_redis_7_has(owned, command):
+    if owned.is_fake:
+        with pytest.raises(redis.exceptions.ResponseError):
+            owned.execute_command(*command)
+    else:
+        assert owned.execute_command(*command) is None
