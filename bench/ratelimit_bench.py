@@ -16,7 +16,7 @@ the same redis-py client and connection pool, on the same server.  Measures:
   commands the client sent (a script's inner commands are inside its ``EVALSHA``), on a private
   redis-server; below the table, what each command inside the scripts took, and what an empty
   script and one ``redis.call`` cost (calibration);
-* **B/client**: ``used_memory`` per client after 1,000 clients sent their burst (10 per minute, so
+* **B/client**: ``used_memory`` per client after 1,000 clients sent their burst (10 per hour, so
   nothing expires while it is measured), and the number of keys per client.
 
 The workload: every client id sends a burst of 12 requests at once (10 allowed, 2 denied), then
@@ -184,18 +184,19 @@ def main(argv: list[str] | None = None) -> int:
                 cost = m.server_cost(rp, pick(peers.build(rp, srv.url), args.only), args.decisions)
                 calls = m.script_calls(rp)
             if "memory" in want:
-                mem = m.memory(rp, pick(peers.build(rp, srv.url, peers.LIMIT, 60_000), args.only), args.clients)
+                mem = m.memory(rp, pick(peers.build(rp, srv.url, peers.LIMIT, 3_600_000), args.only), args.clients)
         print(machine(r))
         print(f"{peers.LIMIT} requests per {peers.WINDOW_MS} ms per client, bursts of {m.BURST} per client id; "
               f"strategies taking turns a burst at a time; 1 client: {args.seconds:g} s in all; {args.processes} "
               f"procs: median of {args.slots} slots of {args.slot:g} s; server µs: {args.decisions} decisions each; "
-              f"memory: {args.clients:,} clients at {peers.LIMIT} per minute\n")
+              f"memory: {args.clients:,} clients at {peers.LIMIT} per hour\n")
         print("\n".join(table(names, one, many, cost, mem)))
         print("\nvs peer: against the best counterpart in ratelimit_peers.COUNTERPARTS (decisions/s: ours / fastest "
               "peer, >= 1.00 is as fast or faster; server µs: ours / cheapest peer, <= 1.00 is as cheap or cheaper)")
         print("\n".join(breakdown(cost, calls)))
         if calls:
-            print("\nwhat a script costs before it does anything, and what one redis.call adds (µs, command included):")
+            print("\nwhat a script (or a function) costs before it does anything, and what one redis.call (command "
+                  "included) or returning a table of 4 numbers instead of 1 adds to it, µs:")
             print("  " + "; ".join(f"{k} {v:.2f}" for k, v in calls.items()))
         print("\n".join(verdicts(names, one, many, cost)))
     return 0

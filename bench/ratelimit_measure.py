@@ -246,7 +246,8 @@ CALIBRATION = {"EVALSHA of an empty script": "return 1",
                "HMGET of 2 fields": "redis.call('HMGET', KEYS[1], 'a', 'b') return 1",
                "HSET of 2 fields": "redis.call('HSET', KEYS[1], 'a', 1, 'b', 2) return 1",
                "PEXPIRE": "redis.call('PEXPIRE', KEYS[1], 60000) return 1",
-               "ZCARD": "redis.call('ZCARD', KEYS[1]) return 1"}
+               "ZCARD": "redis.call('ZCARD', KEYS[1]) return 1",
+               "a 4-number answer": "return {1, 9, 0, 1000}"}
 
 
 def script_calls(r, rounds: int = 40) -> dict[str, float]:
@@ -265,7 +266,21 @@ def script_calls(r, rounds: int = 40) -> dict[str, float]:
             got[label].append(r.info("commandstats")["cmdstat_evalsha"]["usec"] / 20)
     mean = {label: usual_mean(v) for label, v in got.items()}
     base = mean.pop("EVALSHA of an empty script")
-    return {"EVALSHA of an empty script": base, **{k: v - base for k, v in mean.items()}}
+    return {"EVALSHA of an empty script": base, "FCALL of an empty function": _fcall_empty(r, rounds),
+            **{k: v - base for k, v in mean.items()}}
+
+
+def _fcall_empty(r, rounds: int) -> float:
+    """µs of FCALL of a function that returns 1 (a library loaded on this private server only)."""
+    r.function_load("#!lua name=bench_calibration\n"
+                    "redis.register_function('empty', function(keys, args) return 1 end)", replace=True)
+    got = []
+    for j in range(rounds):
+        r.config_resetstat()
+        for k in range(20):
+            r.fcall("empty", 1, r.key("calib", "f", (j * 20 + k) % 100))
+        got.append(r.info("commandstats")["cmdstat_fcall"]["usec"] / 20)
+    return usual_mean(got)
 
 
 # ---------------------------------------------------------------- memory
