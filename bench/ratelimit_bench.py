@@ -42,6 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import ratelimit_instructions as instructions  # noqa: E402
 import ratelimit_measure as m  # noqa: E402
 import ratelimit_peers as peers  # noqa: E402
 
@@ -137,6 +138,18 @@ def verdicts(names, one, many, cost) -> list[str]:
     return lines
 
 
+def instruction_table(names, ir: dict[str, float], calls: dict[str, float]) -> list[str]:
+    """Server instructions per decision (callgrind): steady however busy the machine is."""
+    lines = ["", "server instructions per decision (valgrind callgrind, thousands), vs the cheapest peer counterpart:"]
+    for name in names:
+        if name in ir:
+            other = best_peer(name, ir, lowest=True) if name.startswith("ours:") else None
+            lines.append(f"  {name:32} {ir[name] / 1000:6.1f}k {_ratio(ir[name], other) if other else '-':>6}")
+    lines.append("what a script (or a function) costs, and what one redis.call or a 4-number answer adds (thousands):")
+    lines.append("  " + "; ".join(f"{k} {v / 1000:.1f}k" for k, v in calls.items()))
+    return lines
+
+
 def parse(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--url", help="throughput on this server instead of a private one")
@@ -147,8 +160,9 @@ def parse(argv):
     ap.add_argument("--decisions", type=int, default=1200, help="server µs: decisions per strategy (default 1200)")
     ap.add_argument("--clients", type=int, default=m.CLIENTS, help="memory: clients (default 1000)")
     ap.add_argument("--only", default="", help="comma-separated words: run the strategies whose name has one")
-    ap.add_argument("--measures", default="one,procs,cost,memory",
-                    help="which measures, comma-separated (default: one,procs,cost,memory)")
+    ap.add_argument("--measures", default="one,procs,cost,memory,instructions",
+                    help="which measures, comma-separated (default: one,procs,cost,memory,instructions; "
+                         "instructions needs valgrind)")
     ap.add_argument("--quick", action="store_true", help="fewer and shorter turns")
     args = ap.parse_args(argv)
     if args.quick:
@@ -199,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
                   "included) or returning a table of 4 numbers instead of 1 adds to it, µs:")
             print("  " + "; ".join(f"{k} {v:.2f}" for k, v in calls.items()))
         print("\n".join(verdicts(names, one, many, cost)))
+        if "instructions" in want and instructions.available():
+            print("\n".join(instruction_table(names, *instructions.per_decision(
+                peers.build, lambda s: pick(s, args.only)))))
     return 0
 
 
