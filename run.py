@@ -36,7 +36,7 @@ LOCKS = ROOT / "requirements"
 LOCK = {"site": LOCKS / "site.txt", "all": LOCKS / "all.txt"}
 EXTRAS = {"site": [], "all": ["course", "dev"]}
 BINDER_REQS = ROOT / "binder" / "requirements.txt"
-SITE_COMMANDS: set[str] = set()  # serve and build join once they render stored notebook outputs
+SITE_COMMANDS = {"serve", "build"}  # the site is rendered from stored notebook outputs: no kernel, no fakeredis
 HEARTBEAT = 5.0  # seconds of silence after which a long step says it is still working
 
 

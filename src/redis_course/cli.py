@@ -1,11 +1,11 @@
 """The ``course`` command.  Run it through ``python3 run.py <command>``, which sets everything up first.
 
-    serve      build the notebooks and the site, serve it at http://127.0.0.1:8000
-    build      the same, without serving (``--strict`` by default)
+    serve      build the site from the stored notebooks, serve it at http://127.0.0.1:8000
+    build      the same, without serving (``--strict`` by default; ``--site-url URL`` to publish it)
     test       run the whole test suite (pytest), on fakeredis and on the real server when it is up
     doctor     what works on this machine, and what each missing piece means
     jupyter    open JupyterLab on the notebooks in one language
-    notebooks  regenerate notebooks/<lang>/*.ipynb from the sources (``--check``: only report)
+    notebooks  re-execute and store notebooks/<lang>/*.ipynb (``--check``: only report stale ones)
     i18n       translation parity and outdated translations
     cluster    start, stop or show a local Redis Cluster (3 primaries, 3 replicas) for lesson 06
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 
@@ -27,14 +28,15 @@ def _log(text: str) -> None:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from . import notebooks, site
+    from . import site
+    from .notebooks import render
 
-    _log("[course] " + _("generating notebooks/<lang>/*.ipynb from notebooks/*.py"))
-    notebooks.sync()
-    _log("[course] " + _("executing the notebooks (cached in build/ until their source changes)"))
-    notebooks.render_pages(redis_url=os.environ.get("REDIS_URL") if args.real else None, log=_log)
+    _log("[course] " + _("rendering the notebook pages from notebooks/<lang>/*.ipynb (nothing is executed)"))
+    for line in render.stale_sources():
+        _log("[course] " + line)
+    render.render_pages(log=_log)
     _log("[course] " + _("building the site"))
-    site.build(strict=not args.no_strict, log=_log)
+    site.build(strict=not args.no_strict, log=_log, site_url=args.site_url)
     return 0
 
 
@@ -47,12 +49,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_test(args: argparse.Namespace) -> int:
-    from . import notebooks
+def _call(cmd: list[str], **kwargs) -> int:
+    """Run ``cmd``; a SIGTERM to this process stops it too (a process manager or an IDE stops us that way)."""
+    proc = subprocess.Popen(cmd, **kwargs)
+    previous = signal.signal(signal.SIGTERM, lambda *_: proc.terminate())
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.wait()
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
-    notebooks.sync()
-    cmd = [sys.executable, "-m", "pytest", *args.pytest_args]
-    return subprocess.call(cmd, cwd=paths.ROOT)
+
+def cmd_test(args: argparse.Namespace) -> int:
+    return _call([sys.executable, "-m", "pytest", *args.pytest_args], cwd=paths.ROOT)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -62,30 +73,33 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_jupyter(args: argparse.Namespace) -> int:
-    from . import notebooks
-
-    notebooks.sync()
     env = dict(os.environ, COURSE_LANG=args.lang)
     folder = paths.NOTEBOOKS / args.lang
     backend = "REDIS_URL=" + env["REDIS_URL"] if env.get("REDIS_URL") else "fakeredis"
     _log("[course] " + _("JupyterLab on {folder}/ ({backend})", lang=args.lang,
                           folder=folder.relative_to(paths.ROOT), backend=backend))
     extra = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
-    return subprocess.call([sys.executable, "-m", "jupyterlab", f"--notebook-dir={folder}",
-                            "--ServerApp.ip=127.0.0.1", "--LabApp.news_url=None",  # no calls home: works offline
-                            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                            *extra, *args.jupyter_args], env=env)
+    return _call([sys.executable, "-m", "jupyterlab", f"--notebook-dir={folder}",
+                  "--ServerApp.ip=127.0.0.1", "--LabApp.news_url=None",  # no calls home: works offline
+                  "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                  *extra, *args.jupyter_args], env=env)
 
 
 def cmd_notebooks(args: argparse.Namespace) -> int:
-    from . import notebooks
+    from .notebooks import execute
 
-    stale = notebooks.sync(check=args.check)
-    for p in stale:
-        _log((_("stale: {path}") if args.check else _("written: {path}")).format(path=p.relative_to(paths.ROOT)))
-    if args.check and stale:
-        _log(_("Run `python3 run.py notebooks` to regenerate them from notebooks/*.py."))
-        return 1
+    if args.check:
+        stale = execute.stale()
+        for path, why in stale.items():
+            _log(_("stale ({why}): {path}", why=why, path=path.relative_to(paths.ROOT)))
+        if stale:
+            _log(_("Run `python3 run.py notebooks --execute` to re-execute them."))
+            return 1
+        _log(_("All {n} stored notebooks match their sources, the course code and the installed versions.",
+               n=len(execute.sources()) * len(LANGS)))
+        return 0
+    written = execute.regenerate(force=args.force, log=_log)
+    _log(_("{n} notebooks executed and stored in notebooks/<lang>/.", n=len(written)))
     return 0
 
 
@@ -112,16 +126,19 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
 
-    b = sub.add_parser("build", help="build notebooks and site")
+    site_url = dict(default=os.environ.get("COURSE_SITE_URL") or None, metavar="URL",
+                    help="where the site will be published (canonical links, sitemap, hreflang); "
+                         "default: COURSE_SITE_URL, else http://127.0.0.1:8000/")
+    b = sub.add_parser("build", help="build the site from the stored notebooks (executes nothing)")
     b.add_argument("--no-strict", action="store_true", help="do not fail on mkdocs warnings")
-    b.add_argument("--real", action="store_true", help="execute the notebooks on REDIS_URL instead of fakeredis")
+    b.add_argument("--site-url", **site_url)
     b.set_defaults(func=cmd_build)
 
     s = sub.add_parser("serve", help="build and serve the site at http://127.0.0.1:8000")
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--no-build", action="store_true", help="serve site/ as it is")
     s.add_argument("--no-strict", action="store_true")
-    s.add_argument("--real", action="store_true")
+    s.add_argument("--site-url", **site_url)
     s.set_defaults(func=cmd_serve)
 
     t = sub.add_parser("test", help="run the whole test suite")
@@ -137,8 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("jupyter_args", nargs=argparse.REMAINDER)
     j.set_defaults(func=cmd_jupyter)
 
-    n = sub.add_parser("notebooks", help="regenerate notebooks/<lang>/*.ipynb")
-    n.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
+    n = sub.add_parser("notebooks", help="re-execute and store notebooks/<lang>/*.ipynb whose source or code changed")
+    n.add_argument("--check", action="store_true", help="only report stale notebooks (exit 1 if any)")
+    n.add_argument("--execute", action="store_true", help="re-execute the stale notebooks (the default)")
+    n.add_argument("--force", action="store_true", help="re-execute every notebook")
     n.set_defaults(func=cmd_notebooks)
 
     i = sub.add_parser("i18n", help="translation parity and outdated translations")
@@ -155,12 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "status: nodes, roles, slots, keys; stop: stop them all and remove their data")
     c.set_defaults(func=cmd_cluster)
 
-    try:
-        from .labs.cli import add_lab_commands
-    except ImportError:
-        pass
-    else:
-        add_lab_commands(sub)
+    from .labs.cli import add_lab_commands  # a broken lab package is an error to see, not a missing command
+
+    add_lab_commands(sub)
     return p
 
 

@@ -76,9 +76,22 @@ def nav(lang: str) -> list:
     return items
 
 
-def write_config(lang: str, site_dir: Path | None = None, config_dir: Path | None = None) -> Path:
+LOCAL_URL = "http://127.0.0.1:8000/"
+
+
+def base_url(site_url: str | None = None) -> str:
+    """Where the site is published, ending in ``/``: ``site_url``, else ``COURSE_SITE_URL``, else the local server."""
+    url = (site_url or os.environ.get("COURSE_SITE_URL") or LOCAL_URL).strip()
+    if not re.match(r"^https?://[^/\s]+", url):
+        raise SiteBuildError(f"The site URL {url!r} is not an http(s) address such as https://example.org/course/.")
+    return url.rstrip("/") + "/"
+
+
+def write_config(lang: str, site_dir: Path | None = None, config_dir: Path | None = None,
+                 site_url: str | None = None) -> Path:
     """Write ``mkdocs.<lang>.yml`` into ``config_dir`` (default ``build/``); paths in it are relative
-    to that folder.  The site goes to ``site_dir`` (default ``site/<lang>``)."""
+    to that folder.  The site goes to ``site_dir`` (default ``site/<lang>``), published at
+    ``base_url(site_url) + lang + "/"`` (canonical links, sitemap, hreflang alternates)."""
     config_dir = Path(config_dir or paths.BUILD)
     config_dir.mkdir(parents=True, exist_ok=True)
 
@@ -88,12 +101,13 @@ def write_config(lang: str, site_dir: Path | None = None, config_dir: Path | Non
     cfg = {
         "INHERIT": rel(paths.ROOT / "mkdocs.yml"),
         "site_name": SITE_NAME[lang],
-        "site_url": f"http://127.0.0.1:8000/{lang}/",
+        "site_url": f"{base_url(site_url)}{lang}/",
         "docs_dir": rel(paths.DOCS / lang),
         "site_dir": rel(Path(site_dir) if site_dir else paths.SITE / lang),
         "theme": {"language": lang, "custom_dir": rel(paths.ROOT / "overrides")},
         "plugins": [{"search": SEARCH[lang]}],
         "nav": nav(lang),
+        "hooks": [rel(Path(__file__).with_name("site_hooks.py"))],
     }
     out = config_dir / f"mkdocs.{lang}.yml"
     out.write_text(yaml.safe_dump(cfg, allow_unicode=True, sort_keys=False), encoding="utf-8")
@@ -126,7 +140,8 @@ ROOT_INDEX = """<!doctype html>
 _NOISE = re.compile(r"INFO\b|Building prefix dict|Loading model|Prefix dict|Dumping model")
 
 
-def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = None) -> Path:
+def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = None,
+          site_url: str | None = None) -> Path:
     """Build ``<site_dir>/<lang>/`` for each language with ``mkdocs build`` (``--strict``: warnings
     fail) and the root ``index.html`` that sends readers to their language.  ``site_dir`` defaults to
     ``site/``; another folder (tests build into a temporary one) leaves ``site/`` and ``build/`` alone."""
@@ -136,9 +151,9 @@ def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = N
         procs = {}
         for lang in langs:  # the languages are independent: build them side by side
             if site_dir:
-                cfg = write_config(lang, site_dir=out / lang, config_dir=Path(tmp))
+                cfg = write_config(lang, site_dir=out / lang, config_dir=Path(tmp), site_url=site_url)
             else:
-                cfg = write_config(lang)
+                cfg = write_config(lang, site_url=site_url)
             # No -q: it raises mkdocs' log level to ERROR, and --strict then never sees a warning.
             cmd = [sys.executable, "-m", "mkdocs", "build", "-f", str(cfg)] + (["--strict"] if strict else [])
             procs[lang] = subprocess.Popen(cmd, cwd=paths.ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -156,7 +171,15 @@ def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = N
     if "ru" in langs:
         fold_yo(out / "ru" / "search" / "search_index.json")
     (out / "index.html").write_text(ROOT_INDEX, encoding="utf-8")
+    (out / "sitemap.xml").write_text(sitemap_index(base_url(site_url), langs), encoding="utf-8")
     return out
+
+
+def sitemap_index(base: str, langs=LANGS) -> str:
+    """``sitemap.xml`` at the root: an index of each language's own sitemap (absolute addresses)."""
+    items = "".join(f"  <sitemap><loc>{base}{lang}/sitemap.xml</loc></sitemap>\n" for lang in langs)
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + items + "</sitemapindex>\n")
 
 
 def fold_yo(index: Path) -> None:
@@ -183,6 +206,28 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def end_headers(self) -> None:
         self.send_header("Cache-Control", "no-store")
         super().end_headers()
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """A missing page gets the 404 page of its language (``/ru/...`` → ``ru/404.html``), English otherwise."""
+        page = not_found_page(Path(self.directory), self.path) if code == 404 else None
+        if page is None:
+            return super().send_error(code, message, explain)
+        body = page.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+def not_found_page(root: Path, url_path: str) -> Path | None:
+    first = url_path.lstrip("/").split("/", 1)[0]
+    for lang in ([first] if first in LANGS else []) + ["en"]:
+        page = root / lang / "404.html"
+        if page.is_file():
+            return page
+    return None
 
 
 class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):

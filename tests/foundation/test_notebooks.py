@@ -1,146 +1,134 @@
-"""Notebooks: generated files are fresh, every notebook runs on both backends, and they agree.
+"""Notebooks: stored executed, regression-tested with pytest-notebook on both backends, and compared.
 
-Each source is executed once on fakeredis and once on the real server (in parallel, two at a time),
-each run with its own key prefix; ``compare_backends`` must find no difference the lesson does not
-declare, and no cell may fail unless it is tagged ``raises-exception``.
+Every ``notebooks/<lang>/*.ipynb`` is re-executed with pytest-notebook's ``NBRegressionFixture``, once
+on fakeredis and once on the real server, and must reproduce its stored outputs, except where
+outputs legitimately vary: cells tagged ``varies`` (timings, measured rates, the backend's name),
+the run's key prefix, and on the real server the cells tagged ``backend-differs``.  On top of that,
+the two runs of each notebook are compared with each other (:mod:`nbcompare`): a ``backend-differs``
+cell must really differ, every other cell must agree.
 """
 from __future__ import annotations
 
 import os
 import secrets
-import shutil
 from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
 import pytest
+from pytest_notebook.nb_regression import NBRegressionFixture
 
+from foundation.nbcompare import compare_backends
 from foundation.shared import REAL_URL, real_redis_up
-from redis_course import connect, notebooks, paths
+from redis_course import connect, paths
+from redis_course.notebooks import DIFFERS_TAG, MASK_TAG, execute, ipynb_path, lesson_of, sources
 
-SOURCES = notebooks.sources()
+SOURCES = sources()
+STORED = [(lesson_of(src), lang) for src in SOURCES for lang in paths.LANGS]
 REQUIRE_REAL = os.environ.get("COURSE_REQUIRE_REAL_REDIS") == "1"
+IGNORED_ALWAYS = ("/metadata/language_info", "/metadata/course/executed_on", "/cells/*/metadata/execution",
+                  "/cells/*/outputs/*/traceback")
 
 
-def _run(src, redis_url):
-    prefix = f"course:nbtest:{secrets.token_hex(4)}:"
+def ignored(nb, backend: str) -> tuple[str, ...]:
+    """diff_ignore paths: the ``varies`` cells, and on the real server the ``backend-differs`` cells."""
+    tags = {MASK_TAG} | ({DIFFERS_TAG} if backend == "redis" else set())
+    cells = [f"/cells/{i}/outputs" for i, c in enumerate(nb.cells) if tags & set(c.metadata.get("tags", []))]
+    return IGNORED_ALWAYS + tuple(cells)
+
+
+def regression(lesson: str, lang: str, redis_url: str | None):
+    """Re-execute one stored notebook with pytest-notebook; (result, prefix) or (exception, prefix)."""
+    path = ipynb_path(lesson, lang)
+    stored = nbformat.read(path, as_version=4)
+    prefix = execute.STORED_PREFIX if not redis_url else f"course:nbt{secrets.token_hex(4)}:"
+    fixture = NBRegressionFixture(
+        exec_timeout=execute.CELL_TIMEOUT, exec_cwd=str(paths.NOTEBOOKS), diff_use_color=False,
+        exec_env=execute.kernel_env(redis_url, lang, prefix),
+        diff_ignore=ignored(stored, "redis" if redis_url else "fakeredis"),
+        diff_replace=(("/cells/*/outputs", prefix.replace(":", r"\:"), execute.STORED_PREFIX),) if redis_url else ())
     try:
-        nb = notebooks.execute(notebooks.student_notebook(src, "en"), redis_url=redis_url, prefix=prefix)
-        return prefix, nb, None
-    except Exception as exc:  # noqa: BLE001 - reported by the test of this notebook
-        return prefix, None, exc
+        return fixture.check(str(path), raise_errors=False), prefix
+    except Exception as exc:  # noqa: BLE001 - a cell that failed: reported by the test of this notebook
+        return exc, prefix
     finally:
         if redis_url:
             connect(redis_url, prefix=prefix).cleanup()
 
 
-@pytest.fixture(scope="module")
-def executed():
-    """{(source name, "fakeredis"|"redis"): (prefix, notebook or None, exception or None)}."""
-    real = REAL_URL if real_redis_up() else None
-    jobs = [(src, None) for src in SOURCES] + ([(src, real) for src in SOURCES] if real else [])
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda job: _run(*job), jobs))
-    return {(src.name, "redis" if url else "fakeredis"): res for (src, url), res in zip(jobs, results)}
-
-
-def _errors(nb) -> list[str]:
-    bad = []
-    for i, cell in enumerate(nb.cells):
-        if cell.cell_type != "code" or "raises-exception" in cell.metadata.get("tags", []):
+def _selected(session) -> tuple[set, set]:
+    """(lesson, lang) pairs that the selected tests need on fakeredis, and on the real server."""
+    fake, real = set(), set()
+    for item in session.items:
+        spec = getattr(item, "callspec", None)
+        if item.module.__name__ != __name__ or spec is None or "lesson" not in spec.params:
             continue
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "error":
-                bad.append(f"cell {i}: {out.get('ename')}: {out.get('evalue')}")
-    return bad
+        pair = (spec.params["lesson"], spec.params["lang"])
+        if "real_server" in item.name or "agree" in item.name:
+            real.add(pair)
+        if "real_server" not in item.name:
+            fake.add(pair)
+    return fake, real
 
 
-def _ok(executed, src, backend):
-    prefix, nb, exc = executed[(src.name, backend)]
-    assert exc is None, f"{src.name} failed on {backend}: {exc}"
-    assert not _errors(nb), _errors(nb)
-    return prefix, nb
+@pytest.fixture(scope="module")
+def runs(request):
+    """{(lesson, lang, "fakeredis"|"redis"): (NBRegressionResult or exception, prefix)} for the selected
+    tests, two (or as many as there are cores) at a time."""
+    fake, real_pairs = _selected(request.session)
+    real = REAL_URL if real_pairs and real_redis_up() else None
+    jobs = [(lesson, lang, None) for lesson, lang in sorted(fake)] + \
+        ([(lesson, lang, real) for lesson, lang in sorted(real_pairs)] if real else [])
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+        results = list(pool.map(lambda job: regression(*job), jobs))
+    return {(lesson, lang, "redis" if url else "fakeredis"): res for (lesson, lang, url), res in zip(jobs, results)}
+
+
+def _result(runs, lesson, lang, backend):
+    if (lesson, lang, backend) not in runs:
+        if REQUIRE_REAL:
+            pytest.fail(f"the real Redis at {REAL_URL} is required (COURSE_REQUIRE_REAL_REDIS=1) but is not up")
+        pytest.skip(f"no real Redis at {REAL_URL}")
+    result, prefix = runs[(lesson, lang, backend)]
+    assert not isinstance(result, Exception), f"{lang}/{lesson}.ipynb failed on {backend}: {result}"
+    return result, prefix
 
 
 def test_there_are_notebooks():
-    assert SOURCES and SOURCES[0].name == "00-start.py"
+    assert SOURCES and SOURCES[0].name == "00-start.py" and len(STORED) == 3 * len(SOURCES)
 
 
-def test_generated_notebooks_are_fresh():
-    stale = notebooks.sync(check=True)
-    assert stale == [], f"stale: {stale}; run `python3 run.py notebooks`"
-
-
-def test_a_changed_source_makes_the_notebooks_stale(tmp_path, monkeypatch):
-    copy = tmp_path / "notebooks"
-    for lang in paths.LANGS:  # one notebook is enough, and keeps this quick
-        (copy / lang).mkdir(parents=True)
-    shutil.copyfile(paths.NOTEBOOKS / "00-start.py", copy / "00-start.py")
-    monkeypatch.setattr(paths, "NOTEBOOKS", copy)
-    notebooks.sync()  # the copy is fresh whatever the state of the working tree
-    assert notebooks.sync(check=True) == []
-    src = copy / "00-start.py"
-    src.write_text(src.read_text(encoding="utf-8") + "\n# %%\nprint('one more cell')\n", encoding="utf-8")
-    stale = notebooks.sync(check=True)
-    assert sorted(stale) == sorted(copy / lang / "00-start.ipynb" for lang in paths.LANGS)
-    assert notebooks.sync() == stale and notebooks.sync(check=True) == []
-    (copy / "en" / "99-gone.ipynb").write_text("{}", encoding="utf-8")  # no source: stale, and removed
-    assert notebooks.sync() == [copy / "en" / "99-gone.ipynb"] and not (copy / "en" / "99-gone.ipynb").exists()
+@pytest.mark.parametrize("src", SOURCES, ids=lambda p: p.stem)
+def test_stored_notebooks_match_their_source(src):
+    """The cells of every stored notebook are what its source generates (`python3 run.py notebooks` fixes it)."""
+    bad = {lang: execute.state(src, lang) for lang in paths.LANGS}
+    assert all(why in ("fresh", "outputs") for why in bad.values()), \
+        f"{bad}: run `python3 run.py notebooks --execute`"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("src", SOURCES, ids=lambda p: p.stem)
-def test_notebook_runs_on_fakeredis(executed, src):
-    _ok(executed, src, "fakeredis")
+@pytest.mark.parametrize("lesson, lang", STORED, ids=[f"{lang}-{lesson}" for lesson, lang in STORED])
+def test_stored_outputs_are_reproduced_on_fakeredis(runs, lesson, lang):
+    result, _ = _result(runs, lesson, lang, "fakeredis")
+    assert not result.diff_filtered, (f"{lang}/{lesson}.ipynb: outputs drifted from the stored ones "
+                                      f"(`python3 run.py notebooks --execute` if the change is meant):\n"
+                                      + result.diff_string)
 
 
 @pytest.mark.slow
 @pytest.mark.real_redis
-@pytest.mark.parametrize("src", SOURCES, ids=lambda p: p.stem)
-def test_notebook_agrees_across_backends(executed, src):
-    if (src.name, "redis") not in executed:
-        if REQUIRE_REAL:
-            pytest.fail(f"the real Redis at {REAL_URL} is required (COURSE_REQUIRE_REAL_REDIS=1) but is not up")
-        pytest.skip(f"no real Redis at {REAL_URL}")
-    prefix_fake, fake = _ok(executed, src, "fakeredis")
-    prefix_real, real = _ok(executed, src, "redis")
-    assert "Redis 7." in real.metadata["course"]["executed_on"]
-    assert fake.metadata["course"]["executed_on"] == "fakeredis" or "fakeredis" in fake.metadata["course"]["executed_on"]
-    problems = notebooks.compare_backends(fake, real, prefix_fake, prefix_real)
+@pytest.mark.parametrize("lesson, lang", STORED, ids=[f"{lang}-{lesson}" for lesson, lang in STORED])
+def test_stored_outputs_are_reproduced_on_the_real_server(runs, lesson, lang):
+    result, _ = _result(runs, lesson, lang, "redis")
+    assert "Redis 7." in execute.executed_on(REAL_URL)
+    assert not result.diff_filtered, f"{lang}/{lesson}.ipynb on Redis differs from the stored outputs:\n" \
+        + result.diff_string
+
+
+@pytest.mark.slow
+@pytest.mark.real_redis
+@pytest.mark.parametrize("lesson, lang", STORED, ids=[f"{lang}-{lesson}" for lesson, lang in STORED])
+def test_backends_agree_except_where_the_lesson_says(runs, lesson, lang):
+    fake, prefix_fake = _result(runs, lesson, lang, "fakeredis")
+    real, prefix_real = _result(runs, lesson, lang, "redis")
+    problems = compare_backends(fake.nb_final, real.nb_final, prefix_fake, prefix_real)
     assert problems == [], "\n".join(problems)
-
-
-# ------------------------------------------------------------------ compare_backends, unit level
-
-def _nb(*cells):
-    nb = nbformat.v4.new_notebook()
-    for text, tags in cells:
-        cell = nbformat.v4.new_code_cell("print(x)", metadata={"tags": tags} if tags else {})
-        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
-        nb.cells.append(cell)
-    return nb
-
-
-def test_compare_backends_accepts_equal_runs_and_masks_prefixes():
-    fake = _nb(("course:aaa:views\n", []), ("fakeredis 2.41\n", ["varies"]), ("(error)\n", ["backend-differs"]))
-    real = _nb(("course:bbb:views\n", []), ("Redis 7.0.15\n", ["varies"]), ("-9223372036854775808\n", ["backend-differs"]))
-    assert notebooks.compare_backends(fake, real, "course:aaa:", "course:bbb:") == []
-
-
-def test_compare_backends_flags_an_undeclared_difference():
-    fake, real = _nb(("1\n", []), ("2\n", [])), _nb(("1\n", []), ("3\n", []))
-    problems = notebooks.compare_backends(fake, real, "p:", "q:")
-    assert len(problems) == 1 and problems[0].startswith("cell 1 ") and "differs" in problems[0]
-
-
-def test_compare_backends_flags_a_declared_difference_that_went_away():
-    fake, real = _nb(("same\n", ["backend-differs"]),), _nb(("same\n", ["backend-differs"]),)
-    problems = notebooks.compare_backends(fake, real, "p:", "q:")
-    assert len(problems) == 1 and "tagged backend-differs but both backends now print the same" in problems[0]
-
-
-def test_error_outputs_are_found():
-    nb = _nb(("ok\n", []), ("ok\n", ["raises-exception"]))
-    nb.cells[1].outputs.append(nbformat.v4.new_output("error", ename="ResponseError", evalue="boom", traceback=[]))
-    assert _errors(nb) == []
-    nb.cells[0].outputs.append(nbformat.v4.new_output("error", ename="ValueError", evalue="bad", traceback=[]))
-    assert _errors(nb) == ["cell 0: ValueError: bad"]
