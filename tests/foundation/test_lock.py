@@ -77,4 +77,3 @@ def test_binder_requirements_are_the_lock_without_dev_tools(tmp_path, monkeypatc
     assert RUN.BINDER_REQS.read_text(encoding="utf-8") == committed, "run `python3 run.py lock`"
     binder = pins(RUN.BINDER_REQS)
     assert binder["fakeredis"] == pins(RUN.LOCK["all"])["fakeredis"] and "playwright" not in binder
-    assert committed.rstrip().endswith("-e .")

@@ -87,3 +87,15 @@ def test_serve_answers_a_missing_page_with_its_languages_404(published):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_pages_workflow_builds_from_stored_outputs_and_deploys():
+    import yaml
+
+    flow = yaml.safe_load((paths.ROOT / ".github" / "workflows" / "pages.yml").read_text(encoding="utf-8"))
+    steps = flow["jobs"]["build"]["steps"]
+    runs = [s["run"] for s in steps if "run" in s]
+    assert runs == [runs[0]] and runs[0].startswith("python3 run.py build --site-url ")  # no notebook is executed
+    assert any(s.get("uses", "").startswith("actions/upload-pages-artifact") and s["with"]["path"] == "site" for s in steps)
+    assert flow["jobs"]["deploy"]["steps"][0]["uses"].startswith("actions/deploy-pages")
+    assert flow["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
