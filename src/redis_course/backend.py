@@ -290,20 +290,7 @@ def connect(url: str | None = None, *, prefix: str | None = None, owned: bool = 
         raise CourseError(msg("bad_url", url=url, detail=_url_detail(exc))) from None
     client = CourseRedis(connection_pool=pool)
     client.backend, client.prefix, client.owned, client.where = "redis", prefix, owned, where
-    try:
-        CourseRedis(connection_pool=probe_pool).ping()
-    except redis.exceptions.AuthenticationError as exc:
-        raise CourseError(msg("auth", where=where, detail=_sentence_part(exc))) from None
-    except redis.exceptions.TimeoutError:
-        raise CourseError(msg("timeout", where=where, seconds=f"{first_timeout:g}")) from None
-    except redis.exceptions.ConnectionError as exc:
-        raise CourseError(msg("refused", where=where, detail=_connect_detail(exc))) from None
-    except redis.exceptions.ResponseError as exc:
-        if "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
-            raise CourseError(msg("auth", where=where, detail=_sentence_part(exc))) from None
-        raise
-    finally:
-        probe_pool.disconnect()
+    _probe(probe_pool, where, first_timeout)
     if not owned and _own_prefix == (prefix, os.getpid()) and prefix not in _cleanup_registered:
         # Leave nothing behind on somebody else's server: the keys of the prefix this process made up
         # go when it ends.  A prefix passed in or inherited belongs to someone else, who cleans it up.
@@ -312,6 +299,24 @@ def connect(url: str | None = None, *, prefix: str | None = None, owned: bool = 
     if verbose:
         print(client.describe())
     return client
+
+
+def _probe(probe_pool: redis.ConnectionPool, where: str, timeout: float) -> None:
+    """PING through ``probe_pool`` (then close it); a server that cannot be used is one sentence."""
+    try:
+        CourseRedis(connection_pool=probe_pool).ping()
+    except redis.exceptions.AuthenticationError as exc:
+        raise CourseError(msg("auth", where=where, detail=_sentence_part(exc))) from None
+    except redis.exceptions.TimeoutError:
+        raise CourseError(msg("timeout", where=where, seconds=f"{timeout:g}")) from None
+    except redis.exceptions.ConnectionError as exc:
+        raise CourseError(msg("refused", where=where, detail=_connect_detail(exc))) from None
+    except redis.exceptions.ResponseError as exc:
+        if "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
+            raise CourseError(msg("auth", where=where, detail=_sentence_part(exc))) from None
+        raise
+    finally:
+        probe_pool.disconnect()
 
 
 def _url_detail(exc: ValueError) -> str:

@@ -21,3 +21,34 @@ def test_jupyter_keeps_lang_and_passes_the_rest(monkeypatch):
     monkeypatch.setattr(cli, "cmd_jupyter", fake)
     assert cli.main(["jupyter", "--lang", "zh", "--no-browser", "--port", "8899"]) == 0
     assert seen == {"lang": "zh", "rest": ["--no-browser", "--port", "8899"]}
+
+
+def test_check_commands_print_one_line_on_success(capsys):
+    from redis_course.labs import starter
+    from redis_course.notebooks import execute
+
+    if starter.sync(check=True) or execute.stale():
+        import pytest
+
+        pytest.skip("the working tree has stale starters or notebooks")
+    assert cli.main(["labs", "sync", "--check"]) == 0
+    assert cli.main(["notebooks", "--check"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("All ") and lines[1].startswith("All 21 stored notebooks match")
+
+
+def test_a_broken_lab_package_is_an_error_not_a_missing_command(monkeypatch):
+    import builtins
+
+    import pytest
+
+    real_import = builtins.__import__
+
+    def broken(name, globals=None, locals=None, fromlist=(), level=0):
+        if name == "labs.cli" or (level and name == "labs.cli") or name.endswith("labs.cli"):
+            raise ImportError("cannot import name 'x' from 'redis_course.labs.model'")
+        return real_import(name, globals, locals, fromlist, level)
+
+    monkeypatch.setattr(builtins, "__import__", broken)
+    with pytest.raises(ImportError, match="redis_course.labs.model"):
+        cli.build_parser()
