@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 from . import paths
 from .backend import CourseError
@@ -32,11 +33,13 @@ def cmd_build(args: argparse.Namespace) -> int:
     from .notebooks import render
 
     _log("[course] " + _("rendering the notebook pages from notebooks/<lang>/*.ipynb (nothing is executed)"))
+    started = time.monotonic()
     for line in render.stale_sources():
         _log("[course] " + line)
     render.render_pages(log=_log)
-    _log("[course] " + _("building the site"))
+    _log("[course] " + _("building the site ({seconds:.0f} s so far)", seconds=time.monotonic() - started))
     site.build(strict=not args.no_strict, log=_log, site_url=args.site_url)
+    _log("[course] " + _("site built in {seconds:.0f} s", seconds=time.monotonic() - started))
     return 0
 
 
