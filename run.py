@@ -226,6 +226,8 @@ def ensure_installed(which: str) -> None:
         _fail(f"the course needs Python 3.11 or newer; this is {sys.version.split()[0]}.")
     if not PYTHON.exists():
         _make_venv()
+    if which == "site" and _installed().get("set") == "all":
+        which = "all"  # a venv that has everything keeps everything (serve never uninstalls the test tools)
     if locks_fresh() and _satisfied(which):
         return
     started = time.monotonic()
