@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from redis_course import catalogs, charts, l10n, notebooks, tables  # noqa: E402
+from redis_course import catalogs, charts, l10n, tables  # noqa: E402
 
 
 def _figure(lang: str):
@@ -104,16 +104,23 @@ def test_show_displays_both_variants_with_the_alt_text(monkeypatch):
     assert not plt.fignum_exists(fig.number)
 
 
-def test_the_page_shows_the_variant_of_its_colour_scheme_with_alt_text(tmp_path):
+def test_the_page_shows_the_variant_of_its_colour_scheme_with_alt_text():
+    import nbformat
+
+    from redis_course.notebooks import render
+
     png = base64.b64encode(b"\x89PNG fake").decode()
-    out = {"output_type": "display_data", "metadata": {"course": {"alt": "График [A]\nдвух строк"}},
-           "data": {"image/png": png, charts.DARK_MIME: png}}
-    md = notebooks._image(out, tmp_path, "cell004-0")
-    assert md == ("![График (A) двух строк](notebook_files/cell004-0.png#only-light)"
-                  "![График (A) двух строк](notebook_files/cell004-0-dark.png#only-dark)\n")
-    assert (tmp_path / "cell004-0-dark.png").exists()
-    plain = notebooks._image({"data": {"image/png": png}}, tmp_path, "cell005-0")
-    assert plain == "![](notebook_files/cell005-0.png)\n"
+    nb = nbformat.v4.new_notebook(metadata={"course": {"lang": "ru"}})
+    nb.cells = [nbformat.v4.new_markdown_cell("# Заголовок"), nbformat.v4.new_code_cell("show()"),
+                nbformat.v4.new_code_cell("plain()")]
+    nb.cells[1].outputs = [nbformat.v4.new_output("display_data", metadata={"course": {"alt": "График [A]\nдвух строк"}},
+                                                  data={"image/png": png, charts.DARK_MIME: png})]
+    nb.cells[2].outputs = [nbformat.v4.new_output("display_data", data={"image/png": png})]
+    md, images = render.render(nb, "02-atomicity", "ru")
+    assert ("![График (A) двух строк](notebook_files/cell001-0.png#only-light)"
+            "![График (A) двух строк](notebook_files/cell001-0-dark.png#only-dark)\n") in md
+    assert images["notebook_files/cell001-0-dark.png"] == b"\x89PNG fake"
+    assert "![График: Заголовок](notebook_files/cell002-0.png)\n" in md  # no alt given: the page's title
 
 
 def test_day_labels_in_the_readers_language():

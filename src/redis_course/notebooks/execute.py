@@ -28,9 +28,10 @@ from .localize import ipynb_path, lesson_of, sources, student_notebook
 CELL_TIMEOUT = 300
 STORED_PREFIX = "course:nb:"  # fakeredis runs in the kernel: a fixed prefix keeps stored outputs stable
 PKG = Path(__file__).resolve().parents[1]
-#: The course code a notebook's outputs depend on (besides its own source): the backend and the lessons.
+#: The course code a notebook's outputs depend on (besides its own source): the backend, the lessons and
+#: what draws their charts and tables.
 OUTPUT_CODE = ("__init__.py", "backend.py", "compat.py", "servers.py", "messages.py", "l10n.py", "paths.py",
-               "cluster*.py", "cluster/*.py", "lessons/**/*.py")
+               "charts.py", "tables.py", "fonts/*.otf", "cluster/*.py", "lessons/**/*.py")
 #: Installed packages whose versions change outputs.
 OUTPUT_PACKAGES = ("redis", "fakeredis", "lupa")
 

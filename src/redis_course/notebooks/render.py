@@ -7,6 +7,7 @@ alt text from the output's or the cell's metadata.
 """
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shutil
@@ -26,6 +27,7 @@ from .localize import _HEADING, ipynb_path, lesson_of, sources
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 IMAGE_DIR = "notebook_files"
+DARK_MIME = "image/vnd.course.dark+png"  # charts.DARK_MIME (charts imports matplotlib: not needed here)
 
 
 class HeadingIds(Preprocessor):
@@ -70,10 +72,11 @@ def _text_of(out) -> str:
 
 
 def alt_text(cell, out, lang: str, title: str) -> str:
-    """The output's ``metadata.alt``, else the cell's ``metadata.alt`` (a string or {lang: text}),
-    else the page title with the word "chart"."""
-    for meta in (out.get("metadata", {}), cell.get("metadata", {})):
-        alt = meta.get("alt")
+    """The output's ``metadata.course.alt`` (what :func:`redis_course.charts.show` writes) or
+    ``metadata.alt``, else the cell's ``metadata.alt`` (a string or {lang: text}), else the page title
+    with the word "chart"."""
+    meta = out.get("metadata", {})
+    for alt in (meta.get("course", {}).get("alt"), meta.get("alt"), cell.get("metadata", {}).get("alt")):
         if isinstance(alt, dict):
             alt = alt.get(lang) or alt.get("en")
         if alt:
@@ -88,8 +91,12 @@ def outputs(cell, resources) -> list[dict]:
     for out in cell.get("outputs", []):
         files = out.get("metadata", {}).get("filenames", {})
         if "image/png" in files:
-            items.append({"kind": "image", "src": files["image/png"],
-                          "alt": alt_text(cell, out, course["lang"], course["title"])})
+            item = {"kind": "image", "src": files["image/png"], "dark": None,
+                    "alt": alt_text(cell, out, course["lang"], course["title"])}
+            if DARK_MIME in out.get("data", {}):  # a variant for dark pages (charts.show)
+                item["dark"] = files["image/png"].replace(".png", "-dark.png")
+                resources.setdefault("outputs", {})[item["dark"]] = base64.b64decode(out["data"][DARK_MIME])
+            items.append(item)
             continue
         text = _text_of(out)
         if not text:
