@@ -43,6 +43,14 @@ SITE_NAME = {
     "ru": "Счётчики Redis, атомарность и ограничение частоты",
     "zh": "Redis 计数器、原子性与限流",
 }
+SITE_DESCRIPTION = {  # the pages' <meta name="description"> (a page's own front matter `description` wins)
+    "en": "A hands-on course on counting correctly with Redis: INCR, atomicity, counters with TTL, "
+          "rate limiters, durable counters and Redis Cluster, with runnable notebooks and graded labs.",
+    "ru": "Практический курс о том, как правильно считать в Redis: INCR, атомарность, счётчики с TTL, "
+          "ограничители частоты, надёжные счётчики и Redis Cluster — с блокнотами и проверяемыми работами.",
+    "zh": "一门动手实践的课程，讲解如何用 Redis 正确计数：INCR、原子性、带 TTL 的计数器、限流器、"
+          "持久可靠的计数器和 Redis Cluster，配有可运行的笔记本和可评分的实验。",
+}
 PAGE_NAMES = {  # nav titles for the generated and lab pages (their H1s are used when present)
     "notebook": {"en": "Notebook", "ru": "Блокнот", "zh": "笔记本"},
 }
@@ -73,6 +81,8 @@ def nav(lang: str) -> list:
         if (folder / "lab.md").exists():
             section.append({page_title(folder / "lab.md"): f"{lesson}/lab.md"})
         items.append({page_title(folder / "index.md"): section})
+    if (docs / "glossary.md").exists():
+        items.append({page_title(docs / "glossary.md"): "glossary.md"})
     return items
 
 
@@ -101,17 +111,29 @@ def write_config(lang: str, site_dir: Path | None = None, config_dir: Path | Non
     cfg = {
         "INHERIT": rel(paths.ROOT / "mkdocs.yml"),
         "site_name": SITE_NAME[lang],
+        "site_description": SITE_DESCRIPTION[lang],
         "site_url": f"{base_url(site_url)}{lang}/",
         "docs_dir": rel(paths.DOCS / lang),
         "site_dir": rel(Path(site_dir) if site_dir else paths.SITE / lang),
         "theme": {"language": lang, "custom_dir": rel(paths.ROOT / "overrides")},
-        "plugins": [{"search": SEARCH[lang]}],
+        "plugins": [{"search": _search(lang, config_dir)}],
+        "hooks": [rel(Path(__file__).with_name("mkdocs_hooks.py"))],
         "nav": nav(lang),
         "hooks": [rel(Path(__file__).with_name("site_hooks.py"))],
     }
     out = config_dir / f"mkdocs.{lang}.yml"
     out.write_text(yaml.safe_dump(cfg, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return out
+
+
+def _search(lang: str, config_dir: Path) -> dict:
+    """The search plugin's settings; Chinese also gets the glossary's terms as jieba words."""
+    settings = dict(SEARCH[lang])
+    if lang == "zh":
+        from .glossary import write_jieba_dictionary
+
+        settings["jieba_dict_user"] = str(write_jieba_dictionary(config_dir / "jieba_user_dict.txt").resolve())
+    return settings
 
 
 ROOT_INDEX = """<!doctype html>
@@ -184,15 +206,20 @@ def sitemap_index(base: str, langs=LANGS) -> str:
 
 def fold_yo(index: Path) -> None:
     """Write the Russian search index with е for ё, so "счетчик" and "счётчик" find the same pages
-    (overrides/assets/javascripts/search-yo.js folds the query the same way)."""
+    (overrides/assets/javascripts/search-yo.js folds the query the same way, shows the results' titles
+    with ё from ``titles_yo.json`` and highlights ё-spelled words on the page a result opens)."""
     import json
 
     data = json.loads(index.read_text(encoding="utf-8"))
+    titles = {}  # the titles as written, so that search results show them with ё (search-yo.js)
     for doc in data.get("docs", []):
+        if "ё" in doc.get("title", "").lower():
+            titles[doc["location"]] = doc["title"]
         for field in ("title", "text"):
             if isinstance(doc.get(field), str):
                 doc[field] = doc[field].replace("ё", "е").replace("Ё", "Е")
     index.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    index.with_name("titles_yo.json").write_text(json.dumps(titles, ensure_ascii=False), encoding="utf-8")
 
 
 class SiteBuildError(RuntimeError):
