@@ -12,6 +12,7 @@ import functools
 import http.server
 import os
 import re
+import shutil
 import socketserver
 import subprocess
 import sys
@@ -192,6 +193,11 @@ def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = N
             raise SiteBuildError("\n".join(failed))
     if "ru" in langs:
         fold_yo(out / "ru" / "search" / "search_index.json")
+    from .charts import FONT_FILE
+
+    for lang in langs:  # Chinese glyphs for a machine without a CJK font (course.css, @font-face)
+        (out / lang / "assets" / "fonts").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(FONT_FILE, out / lang / "assets" / "fonts" / FONT_FILE.name)
     (out / "index.html").write_text(ROOT_INDEX, encoding="utf-8")
     (out / "sitemap.xml").write_text(sitemap_index(base_url(site_url), langs), encoding="utf-8")
     return out
