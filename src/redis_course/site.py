@@ -118,9 +118,8 @@ def write_config(lang: str, site_dir: Path | None = None, config_dir: Path | Non
         "site_dir": rel(Path(site_dir) if site_dir else paths.SITE / lang),
         "theme": {"language": lang, "custom_dir": rel(paths.ROOT / "overrides")},
         "plugins": [{"search": _search(lang, config_dir)}],
-        "hooks": [rel(Path(__file__).with_name("mkdocs_hooks.py"))],
         "nav": nav(lang),
-        "hooks": [rel(Path(__file__).with_name("site_hooks.py"))],
+        "hooks": [rel(Path(__file__).with_name("site_hooks.py")), rel(Path(__file__).with_name("mkdocs_hooks.py"))],
     }
     out = config_dir / f"mkdocs.{lang}.yml"
     out.write_text(yaml.safe_dump(cfg, allow_unicode=True, sort_keys=False), encoding="utf-8")
