@@ -145,6 +145,7 @@ def test_regrade_updates_only_that_students_rows_and_files(regraded):
     out, before, res = regraded["out"], regraded["before"], regraded["res"]
     assert res.returncode == 0, res.stdout + res.stderr
     assert "Regraded Борис: 8 of 8 points." in res.stdout
+    assert "grades.csv now holds 3 students (3 lab runs)." in res.stdout and "per minute" not in res.stdout
     rows = read_csv(out / "grades.csv")
     assert [r.student for r in rows] == [r.student for r in before["rows"]] == ["ann", "cat", "Борис"]
     assert {r.student: r.points for r in rows} == {"ann": 8, "cat": 0, "Борис": 8}
