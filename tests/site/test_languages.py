@@ -95,7 +95,8 @@ def test_each_search_index_holds_its_own_language_only(built_site):
             page = doc["location"].split("#")[0]
             assert not page.startswith(("/", "http", "../")), f"{lang} index points outside its site: {page}"
             assert (root / lang / page / "index.html").is_file() or (root / lang / page).is_file(), page
-        text = " ".join(d["title"] + " " + d["text"] for d in docs)
+        # the glossary is the one page that holds every language's terms: a reader of any language finds them there
+        text = " ".join(d["title"] + " " + d["text"] for d in docs if not d["location"].startswith("glossary/"))
         if lang != "ru":
             assert not CYRILLIC.search(text), f"Russian text in the {lang} index: {CYRILLIC.search(text)}"
         if lang != "zh":

@@ -77,9 +77,9 @@ class Summary:
 
     def _headline(self) -> str:
         if self.regraded:  # the class as grades.csv has it now; this run's time is one student's
-            return _("grades.csv now holds {students} ({runs}).",
-                     students=ngettext("{n} student", "{n} students", self.students),
-                     runs=ngettext("{n} lab run", "{n} lab runs", self.lab_runs))
+            students = ngettext("{n} student", "{n} students", self.students)
+            runs = ngettext("{n} lab run", "{n} lab runs", self.lab_runs)
+            return _("grades.csv now holds {students} ({runs}).", students=students, runs=runs)
         rate = self.students / self.seconds * 60 if self.seconds else 0.0
         graded = ngettext("Graded {n} student", "Graded {n} students", self.students)
         runs = ngettext("{n} lab run", "{n} lab runs", self.lab_runs)      # apart: Babel does not extract

@@ -41,8 +41,8 @@ return result
 
 
 def _cents(amount: int) -> int:
-    if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
-        raise ValueError(f"amount must be a positive whole number of cents, not {amount!r}")
+    if type(amount) is not int or amount < 1:  # type(): True is an int to isinstance, not an amount
+        raise ValueError(f"money moves in a positive whole number of cents; got {amount!r}")
     return amount
 
 
