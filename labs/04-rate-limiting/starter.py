@@ -24,8 +24,13 @@ and answers with a dict::
 the Redis server's clock with ``TIME`` inside your script, never the application's clock.
 
 Keys: one key per client and limiter, holding the state of all its limits, built with ``r.key(...)``
-(for example ``r.key("rl", "fixed", client_id)``).  Every key you write must have a TTL; touch no
-other key.  Up to 16 processes call these functions at the same time for the same client:
+(for example ``r.key("rl", "fixed", client_id)``); touch no other key.  Every key you write gets its
+TTL in milliseconds (PEXPIRE), in the same script, on every write: as long as its state still
+matters, counted from the moment the script runs (until the latest current window ends, until the
+last logged unit leaves the longest window, until every bucket is full again), never longer than
+the longest window.  Keys expire on the server's real clock, which a controlled clock does not move:
+when ``now_ms`` is given, add the lesson's slack of 60,000 ms, so that a key never vanishes while
+the controlled clock still needs it (the prelude below sets ``slack`` for you).  Up to 16 processes call these functions at the same time for the same client:
 read-decide-write in Python between two round trips is not safe, put the whole decision in one script.
 """
 import hashlib
@@ -34,15 +39,15 @@ import secrets
 from redis.exceptions import NoScriptError
 
 _PRELUDE = """
-local now = tonumber(ARGV[1])
+local now, slack = tonumber(ARGV[1]), 60000
 if not now then
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now, slack = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), 0
 end
 local cost, request_id = tonumber(ARGV[2]), ARGV[3]
 local limits = {}   -- limits[i] = {limit, window}, in the order the caller gave them
 for i = 4, #ARGV, 2 do limits[#limits + 1] = {tonumber(ARGV[i]), tonumber(ARGV[i + 1])} end
-"""  # every script starts like this: now (ms), cost, request_id (unique per call) and limits
+"""  # every script starts like this: now (ms), slack (ms), cost, request_id (unique per call) and limits
 
 
 _SHA: dict[str, str] = {}  # script -> SHA1 of _PRELUDE + script, computed on its first call only

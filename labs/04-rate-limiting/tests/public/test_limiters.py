@@ -1,5 +1,9 @@
 """Public tests of lab 04: run them with `python3 run.py check 04`."""
-from redis_course.labs.testing import hint, points
+import threading
+import time
+
+from redis_course.l10n import _
+from redis_course.labs.testing import StudentCrash, StudentError, StudentTimeout, hint, points
 
 T0 = 1_800_000_000_000  # ms; the start of a minute (and of a second)
 MIN = 60_000
@@ -8,15 +12,17 @@ MIN = 60_000
 @points(1)
 @hint("result-shape")
 def test_result_is_a_dict_with_three_fields(lab, redis):
+    """Every limiter answers a dict with allowed, remaining and retry_after_ms"""
     for name in ("fixed_window", "sliding_window", "token_bucket"):
         d = getattr(lab, name)("shape", [[5, MIN]], 1, T0)
-        assert isinstance(d, dict) and set(d) == {"allowed", "remaining", "retry_after_ms"}, f"{name}: {d!r}"
-        assert d == {"allowed": True, "remaining": 4, "retry_after_ms": 0}, f"{name}: {d!r}"
+        assert isinstance(d, dict) and set(d) == {"allowed", "remaining", "retry_after_ms"}, _("{name}: expected {want}, saw {seen}").format(name=name, want={"allowed": True, "remaining": 4, "retry_after_ms": 0}, seen=d)
+        assert d == {"allowed": True, "remaining": 4, "retry_after_ms": 0}, _("{name}: expected {want}, saw {seen}").format(name=name, want={"allowed": True, "remaining": 4, "retry_after_ms": 0}, seen=d)
 
 
 @points(1)
 @hint("limit-then-deny")
 def test_fixed_window_allows_the_limit_then_denies(lab, redis):
+    """The fixed window allows the limit, then denies with the right wait"""
     got = [lab.fixed_window("alice", [[3, MIN]], 1, T0 + 1000) for _ in range(4)]
     assert [d["allowed"] for d in got] == [True, True, True, False]
     assert [d["remaining"] for d in got] == [2, 1, 0, 0]
@@ -26,6 +32,7 @@ def test_fixed_window_allows_the_limit_then_denies(lab, redis):
 @points(1)
 @hint("limit-then-deny")
 def test_sliding_window_allows_the_limit_then_denies(lab, redis):
+    """The sliding window allows the limit, then denies with the right wait"""
     got = [lab.sliding_window("alice", [[3, MIN]], 1, T0 + 1000 * i) for i in range(4)]
     assert [d["allowed"] for d in got] == [True, True, True, False]
     assert [d["remaining"] for d in got] == [2, 1, 0, 0]
@@ -35,6 +42,7 @@ def test_sliding_window_allows_the_limit_then_denies(lab, redis):
 @points(1)
 @hint("limit-then-deny")
 def test_token_bucket_allows_the_limit_then_denies(lab, redis):
+    """The token bucket allows the limit, then denies with the right wait"""
     got = [lab.token_bucket("alice", [[5, MIN]], 1, T0) for _ in range(6)]
     assert [d["allowed"] for d in got] == [True] * 5 + [False]
     assert [d["remaining"] for d in got] == [4, 3, 2, 1, 0, 0]
@@ -44,6 +52,7 @@ def test_token_bucket_allows_the_limit_then_denies(lab, redis):
 @points(1)
 @hint("cost")
 def test_a_request_takes_its_cost_and_a_denied_one_takes_nothing(lab, redis):
+    """A request takes its cost and a denied one takes nothing"""
     f = lambda cost: lab.fixed_window("bulk", [[10, MIN]], cost, T0 + 1000)  # noqa: E731
     assert f(4) == {"allowed": True, "remaining": 6, "retry_after_ms": 0}
     assert f(4) == {"allowed": True, "remaining": 2, "retry_after_ms": 0}
@@ -54,6 +63,7 @@ def test_a_request_takes_its_cost_and_a_denied_one_takes_nothing(lab, redis):
 @points(1)
 @hint("all-limits")
 def test_every_limit_must_allow(lab, redis):
+    """A request is allowed only when every limit has room"""
     limits = [[3, 1000], [5, MIN]]                 # 3 per second and 5 per minute
     f = lambda t: lab.fixed_window("pair", limits, 1, T0 + t)  # noqa: E731
     assert [f(0)["allowed"] for _ in range(3)] == [True, True, True]
@@ -63,12 +73,56 @@ def test_every_limit_must_allow(lab, redis):
     assert f(2000) == {"allowed": False, "remaining": 0, "retry_after_ms": MIN - 2000}  # the minute is full
 
 
+PAUSE_LUA = """
+local t = redis.call('TIME')
+local start = t[1] * 1000000 + t[2]
+repeat t = redis.call('TIME') until t[1] * 1000000 + t[2] >= start + tonumber(ARGV[1]) * 1000
+return math.floor(start / 1000)
+"""  # the grader's own script: the server runs nothing else for ARGV[1] ms
+
+
+def together(redis, workers, calls, pause_ms=800):
+    """Call ``calls[k]`` in ``workers[k]``, all while the grader's script holds the server: every
+    process sends its first command before any is answered, then they are answered in turn, as on a
+    busy production server.  Returns the results (an exception in place of a call that raised)."""
+    results, started = [None] * len(calls), {}
+
+    def pause():
+        started["at"] = redis.eval(PAUSE_LUA, 0, pause_ms)
+
+    def call(k):
+        name, args = calls[k]
+        try:
+            results[k] = getattr(workers[k], name)(*args)
+        except (StudentError, StudentTimeout, StudentCrash) as exc:
+            results[k] = exc
+
+    holder = threading.Thread(target=pause if pause_ms else lambda: None)
+    holder.start()
+    time.sleep(0.15 if pause_ms else 0)
+    threads = [threading.Thread(target=call, args=(k,)) for k in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads + [holder]:
+        t.join()
+    return results
+
+
 @points(2)
 @hint("one-script")
 def test_sixteen_processes_never_get_more_than_the_limit(lab, redis):
-    calls = [("fixed_window", ("crowd", [[10, MIN]], 1, T0 + 5))] * 48
-    results = lab.run_concurrently(calls, processes=16)
+    """Sixteen processes at once never get more than the limit"""
+    workers = lab.parallel(16)
+    try:
+        call = ("fixed_window", ("crowd", [[10, MIN]], 1, T0 + 5))
+        results = together(redis, workers, [call] * 16)        # all of them in the same instant
+        for _round in range(2):                                 # then as fast as they can
+            results += together(redis, workers, [call] * 16, pause_ms=0)
+    finally:
+        for w in workers:
+            w.close()
     errors = [res for res in results if isinstance(res, Exception)]
-    assert not errors, f"a call raised: {errors[0]}"
+    assert not errors, _("a call raised: {error}").format(error=errors[0])
     allowed = [res for res in results if res["allowed"]]
-    assert len(allowed) == 10, f"{len(allowed)} requests were allowed in one window, the limit is 10"
+    assert len(allowed) == 10, _("expected 10 requests allowed in one window (the limit), saw {seen}").format(
+        seen=len(allowed))
