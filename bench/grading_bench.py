@@ -37,6 +37,7 @@ from redis_course.labs.grade import grade  # noqa: E402
 from redis_course.labs.model import find_lab  # noqa: E402
 from redis_course.labs.redisbox import RunRedis  # noqa: E402
 from redis_course.labs.sandbox import make_run_dir  # noqa: E402
+from redis_course.labs.wrong import composed_path  # noqa: E402
 
 PLAIN_PLUGIN = '''
 """In-process lab fixtures for the baseline: no isolation at all."""
@@ -170,7 +171,7 @@ def children_cpu() -> float:
 
 
 def make_submissions(lab, n: int, folder: Path) -> dict[str, str]:
-    wrong = lab.wrong_files or [lab.starter_file]
+    wrong = [composed_path(lab, w.name) for w in lab.wrong_files] or [lab.starter_file]
     kinds = {}
     for i in range(n):
         frac = i / n

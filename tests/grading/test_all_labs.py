@@ -1,6 +1,8 @@
 """Every lab under labs/, on both backends (a private redis-server and the fakeredis server):
-solution.py scores full marks, starter.py scores 0, every wrong/*.py scores less than full marks,
-and starter.py is what ``course labs sync`` generates.  New labs are covered as they appear."""
+solution.py scores full marks, starter.py scores 0, every wrong/*.py (composed onto solution.py,
+see redis_course.labs.wrong) scores less than full marks, and starter.py is what ``course labs sync``
+generates.  New labs are covered as they appear.  Only the runs the selected tests need are made
+(``-k 00`` grades lab 00 only)."""
 from __future__ import annotations
 
 import os
@@ -13,24 +15,42 @@ from redis_course.labs.model import discover
 from redis_course.labs.runner import run_lab
 from redis_course.labs.sandbox import ForkServer
 from redis_course.labs.starter import stale_starters
+from redis_course.labs.wrong import Wrong, redundant
 from redis_course.servers import redis_server_binary
 
 LABS = [lab for lab in discover() if lab.solution_file.exists()]
 BACKENDS = ["redis-server", "fakeredis"]
 
 
-def _cases():
+def _cases(composed_dir):
     for lab in LABS:
         yield lab, "solution", lab.solution_file
         yield lab, "starter", lab.starter_file
         for w in lab.wrong_files:
-            yield lab, f"wrong/{w.name}", w
+            yield lab, f"wrong/{w.name}", Wrong(lab, w).write(composed_dir)
+
+
+def _selected(request) -> set[tuple[str, str, str]]:
+    """(lab, kind, backend) of the tests this session runs."""
+    out = set()
+    for item in request.session.items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "lab" in params and "backend" in params:
+            kind = params.get("kind") or item.originalname.replace("test_", "").split("_")[0]
+            out.add((params["lab"].id, kind, params["backend"]))
+    return out
 
 
 @pytest.fixture(scope="module")
-def outcomes():
-    """Every (lab, file, backend) graded once, in parallel (each run is its own processes)."""
+def composed_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("composed")
+
+
+@pytest.fixture(scope="module")
+def outcomes(request, composed_dir):
+    """Every selected (lab, file, backend) graded once, in parallel (each run is its own processes)."""
     jobs, local, servers = {}, threading.local(), []
+    wanted = _selected(request)
 
     def run(lab, path, backend):
         if not hasattr(local, "fs"):  # a fork server per worker thread, as `course grade` does
@@ -43,7 +63,9 @@ def outcomes():
             for backend in BACKENDS:
                 if backend == "redis-server" and not redis_server_binary():
                     continue
-                for lab, kind, path in _cases():
+                for lab, kind, path in _cases(composed_dir):
+                    if (lab.id, kind, backend) not in wanted:
+                        continue
                     jobs[(lab.id, kind, backend)] = pool.submit(run, lab, path, backend)
             return {k: f.result() for k, f in jobs.items()}
     finally:
@@ -84,9 +106,20 @@ def test_starter_scores_zero(outcomes, lab, backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("lab,kind", [(lab, f"wrong/{w.name}") for lab in LABS for w in lab.wrong_files],
                          ids=lambda x: getattr(x, "id", x))
-def test_wrong_implementation_loses_points(outcomes, lab, kind, backend):
+def test_wrong_implementation_loses_points(outcomes, composed_dir, lab, kind, backend):
     res = _get(outcomes, lab, kind, backend)
-    assert res.points < res.max_points, f"{kind} scores full marks: the tests do not catch what it gets wrong"
+    composed = composed_dir / lab.id / kind.replace("/", "-")
+    assert res.points < res.max_points, (
+        f"{lab.id}/{kind} composed onto solution.py ({composed}) scores full marks on {backend}: "
+        "the tests do not catch what it gets wrong")
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.id)
+def test_wrong_files_hold_only_differences(lab):
+    for w in lab.wrong_files:
+        same = redundant(lab, w)
+        assert not same, f"{lab.id}/wrong/{w.name} repeats {', '.join(same)} exactly as solution.py has it: delete it there"
+        assert Wrong(lab, w).mistake, f"{lab.id}/wrong/{w.name}: the docstring's first line must say the mistake"
 
 
 @pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.id)

@@ -22,6 +22,7 @@ from redis_course.labs.grade import grade
 from redis_course.labs.model import find_lab
 from redis_course.labs.names import MAX_FILE_BYTES, Student, assign, file_key, file_stem
 from redis_course.labs.report import read_csv
+from redis_course.labs.wrong import composed_path
 
 NFC_NAME = unicodedata.normalize("NFC", "Йорик")
 NFD_NAME = unicodedata.normalize("NFD", "Йорик")
@@ -84,8 +85,8 @@ LAB = find_lab("00")
 CLASS = {  # folder -> (source or None, expected student name, expected points)
     "Иванов": (LAB.solution_file, "Иванов", 8),
     "Петров": (LAB.starter_file, "Петров", 0),
-    "王伟": (LAB.path / "wrong" / "reset_keeps_key.py", "王伟", 7),
-    "alice": (LAB.path / "wrong" / "one_counter_for_all.py", "alice", 1),
+    "王伟": (composed_path(LAB, "reset_keeps_key"), "王伟", 7),
+    "alice": (composed_path(LAB, "one_counter_for_all"), "alice", 1),
     "alice.zip": (LAB.solution_file, "alice (2)", 8),
     "alice_2": (None, "alice_2", 0),
     "=2+5": (None, "=2+5", 0),

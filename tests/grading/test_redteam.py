@@ -23,6 +23,7 @@ from redis_course.labs.grade import grade
 from redis_course.labs.isolation import UID_BASE
 from redis_course.labs.model import find_lab
 from redis_course.labs.sandbox import Limits
+from redis_course.labs.wrong import composed_path
 
 pytestmark = pytest.mark.slow
 
@@ -38,8 +39,8 @@ LIMITS = Limits(call_timeout_s=3, start_timeout_s=15, cpu_s=20, memory_mb=1024, 
 def honest(lab):
     return {  # student -> (file, expected points out of 8)
         "honest_solution": (lab.solution_file, 8),
-        "honest_reset_keeps_key": (lab.path / "wrong" / "reset_keeps_key.py", 7),
-        "honest_one_counter": (lab.path / "wrong" / "one_counter_for_all.py", 1),
+        "honest_reset_keeps_key": (composed_path(lab, "reset_keeps_key"), 7),
+        "honest_one_counter": (composed_path(lab, "one_counter_for_all"), 1),
         "honest_starter": (lab.starter_file, 0),
     }
 

@@ -1,10 +1,6 @@
 """Wrong: reset returns the count but leaves the key in place (GET instead of GETDEL)."""
 
 
-def count_view(r, post_id: int) -> int:
-    return r.incr(r.key("views", "post", post_id))
-
-
 def reset(r, post_id: int) -> int:
     old = r.get(r.key("views", "post", post_id))
     return int(old) if old is not None else 0

@@ -1,26 +1,5 @@
 """Wrong: safe_incr is not safe. It calls INCRBY and lets redis.exceptions.ResponseError escape, so a
 non-integer value, an overflow or a key of another type crashes the caller instead of being reported."""
-import redis
-
-MAX_INT64 = 2**63 - 1
-
-
-def count_view(r, post_id):
-    return r.incr(r.key("views", "post", post_id))
-
-
-def view_count(r, post_id):
-    value = r.get(r.key("views", "post", post_id))
-    return int(value) if value is not None else 0
-
-
-def take_views(r, post_id):
-    value = r.getdel(r.key("views", "post", post_id))
-    return int(value) if value is not None else 0
-
-
-def next_id(r, kind):
-    return r.incr(r.key("ids", kind))
 
 
 def safe_incr(r, name, amount=1):

@@ -1,8 +1,5 @@
 """Wrong: read-modify-write. count_view, next_id and deposit GET the value, add in Python and SET it
 back, so processes that read the same value overwrite each other and updates (and ids) are lost or repeated."""
-import redis
-
-MAX_INT64 = 2**63 - 1
 
 
 def count_view(r, post_id):
@@ -12,34 +9,11 @@ def count_view(r, post_id):
     return value
 
 
-def view_count(r, post_id):
-    value = r.get(r.key("views", "post", post_id))
-    return int(value) if value is not None else 0
-
-
-def take_views(r, post_id):
-    value = r.getdel(r.key("views", "post", post_id))
-    return int(value) if value is not None else 0
-
-
 def next_id(r, kind):
     key = r.key("ids", kind)
     value = int(r.get(key) or 0) + 1
     r.set(key, value)
     return value
-
-
-def safe_incr(r, name, amount=1):
-    key = r.key(name)
-    try:
-        return {"ok": True, "value": r.incrby(key, amount)}
-    except redis.exceptions.ResponseError as e:
-        text = str(e)
-        if text.startswith("WRONGTYPE"):
-            return {"ok": False, "error": "wrong_type", "found": r.type(key)}
-        if "overflow" in text:
-            return {"ok": False, "error": "overflow", "found": r.get(key)}
-        return {"ok": False, "error": "not_integer", "found": r.get(key)}
 
 
 def _check(cents):

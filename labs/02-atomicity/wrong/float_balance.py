@@ -4,6 +4,7 @@ The check-and-set is correct under concurrency, but balances are computed with `
 written back as "70.0", which INCRBY and DECRBY then refuse, and fractional amounts such as 2.5
 are accepted although money is whole cents.  Tickets are sold correctly.
 """
+
 import redis
 
 

@@ -1,10 +1,8 @@
 """Wrong: the counter gets its TTL, the daily ranking (top:<day>) never does: one sorted set
 per day stays in memory for ever.
 """
+
 from datetime import datetime, timezone
-
-
-RETENTION_MS = 8 * 24 * 3600 * 1000
 
 
 def day_of(r, now: float) -> str:
@@ -21,17 +19,6 @@ def record_view(r, page: str, now: float, ttl_ms: int = RETENTION_MS) -> int:
         return int(p.execute()[0])
 
 
-def views_today(r, page: str, now: float) -> int:
-    value = r.get(r.key("views", page, day_of(r, now)))
-    return int(value) if value is not None else 0
-
-
 def last_7_days(r, page: str, now: float) -> list:
     days = [day_of(r, now - 86400 * back) for back in range(6, -1, -1)]
     return [int(v) if v is not None else 0 for v in r.mget([r.key("views", page, d) for d in days])]
-
-
-def top_pages(r, now: float, n: int = 3) -> list:
-    ranked = r.zrevrange(r.key("top", day_of(r, now)), 0, n - 1, withscores=True)
-    return [[page, int(score)] for page, score in ranked]
-

@@ -3,19 +3,8 @@
 Every limiter takes the time from time.time() on the application server instead of the clock it is
 given (or Redis TIME): two application servers whose clocks disagree split one window in two.
 """
-import secrets
-import time
 
-_PRELUDE = """
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local cost, request_id = tonumber(ARGV[2]), ARGV[3]
-local limits = {}   -- limits[i] = {limit, window}, in the order the caller gave them
-for i = 4, #ARGV, 2 do limits[#limits + 1] = {tonumber(ARGV[i]), tonumber(ARGV[i + 1])} end
-"""  # every script starts like this: now (ms), cost, request_id (unique per call) and limits
+import time
 
 
 def _decide(r, script: str, key: str, limits, cost: int, now_ms) -> dict:

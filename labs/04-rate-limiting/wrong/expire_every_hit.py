@@ -3,18 +3,6 @@
 fixed_window keeps one counter per client and limit and pushes its expiry back by window_ms on every
 request, so a client that keeps sending is never given a new window; now_ms is ignored.
 """
-import secrets
-
-_PRELUDE = """
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local cost, request_id = tonumber(ARGV[2]), ARGV[3]
-local limits = {}   -- limits[i] = {limit, window}, in the order the caller gave them
-for i = 4, #ARGV, 2 do limits[#limits + 1] = {tonumber(ARGV[i]), tonumber(ARGV[i + 1])} end
-"""  # every script starts like this: now (ms), cost, request_id (unique per call) and limits
 
 
 def _decide(r, script: str, key: str, limits, cost: int, now_ms) -> dict:

@@ -3,18 +3,6 @@
 fixed_window reads every window's count in one round trip and adds the cost in another; processes
 that read the same counts all pass the check, so more than the limit get in.
 """
-import secrets
-
-_PRELUDE = """
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local cost, request_id = tonumber(ARGV[2]), ARGV[3]
-local limits = {}   -- limits[i] = {limit, window}, in the order the caller gave them
-for i = 4, #ARGV, 2 do limits[#limits + 1] = {tonumber(ARGV[i]), tonumber(ARGV[i + 1])} end
-"""  # every script starts like this: now (ms), cost, request_id (unique per call) and limits
 
 
 def _decide(r, script: str, key: str, limits, cost: int, now_ms) -> dict:

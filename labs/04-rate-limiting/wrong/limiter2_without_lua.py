@@ -5,18 +5,6 @@ was new, in separate round trips.  The window opens with the first request and l
 *server's real time*, whatever now_ms says; a crash between INCRBY and PEXPIRE would leave the key
 without a TTL; and a denied request has already been counted.
 """
-import secrets
-
-_PRELUDE = """
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local cost, request_id = tonumber(ARGV[2]), ARGV[3]
-local limits = {}   -- limits[i] = {limit, window}, in the order the caller gave them
-for i = 4, #ARGV, 2 do limits[#limits + 1] = {tonumber(ARGV[i]), tonumber(ARGV[i + 1])} end
-"""  # every script starts like this: now (ms), cost, request_id (unique per call) and limits
 
 
 def _decide(r, script: str, key: str, limits, cost: int, now_ms) -> dict:

@@ -4,18 +4,6 @@ sliding_window adds allowed units to the sorted set and counts all of them again
 never removes the ones that left the window (no ZREMRANGEBYSCORE, no ZCOUNT by time): once a client
 reaches the limit it is denied for ever (as long as it keeps coming back before the key expires).
 """
-import secrets
-
-_PRELUDE = """
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local cost, request_id = tonumber(ARGV[2]), ARGV[3]
-local limits = {}   -- limits[i] = {limit, window}, in the order the caller gave them
-for i = 4, #ARGV, 2 do limits[#limits + 1] = {tonumber(ARGV[i]), tonumber(ARGV[i + 1])} end
-"""  # every script starts like this: now (ms), cost, request_id (unique per call) and limits
 
 
 def _decide(r, script: str, key: str, limits, cost: int, now_ms) -> dict:

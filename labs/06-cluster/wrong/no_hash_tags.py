@@ -4,23 +4,6 @@ user:17:views and user:17:likes hash to different slots.  On one server MGET rea
 on a cluster the same MGET fails with CROSSSLOT.  The request markers have no tag either, so the
 idempotent increment's script uses keys of two slots: CROSSSLOT again.
 """
-import random
-
-#: how many shards a hot counter is split into
-SHARDS = 16
-
-
-def incr_hot(r, name: str, shards: int = SHARDS) -> None:
-    """Count one hit on the hot counter ``name``, split into ``shards`` sub-keys.
-
-    Keys: ``hot:<name>:<i>`` for ``i`` in ``0 .. shards-1``, *without* a hash tag, so the shards
-    land in different slots and, on a cluster, on different primaries: the traffic of one hot
-    counter is spread over the whole cluster instead of hitting one key on one node.  Each call
-    INCRs one shard chosen at random.  Return None.
-
-    Cost: one INCR, O(1), one round trip.
-    """
-    r.incr(r.key("hot", name, random.randrange(shards)))
 
 
 def hot_total(r, name: str, shards: int = SHARDS) -> int:
@@ -62,18 +45,6 @@ def user_counters(r, user_id: int, counters: list) -> dict:
         return {}
     values = r.mget([r.key("user", user_id, c) for c in counters])
     return {c: int(v or 0) for c, v in zip(counters, values)}
-
-
-INCR_ONCE_LUA = """
--- KEYS[1]: the counter; KEYS[2]: the marker of this request id (same hash tag, same slot)
-local done = redis.call('GET', KEYS[2])
-if done then
-  return tonumber(done)          -- a retry: the value the first attempt produced
-end
-local value = redis.call('INCRBY', KEYS[1], ARGV[1])
-redis.call('SET', KEYS[2], value, 'EX', ARGV[2])
-return value
-"""
 
 
 def incr_once(r, name: str, request_id: str, by: int = 1, ttl_s: int = 3600) -> int:

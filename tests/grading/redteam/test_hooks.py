@@ -14,6 +14,7 @@ import pytest
 
 from redis_course.labs.model import find_lab
 from redis_course.labs.runner import run_lab
+from redis_course.labs.wrong import Wrong
 
 pytestmark = pytest.mark.slow
 
@@ -25,7 +26,7 @@ CRASH_05 = ["test_a_crash_at_any_step_loses_nothing_and_counts_nothing_twice[cla
 
 def _submissions(tmp: Path) -> dict[str, tuple[str, Path, list[str]]]:
     """name -> (lab, file, tests the code deserves to fail)."""
-    getdel = (find_lab("05").path / "wrong" / "flush_getdel.py").read_text(encoding="utf-8")
+    getdel = Wrong(find_lab("05"), find_lab("05").path / "wrong" / "flush_getdel.py").source()
     out = {"lab03_own_hooks": ("03", HERE / "lab03_own_hooks.py",
                                ["test_day_boundary_is_utc_whatever_the_machine_zone_hidden",
                                 "test_a_crash_between_commands_leaves_no_key_without_ttl_hidden"])}
