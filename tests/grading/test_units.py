@@ -3,6 +3,7 @@ sandbox's protocol, the check table."""
 from __future__ import annotations
 
 import csv
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -10,12 +11,13 @@ import pytest
 from redis_course.labs import report
 from redis_course.labs.check import render_table
 from redis_course.labs.errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
-from redis_course.labs.model import LabError, discover, find_lab
+from redis_course.labs.model import LabError, discover, find_lab, load_lab
 from redis_course.labs.redisbox import RunRedis
 from redis_course.labs.runner import LabResult, TestResult
 from redis_course.labs.sandbox import Limits, Sandbox, make_run_dir
 from redis_course.labs.starter import MarkerError, make_starter, solution_lines
 from redis_course.labs.testing import student_raises
+from redis_course.labs.wrong import compose, redundant, wrongs
 
 SOLUTION = '''"""Doc."""
 
@@ -169,3 +171,88 @@ def test_sandbox_reports_modules_that_do_not_load(server, source, needle):
     with pytest.raises(StudentImportError):  # and keeps saying so without retrying
         box.call("f")
     box.kill()
+
+
+# ---------------------------------------------------------------- lab.yml and wrong/ as differences
+LAB_YML = 'title: {en: "Demo", ru: "Демо", zh: "演示"}\nfunctions: [count_view]\n'
+
+
+@pytest.mark.parametrize("extra,needle", [
+    ("timout_s: 10\n", "unknown key 'timout_s' (did you mean 'timeout_s'?)"),
+    ("timeout_s: ten\n", "'timeout_s' must be a number of seconds greater than 0, not 'ten'"),
+    ("needs_real_redis: 1\n", "'needs_real_redis' must be true or false"),
+    ("redis: sharded\n", "'redis' must be single or cluster"),
+])
+def test_lab_yml_mistakes_name_the_file_and_the_key(tmp_path, extra, needle):
+    lab = tmp_path / "09-typo"
+    lab.mkdir()
+    (lab / "lab.yml").write_text(LAB_YML + extra, encoding="utf-8")
+    with pytest.raises(LabError) as err:
+        load_lab(lab)
+    msg = str(err.value)
+    assert msg.startswith("09-typo/lab.yml: ") and needle in msg and "\n" not in msg, msg
+
+
+def test_lab_yml_missing_field_and_defaults(tmp_path):
+    lab = tmp_path / "09-typo"
+    lab.mkdir()
+    (lab / "lab.yml").write_text('title: "Demo"\n', encoding="utf-8")
+    with pytest.raises(LabError, match=r"09-typo/lab.yml: the key 'functions' is missing"):
+        load_lab(lab)
+    (lab / "lab.yml").write_text(LAB_YML, encoding="utf-8")
+    got = load_lab(lab)
+    assert (got.timeout_s, got.needs_real_redis, got.redis_mode) == (10, False, "single")
+
+
+BASE = '''"""Lab."""
+import json
+
+LIMIT = 5
+
+
+def a(r):
+    """Doc of a."""
+    # BEGIN SOLUTION
+    return r.incr("a")
+    # END SOLUTION
+
+
+def b(r):
+    return LIMIT
+'''
+
+
+def test_wrong_file_is_composed_onto_the_solution():
+    override = '''"""Wrong: a reads then writes."""
+import os
+
+HELPER = 1
+
+
+def a(r):
+    return int(r.get("a") or 0) + HELPER
+'''
+    out = compose(BASE, override, name="wrong/x.py")
+    ns: dict = {}
+    exec(compile(out, "composed", "exec"), ns)
+    assert ns["b"](None) == 5 and ns["HELPER"] == 1 and "os" in ns and "json" in ns
+    assert out.startswith("# Composed from solution.py and wrong/x.py: Wrong: a reads then writes.\n")
+    assert "r.incr" not in out and "END SOLUTION" not in out and out.index("HELPER = 1") < out.index("def a(")
+
+
+@pytest.mark.parametrize("override,needle", [
+    ("def a(r):\n    return 1\n", "start with a docstring"),
+    ('"""Wrong."""\nprint("hi")\n', "only imports and top-level def"),
+    ('"""Wrong."""\nimport os\n', "defines nothing"),
+    ('"""Wrong."""\ndef a(r:\n', "wrong/x.py:2"),
+])
+def test_wrong_file_format_is_checked(override, needle):
+    with pytest.raises(LabError, match=re.escape(needle)):
+        compose(BASE, override, where="00-demo/wrong/x.py")
+
+
+def test_every_wrong_file_composes_and_differs_from_the_solution():
+    for lab in discover():
+        for w in wrongs(lab):
+            compile(w.source(), str(w.path), "exec")
+            assert not redundant(lab, w.path), w.path

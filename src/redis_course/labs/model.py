@@ -3,7 +3,7 @@
 Instructor edition::
 
     lab.yml          title {en, ru, zh}, functions [..], timeout_s (10), needs_real_redis (false),
-                     redis (single | cluster)
+                     redis (single | cluster); checked on load (:mod:`.labconfig`)
     hints.yml        hint-id: {en, ru, zh}
     solution.py      reference code with # BEGIN SOLUTION / # END SOLUTION regions
     starter.py       generated from solution.py (``course labs sync``)
@@ -23,14 +23,16 @@ from pathlib import Path
 import yaml
 
 from .. import paths
+from ..backend import CourseError
 from ..messages import LANGS
+from . import labconfig
 
 LAB_DIR = re.compile(r"^\d\d-[a-z0-9][a-z0-9-]*$")
 VISIBILITIES = ("public", "hidden")
 
 
-class LabError(Exception):
-    """A lab's files are missing or malformed."""
+class LabError(CourseError):
+    """A lab's files are missing or malformed (one sentence, shown without a traceback)."""
 
 
 @dataclass(frozen=True)
@@ -128,9 +130,10 @@ def load_lab(path: Path) -> Lab:
     meta_file = path / "lab.yml"
     if not meta_file.exists():
         raise LabError(f"{path}: no lab.yml")
-    meta = yaml.safe_load(meta_file.read_text(encoding="utf-8")) or {}
-    if not isinstance(meta, dict):
-        raise LabError(f"{meta_file}: expected a mapping")
+    try:
+        meta = labconfig.load(meta_file)
+    except labconfig.LabConfigError as exc:
+        raise LabError(str(exc)) from None
     return Lab(path=path.resolve(), meta=meta)
 
 
