@@ -190,24 +190,24 @@ time.tzset()
 # %% [markdown] lang="en"
 # ## The TTL trap: EXPIRE on every hit
 #
-# Windows without a date in the key rely on the TTL alone: "at most 5 attempts per 150 ms". Calling
+# Windows without a date in the key rely on the TTL alone: "at most 5 attempts per 500 ms". Calling
 # `EXPIRE` after every `INCR` restarts the TTL on every hit, so under steady traffic the key never
 # expires and the window never closes. Setting the TTL only when `INCR` returned 1 (the key was just
-# created) lets it close. Both run side by side: a hit every 15 ms for about half a second.
+# created) lets it close. Both run side by side: a hit every 15 ms for about a second and a half.
 
 # %% [markdown] lang="ru"
 # ## Ловушка TTL: EXPIRE при каждом обращении
 #
-# Окна без даты в ключе держатся только на TTL: «не больше 5 попыток за 150 мс». Вызов `EXPIRE` после
+# Окна без даты в ключе держатся только на TTL: «не больше 5 попыток за 500 мс». Вызов `EXPIRE` после
 # каждого `INCR` запускает TTL заново при каждом обращении, поэтому при постоянном трафике ключ не
 # истекает и окно не закрывается. TTL, поставленный только когда `INCR` вернул 1 (ключ только что
 # создан), позволяет окну закрыться. Оба варианта работают бок о бок: обращение каждые 15 мс в течение
-# примерно половины секунды.
+# примерно полутора секунд.
 
 # %% [markdown] lang="zh"
 # ## TTL 陷阱：每次访问都 EXPIRE
 #
-# 键名里没有日期的窗口只依靠 TTL：“每 150 ms 最多 5 次尝试”。每次 `INCR` 之后都调用 `EXPIRE`，会让 TTL 在每次访问时重新计时，所以在持续流量下键永远不会过期，窗口永远不会关闭。只在 `INCR` 返回 1（键刚被创建）时设置 TTL，窗口才能关闭。两种写法并排运行：每 15 ms 访问一次，持续约半秒。
+# 键名里没有日期的窗口只依靠 TTL：“每 500 ms 最多 5 次尝试”。每次 `INCR` 之后都调用 `EXPIRE`，会让 TTL 在每次访问时重新计时，所以在持续流量下键永远不会过期，窗口永远不会关闭。只在 `INCR` 返回 1（键刚被创建）时设置 TTL，窗口才能关闭。两种写法并排运行：每 15 ms 访问一次，持续约 1.5 秒。
 
 # %%
 def hit_expire_every_time(r, key, ttl_ms):
@@ -225,7 +225,7 @@ def hit_expire_on_first(r, key, ttl_ms):
     return n
 
 
-TTL_MS, GAP_S, HITS = 150, 0.015, 30
+TTL_MS, GAP_S, HITS = 500, 0.015, 100  # a TTL far above any pause of a busy machine
 trap, first = [], []
 for i in range(HITS):
     trap.append(hit_expire_every_time(r, r.key("trap"), TTL_MS))
