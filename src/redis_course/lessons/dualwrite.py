@@ -17,7 +17,7 @@ from __future__ import annotations
 from contextlib import closing
 
 from ..l10n import _
-from .durable import Ledger, SimulatedCrash
+from .ledger import Ledger, SimulatedCrash
 
 DUAL_STEPS = ("sql", "redis", "committed")
 
