@@ -1,6 +1,7 @@
 """Public tests of lab 05, the flusher: run them with `python3 run.py check 05`."""
 import pytest
 
+from redis_course.l10n import _
 from redis_course.labs.testing import InjectedCrash, hint, points
 from redis_course.lessons.durable import STEPS, lab_ledger, ledger_total
 
@@ -12,6 +13,7 @@ def use(redis, customer, units):
 @points(2)
 @hint("flush")
 def test_flush_moves_every_customer_to_sql(lab, redis):
+    """flush moves every customer's usage to the database"""
     db = lab_ledger(redis)
     use(redis, "acme", 5)
     use(redis, "globex", 2)
@@ -22,12 +24,13 @@ def test_flush_moves_every_customer_to_sql(lab, redis):
     assert lab.flush(db) == {"acme": 3}
     assert (ledger_total(db, "acme"), ledger_total(db, "globex")) == (8, 2)
     left = {c: n for c, n in redis.hgetall(redis.key("usage")).items() if int(n)}
-    assert not left, f"usage already in the database is still in the live hash: {left}"
+    assert not left, _("expected the live hash to hold no usage already in the database, saw {seen}").format(seen=left)
 
 
 @points(1)
 @hint("flush")
 def test_nothing_to_flush(lab, redis):
+    """With nothing counted, flush does nothing"""
     db = lab_ledger(redis)
     assert lab.flush(db) == {}
     assert ledger_total(db, "acme") == 0
@@ -37,6 +40,7 @@ def test_nothing_to_flush(lab, redis):
 @points(2)
 @hint("crash")
 def test_a_crash_at_any_step_loses_nothing_and_counts_nothing_twice(lab, redis, step):
+    """A crash at any step of flush loses nothing and counts nothing twice"""
     db = lab_ledger(redis)
     use(redis, "acme", 10)
     use(redis, "initech", 4)
@@ -44,13 +48,13 @@ def test_a_crash_at_any_step_loses_nothing_and_counts_nothing_twice(lab, redis, 
     with pytest.raises(InjectedCrash):
         lab.flush(db)
     # it died after doing the step: the batch had left the live hash, and only a commit reached SQL
-    assert int(redis.hget(redis.key("usage"), "acme") or 0) == 0, f"crashed at {step!r} before claiming"
-    assert ledger_total(db, "acme") == (10 if step == "committed" else 0), f"after a crash at {step!r}"
+    assert int(redis.hget(redis.key("usage"), "acme") or 0) == 0, _("expected the batch to have left the live hash before the crash at {step}, saw it still there").format(step=step)
+    assert ledger_total(db, "acme") == (10 if step == "committed" else 0), _("expected only a commit to reach the database before the crash at {step}").format(step=step)
     use(redis, "acme", 1)                    # traffic goes on after the crash
     use(redis, "globex", 6)
     lab.flush(db)
     lab.flush(db)
     got = {c: ledger_total(db, c) for c in ("acme", "initech", "globex")}
-    assert got == {"acme": 11, "initech": 4, "globex": 6}, f"after a crash at {step!r}"
+    assert got == {"acme": 11, "initech": 4, "globex": 6}, _("expected {want} after a crash at {step} and two flushes, saw {seen}").format(want={"acme": 11, "initech": 4, "globex": 6}, step=step, seen=got)
     assert lab.flush(db) == {}
     assert ledger_total(db, "acme") == 11

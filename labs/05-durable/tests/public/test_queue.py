@@ -1,4 +1,5 @@
 """Public tests of lab 05, the delayed queue: run them with `python3 run.py check 05`."""
+from redis_course.l10n import _
 from redis_course.labs.testing import hint, points
 
 
@@ -9,6 +10,7 @@ def q(redis, part):
 @points(2)
 @hint("due")
 def test_tasks_are_claimed_when_due_earliest_first(lab, redis):
+    """Tasks are claimed when due, earliest first"""
     a = lab.schedule("send-a", 1000)
     b = lab.schedule("send-b", 2000)
     c = lab.schedule("send-c", 1500)
@@ -24,6 +26,7 @@ def test_tasks_are_claimed_when_due_earliest_first(lab, redis):
 @points(1)
 @hint("limit")
 def test_claim_takes_at_most_limit(lab, redis):
+    """claim takes at most limit tasks"""
     for i in range(5):
         lab.schedule(f"t{i}", 100 + i)
     assert [row[0] for row in lab.claim(1000, 500, 2)] == [1, 2]
@@ -34,6 +37,7 @@ def test_claim_takes_at_most_limit(lab, redis):
 @points(2)
 @hint("ack")
 def test_ack_finishes_the_task_once(lab, redis):
+    """ack finishes a task once"""
     task = lab.schedule("bill-42", 10)
     [[task_id, payload, attempt]] = lab.claim(20, 1000)
     assert (task_id, payload, attempt) == (task, "bill-42", 1)
@@ -41,14 +45,15 @@ def test_ack_finishes_the_task_once(lab, redis):
     assert lab.ack(task_id, attempt) == "unknown", "a second ack of a finished task"
     assert lab.ack(99, 1) == "unknown", "an ack of a task that was never scheduled"
     for part in ("due", "processing"):
-        assert redis.zcard(q(redis, part)) == 0, f"queue:{part} still holds the task"
+        assert redis.zcard(q(redis, part)) == 0, _("expected queue:{part} to no longer hold the acknowledged task").format(part=part)
     for part in ("tasks", "attempts", "dead"):
-        assert not redis.hexists(q(redis, part), str(task_id)), f"queue:{part} still holds the task"
+        assert not redis.hexists(q(redis, part), str(task_id)), _("expected queue:{part} to no longer hold the acknowledged task").format(part=part)
 
 
 @points(2)
 @hint("lease")
 def test_a_task_whose_lease_ends_comes_back_and_the_old_claim_is_stale(lab, redis):
+    """A task whose lease ends comes back, and the old claim is stale"""
     task = lab.schedule("resize", 1000)
     assert lab.claim(1000, 500) == [[task, "resize", 1]]   # this worker dies: no ack
     assert lab.recover(1499) == {"requeued": 0, "dead": 0}
@@ -65,6 +70,7 @@ def test_a_task_whose_lease_ends_comes_back_and_the_old_claim_is_stale(lab, redi
 @points(2)
 @hint("dead-letter")
 def test_a_failing_task_is_retried_then_dead_lettered_with_its_reason(lab, redis):
+    """A failing task is retried, then dead-lettered with its reason"""
     task = lab.schedule("charge-card", 0)
     [[_, _, attempt]] = lab.claim(0, 1000)
     assert lab.fail(task, attempt, "timeout", 2000, 3) == "retry"
@@ -85,14 +91,15 @@ def test_a_failing_task_is_retried_then_dead_lettered_with_its_reason(lab, redis
 @points(3)
 @hint("double-claim")
 def test_no_task_is_claimed_twice_by_concurrent_workers(lab, redis):
+    """No task is claimed twice by concurrent workers"""
     for i in range(300):
         redis.zadd(q(redis, "due"), {str(i + 1): i % 7})
         redis.hset(q(redis, "tasks"), str(i + 1), f"job{i + 1}")
     redis.set(q(redis, "ids"), 300)
     results = lab.run_concurrently([("claim", (100, 60_000, 5))] * 80, processes=4)
     errors = [res for res in results if isinstance(res, Exception)]
-    assert not errors, f"claim raised: {errors[0]}"
+    assert not errors, _("expected every claim to return, saw one raise: {error}").format(error=errors[0])
     ids = [row[0] for rows in results for row in rows]
     twice = len(ids) - len(set(ids))
-    assert twice == 0, f"{twice} tasks were claimed by two workers at once"
+    assert twice == 0, _("expected no task claimed twice, saw {seen} claimed by two workers at once").format(seen=twice)
     assert sorted(ids) == list(range(1, 301))
