@@ -5,6 +5,7 @@ command whose keys are in different slots fails with CROSSSLOT as on a real clus
 the tests compute the slots of your keys themselves.
 """
 from redis_course.cluster import default_primary, key_slot
+from redis_course.l10n import _
 from redis_course.labs.testing import hint, points
 
 
@@ -15,29 +16,34 @@ def slots_of(redis, pattern="*"):
 @points(2)
 @hint("hot-total")
 def test_hot_counter_counts_every_hit(lab, redis):
-    for _ in range(50):
+    """The hot counter counts every hit"""
+    for _i in range(50):
         assert lab.incr_hot("home") is None
     assert lab.hot_total("home") == 50
     stored = sum(int(redis.get(k)) for k in redis.course_keys())
-    assert stored == 50, f"the keys hold {stored} hits in all, expected 50"
+    assert stored == 50, _("expected the keys to hold 50 hits in all, saw {seen}").format(seen=stored)
     assert lab.hot_total("nothing-yet") == 0
 
 
 @points(2)
 @hint("hot-spread")
 def test_hot_counter_is_spread_over_the_cluster(lab, redis):
-    for _ in range(200):
+    """The hot counter is spread over the cluster"""
+    for _i in range(200):
         lab.incr_hot("home")
     slots = slots_of(redis)
-    assert len(slots) >= 4, f"200 hits went to {len(slots)} key(s): a hot counter needs shards"
+    assert len(slots) >= 4, _("expected 200 hits spread over at least 4 keys, saw {seen} key(s): "
+                              "a hot counter needs shards").format(seen=len(slots))
     primaries = {default_primary(s) for s in slots.values()}
-    assert len(primaries) >= 2, (f"all shards are in slots {sorted(set(slots.values()))}, held by one primary "
-                                 "of a three-primary cluster: is there a hash tag in the shard names?")
+    assert len(primaries) >= 2, _("expected shards on at least 2 of the 3 primaries, saw them all in slots {seen}, "
+                                  "held by one: is there a hash tag in the shard names?").format(
+        seen=sorted(set(slots.values())))
 
 
 @points(2)
 @hint("user-group")
 def test_user_counters_are_read_together(lab, redis):
+    """A user's counters are read together"""
     assert [lab.user_incr(17, "views") for _ in range(3)] == [1, 2, 3]
     assert lab.user_incr(17, "likes", 2) == 2
     assert lab.user_counters(17, ["views", "likes", "shares"]) == {"views": 3, "likes": 2, "shares": 0}
@@ -48,6 +54,7 @@ def test_user_counters_are_read_together(lab, redis):
 @points(2)
 @hint("user-slot")
 def test_counters_of_one_user_share_a_slot(lab, redis):
+    """The counters of one user share a slot"""
     for counter in ("views", "likes", "shares", "comments"):
         lab.user_incr(17, counter)
         lab.user_incr(18, counter)
@@ -60,6 +67,7 @@ def test_counters_of_one_user_share_a_slot(lab, redis):
 @points(2)
 @hint("once")
 def test_a_retried_increment_counts_once(lab, redis):
+    """A retried increment counts once"""
     assert lab.incr_once("orders", "req-1") == 1
     assert lab.incr_once("orders", "req-1") == 1          # the retry: same answer, no second increment
     assert lab.incr_once("orders", "req-2", 5) == 6
