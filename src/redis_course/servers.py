@@ -3,7 +3,22 @@
 Demos that need server-wide commands (FLUSHALL, CONFIG SET, DEBUG, SHUTDOWN, restarts, persistence
 settings) run them here, never on the reader's own server.  Each server gets a free port on
 127.0.0.1 (or a Unix socket), its own temporary data directory, and is stopped when the ``with``
-block ends, or at the latest when the Python process exits.
+block ends, or at the latest when the Python process exits.  Lessons, tests and the grader all start
+their servers with :class:`PrivateRedis`.
+
+The grader's server (``users=True, confine=True``) serves untrusted code:
+
+* ACL users: ``default`` is off, ``grader`` may do everything, ``student`` (:attr:`student_url`) may
+  not run a command that reaches beyond its own data (MIGRATE, REPLICAOF/SLAVEOF, SYNC/PSYNC,
+  CONFIG, MONITOR, CLIENT KILL/PAUSE, DEBUG, MODULE, SHUTDOWN, SAVE/BGSAVE, ACL, FAILOVER, CLUSTER
+  administration, SCRIPT KILL, FUNCTION FLUSH/KILL...), so ``maxmemory`` set here stays; only
+  password hashes are written to disk.  This holds on Redis 6, where DEBUG, MODULE LOAD and
+  ``CONFIG SET dir`` are not switched off by default.
+* ``confine``: the server runs in a network namespace of its own (only the Unix socket reaches it,
+  it reaches nothing), as ``nobody`` when started by root (see :func:`.labs.isolation.netns_command`).
+
+``COURSE_REDIS_SERVER_ARGS`` (shell words) is appended to every server's command line: tests use
+it to give Redis 7 the permissive defaults of Redis 6.
 
     with private_redis(persistence="aof-everysec") as srv:
         r = srv.client()
@@ -15,7 +30,10 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import os
+import secrets
+import shlex
 import shutil
 import signal
 import socket
@@ -79,9 +97,37 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+#: What the ``student`` user of a grading server may not do (besides ``-@admin``), by Redis version:
+#: commands that reach other servers or files, stop or stall the server, or change what it allows.
+STUDENT_DENY = ["-@admin", "-@dangerous", "+info", "+keys", "+sort", "+sort_ro", "+flushdb", "+role",
+                "-migrate", "-restore", "-restore-asking", "-flushall", "-swapdb", "-config", "-lastsave"]
+STUDENT_DENY_7 = ["-script|kill", "-function|flush", "-function|kill", "-function|restore", "-client|kill",
+                  "-client|pause", "-client|unpause", "-client|no-evict", "-client|unblock"]
+STUDENT_DENY_6 = ["-script", "+script|load", "+script|exists", "+script|flush",
+                  "-client", "+client|id", "+client|setname", "+client|getname", "+client|info",
+                  "+client|tracking", "+client|caching", "+client|getredir", "+client|trackinginfo"]
+
+
+def student_rules(version: str | None) -> list[str]:
+    """ACL rules of the ``student`` user on a server of ``version`` (6.0 has no channel rules and
+    cannot remove a subcommand; 7 can)."""
+    parts = [int(x) if x.isdigit() else 0 for x in (version or "7.0").split(".")[:2]] + [0, 0]
+    major, minor = parts[0], parts[1]
+    rules = ["~*", *(["&*"] if (major, minor) >= (6, 2) else []), "+@all", *STUDENT_DENY]
+    return rules + (STUDENT_DENY_7 if major >= 7 else STUDENT_DENY_6)
+
+
+def _acl_hash(password: str) -> str:
+    return "#" + hashlib.sha256(password.encode()).hexdigest()
+
+
 @dataclass(eq=False)
 class PrivateRedis:
-    """One private redis-server.  ``start()``, ``stop()`` (clean), ``kill()`` (SIGKILL), ``client()``."""
+    """One private redis-server.  ``start()``, ``stop()`` (clean), ``kill()`` (SIGKILL), ``client()``.
+
+    Grading options: ``users`` (ACL users grader/student), ``confine`` (own network namespace; as
+    root also its own unprivileged uid), ``maxmemory``, ``single_node_cluster`` (cluster mode, one
+    node with every slot, the bus on 127.0.0.1 inside the namespace)."""
 
     persistence: str = "none"
     port: int = 0
@@ -89,6 +135,11 @@ class PrivateRedis:
     extra_args: list[str] = field(default_factory=list)
     data_dir: Path | None = None
     proc: subprocess.Popen | None = None
+    users: bool = False
+    confine: bool = False
+    maxmemory: str | None = None
+    single_node_cluster: bool = False
+    log_to_file: bool = True
     _own_dir: bool = False
 
     def __post_init__(self) -> None:
@@ -97,11 +148,14 @@ class PrivateRedis:
         if self.data_dir is None:
             self.data_dir = Path(tempfile.mkdtemp(prefix="course-redis-"))
             self._own_dir = True
+        self._secrets = {"grader": secrets.token_hex(16), "student": secrets.token_hex(16)}
+        self._slots_assigned = False
 
     @property
     def socket_path(self) -> Path:
+        """The Unix socket, alone in its folder (the folder a sandbox may see; nothing else is there)."""
         assert self.data_dir is not None
-        return self.data_dir / "redis.sock"
+        return self.data_dir / "sock" / "redis.sock"
 
     @property
     def password(self) -> str | None:
@@ -112,28 +166,85 @@ class PrivateRedis:
                 return args[i + 1]
         return None
 
-    @property
-    def url(self) -> str:
+    def _url(self, user: str | None, password: str | None) -> str:
         from urllib.parse import quote
 
-        auth = f":{quote(self.password, safe='')}@" if self.password else ""
+        auth = ""
+        if password:
+            auth = f"{quote(user, safe='') if user else ''}:{quote(password, safe='')}@"
         if self.unix_socket:
             return f"unix://{auth}{self.socket_path}"
         return f"redis://{auth}127.0.0.1:{self.port}/0"
+
+    @property
+    def url(self) -> str:
+        """The owner's URL (the ``grader`` user when ``users``): every command allowed."""
+        if self.users:
+            return self._url("grader", self._secrets["grader"])
+        return self._url(None, self.password)
+
+    @property
+    def student_url(self) -> str:
+        """The URL untrusted code gets: the ``student`` user when ``users``, else the owner's."""
+        return self._url("student", self._secrets["student"]) if self.users else self.url
+
+    def _users_file(self) -> Path:
+        """The ACL users as a config file the server reads first (owner-only, password hashes only)."""
+        path = Path(self.data_dir) / "users.conf"
+        rules = " ".join(student_rules(redis_server_version()))
+        text = (f"user default off\n"
+                f"user grader on {_acl_hash(self._secrets['grader'])} ~* {'&* ' if '&*' in rules else ''}+@all\n"
+                f"user student on {_acl_hash(self._secrets['student'])} {rules}\n")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        return path
 
     def command_line(self) -> list[str]:
         binary = redis_server_binary()
         if not binary:
             raise RedisServerMissing(msg("no_redis_server"))
-        args = [binary, "--bind", "127.0.0.1", "--port", "0" if self.unix_socket else str(self.port),
+        args = [binary, *([str(self._users_file())] if self.users else []),
+                "--bind", "127.0.0.1", "--port", "0" if self.unix_socket else str(self.port),
                 "--dir", str(self.data_dir), "--daemonize", "no", "--protected-mode", "no",
-                "--logfile", str(Path(self.data_dir) / "redis.log"), *PERSISTENCE[self.persistence]]
+                "--logfile", str(Path(self.data_dir) / "redis.log") if self.log_to_file else "",
+                *PERSISTENCE[self.persistence]]
         if self.unix_socket:
             args += ["--unixsocket", str(self.socket_path), "--unixsocketperm", "777"]
         if _major(redis_server_version()) >= 7:
             # Redis 7 refuses DEBUG unless enabled; demos on a private server may use it (local clients only).
             args += ["--enable-debug-command", "local"]
-        return args + list(self.extra_args)
+        if self.maxmemory:
+            args += ["--maxmemory", self.maxmemory]
+        if self.single_node_cluster:
+            # the cluster bus needs a TCP port (default: port + 10000, i.e. 10000 for every server with
+            # --port 0): a free one, on 127.0.0.1 only (inside the server's own namespace when confined)
+            args += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                     "--cluster-port", str(free_port())]
+        args += list(self.extra_args) + shlex.split(os.environ.get("COURSE_REDIS_SERVER_ARGS", ""))
+        if self.confine:
+            from .labs.isolation import netns_command
+
+            args = netns_command(args, [str(self.data_dir)])
+        return args
+
+    def _prepare_dirs(self) -> None:
+        """The data folder (owner-only) and the socket's folder (others may use the socket by name)."""
+        sock_dir = self.socket_path.parent
+        sock_dir.mkdir(parents=True, exist_ok=True)
+        if self.socket_path.exists():
+            self.socket_path.unlink()
+        if self.confine and os.geteuid() == 0:
+            from .labs.isolation import unprivileged_ids
+
+            uid, gid = unprivileged_ids()
+            for d in (Path(self.data_dir), sock_dir):
+                os.chown(d, uid, gid)
+            for name in ("users.conf", "nodes.conf", "redis.log"):
+                if (Path(self.data_dir) / name).exists():
+                    os.chown(Path(self.data_dir) / name, uid, gid)
+        os.chmod(self.data_dir, 0o711 if self.unix_socket else 0o700)
+        os.chmod(sock_dir, 0o711)
 
     def start(self, timeout: float = 10.0) -> "PrivateRedis":
         """Start (or restart on the same data directory) and wait until it answers PING."""
@@ -141,7 +252,9 @@ class PrivateRedis:
             return self
         if not self.unix_socket and not self.port:
             self.port = free_port()
-        self.proc = subprocess.Popen(self.command_line(), stdout=subprocess.DEVNULL,
+        command = self.command_line()
+        self._prepare_dirs()
+        self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, start_new_session=True)
         _running.add(self)
         deadline = time.monotonic() + timeout
@@ -155,6 +268,8 @@ class PrivateRedis:
                                       detail=(err.strip() or " / ".join(tail) or
                                               _("exit code {code}", code=self.proc.returncode))))
             try:
+                if self.single_node_cluster:
+                    self._assign_slots()
                 connect(self.url, owned=True, prefix="", socket_timeout=1).ping()
                 return self
             except CourseError as exc:
@@ -163,9 +278,30 @@ class PrivateRedis:
         self.kill()
         raise CourseError(msg("server_start_failed", port=self.port, detail=_("no answer in {seconds:.0f} s ({last})", seconds=timeout, last=last)))
 
+    def _assign_slots(self) -> None:
+        """Single-node cluster: give this node every slot (once; nodes.conf keeps them across restarts).
+        Raises CourseError until the node answers; it serves commands when cluster_state is ok."""
+        c = connect(self.url, owned=True, prefix="", socket_timeout=0.5, socket_connect_timeout=0.5)
+        try:
+            info = c.cluster("info")
+            if int(info.get("cluster_slots_assigned", 0)) == 0:
+                c.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+            if info.get("cluster_state") != "ok":
+                raise CourseError("cluster state not ok yet")
+        except CourseError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - not up yet: the start loop tries again
+            raise CourseError(str(exc)) from None
+        finally:
+            c.close()
+
     def client(self, prefix: str | None = None, **kwargs):
         """A client for this server; it is owned, so server-wide commands are allowed."""
         return connect(self.url, owned=True, prefix=prefix, **kwargs)
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop cleanly (SIGTERM: the server saves if its persistence says so)."""

@@ -21,9 +21,7 @@ def make_server(path: str):
 def _isolate(path: str, keep: list[str]) -> None:
     """As root: no network, only the socket's folder and Python visible, then run as ``nobody``."""
     from . import isolation as iso
-    from .redisbox import unprivileged_ids
-
-    uid, gid = unprivileged_ids()
+    uid, gid = iso.unprivileged_ids()
     iso.unshare(iso.CLONE_NEWNS | iso.CLONE_NEWNET | iso.CLONE_NEWIPC)
     iso.make_mounts_private()
     keep = [os.path.realpath(k) for k in [os.path.dirname(path), *keep]]

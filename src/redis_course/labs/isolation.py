@@ -1,8 +1,16 @@
 """Linux isolation primitives for the processes that run untrusted code (stdlib + ctypes only).
 
-Used by :mod:`._child` (student code) and :mod:`.fakeserver` before any untrusted byte runs, while
-the process is still root.  Nothing here is used when the grader is not root: then the student's
-code runs as the invoking user with resource limits only (a student checking their own code).
+Three ways to run untrusted code, chosen by :func:`mode`:
+
+* ``namespaces`` (the grader is root): :mod:`._child` and :mod:`.fakeserver` enter namespaces with
+  the calls below before any untrusted byte runs, and run as a uid of their own;
+* ``bwrap`` (not root, bubblewrap works): the same namespaces and the same allow-list of paths,
+  made by ``bwrap`` (:func:`bwrap_command`) in an unprivileged user namespace;
+* ``none``: the invoking user's process with resource limits only (``--no-isolation``, or a student
+  checking their own code where bubblewrap is missing).
+
+The private redis-server gets a network namespace of its own in the first two
+(:func:`netns_command`).
 
 * ``unshare(NEW_NS | NEW_NET | NEW_PID | NEW_IPC)`` — own mounts, no network (only Unix sockets),
   own process numbering (it sees no other process), own System V IPC.
@@ -17,9 +25,14 @@ code runs as the invoking user with resource limits only (a student checking the
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
+import pwd
 import resource
+import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 CLONE_NEWNS = 0x00020000
@@ -70,23 +83,28 @@ def _inside(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent.rstrip("/") + "/")
 
 
-def overlay_empty(directory: str, keep: list[str], mode: int = 0o755) -> None:
-    """Cover ``directory`` with an empty tmpfs, binding back what ``keep`` needs under it."""
+def _outermost(paths: list[str]) -> list[str]:
+    """``paths`` without those inside another one of them."""
+    return sorted({p for p in paths if not any(o != p and _inside(p, o) for o in paths)})
+
+
+def overlay_empty(directory: str, keep: list[str], mode: int = 0o755, size_mb: int = 16) -> None:
+    """Cover ``directory`` with an empty tmpfs, binding back exactly the ``keep`` paths under it
+    (only their parent folders are recreated, empty: a sibling of a kept path stays hidden)."""
     directory = os.path.realpath(directory)
     if not os.path.isdir(directory) or any(_inside(directory, k) for k in keep):
         return  # nothing to hide, or it is (inside) something the process needs
-    children = sorted({Path(k).relative_to(directory).parts[0] for k in keep
-                       if _inside(k, directory) and k != directory})
+    inner = _outermost([k for k in keep if _inside(k, directory) and k != directory])
     fds = {}
-    for name in children:
+    for path in inner:
         try:
-            fds[name] = os.open(os.path.join(directory, name), os.O_PATH | os.O_NOFOLLOW)
-        except FileNotFoundError:
+            fds[path] = os.open(path, os.O_PATH | os.O_NOFOLLOW)
+        except (FileNotFoundError, NotADirectoryError):
             continue
     try:
-        mount("tmpfs", directory, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode:o},size=16m,nr_inodes=4096")
-        for name, fd in fds.items():
-            target = os.path.join(directory, name)
+        mount("tmpfs", directory, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode:o},size={size_mb}m,nr_inodes=4096")
+        for target, fd in fds.items():
+            os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
             if stat.S_ISDIR(os.fstat(fd).st_mode):
                 os.mkdir(target)
             else:
@@ -154,3 +172,109 @@ def processes_of(uid: int) -> int:
             except OSError:
                 pass
     return n
+
+
+# -- unprivileged ids, network namespaces, bubblewrap ------------------------------------------------
+
+def unprivileged_ids() -> tuple[int, int]:
+    """The uid and gid of ``nobody`` (what a root grader runs its private servers as)."""
+    try:
+        pw = pwd.getpwnam("nobody")
+        return pw.pw_uid, pw.pw_gid
+    except KeyError:
+        return 65534, 65534
+
+
+def loopback_up() -> None:
+    """Bring ``lo`` up in a fresh network namespace (127.0.0.1 inside it, for a cluster bus)."""
+    import fcntl
+    import socket
+    import struct
+
+    SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        req = struct.pack("16sH14s", b"lo", 0, b"")
+        flags = struct.unpack("16sH14s", fcntl.ioctl(s, SIOCGIFFLAGS, req))[1]
+        fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH14s", b"lo", flags | IFF_UP, b""))
+
+
+NETNS_BOOT = ("import sys, importlib.util as u; s = u.spec_from_file_location('iso', sys.argv[1]); "
+              "m = u.module_from_spec(s); s.loader.exec_module(m); m.netns_exec(sys.argv[2:])")
+
+
+def netns_exec(argv: list[str]) -> None:
+    """As root: a network namespace of its own with only ``lo``, then ``nobody``, then exec ``argv``."""
+    uid, gid = unprivileged_ids()
+    prctl(PR_SET_PDEATHSIG, 9)
+    unshare(CLONE_NEWNET | CLONE_NEWIPC)
+    loopback_up()
+    drop_privileges(uid, gid)
+    os.execv(argv[0], argv)
+
+
+@functools.lru_cache(maxsize=1)
+def bwrap_binary() -> str | None:
+    """``bwrap`` if it is installed and can make namespaces here as this user (probed once)."""
+    binary = shutil.which("bwrap")
+    if not binary:
+        return None
+    try:
+        ok = subprocess.run([binary, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    return binary if ok else None
+
+
+def mode(allow: bool = True) -> str:
+    """``namespaces`` (root), ``bwrap`` (bubblewrap works for this user) or ``none``."""
+    if not allow:
+        return "none"
+    if os.geteuid() == 0:
+        return "namespaces"
+    return "bwrap" if bwrap_binary() else "none"
+
+
+def netns_command(argv: list[str], writable: list[str]) -> list[str]:
+    """``argv`` in a network namespace of its own (nothing but its Unix socket reaches it, it reaches
+    nothing): as root through :func:`netns_exec` (then as ``nobody``), else through bwrap; unchanged
+    when neither is possible (the ACL users still hold)."""
+    if os.geteuid() == 0:
+        return [sys.executable, "-I", "-S", "-c", NETNS_BOOT, os.path.abspath(__file__), *argv]
+    binary = bwrap_binary()
+    if binary is None:
+        return argv
+    return [binary, "--unshare-net", "--unshare-ipc", "--die-with-parent", "--ro-bind", "/", "/",
+            "--dev", "/dev", *[x for w in writable for x in ("--bind", w, w)], "--", *argv]
+
+
+#: Top-level folders a process needs as they are (programs, libraries, configuration).
+SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc")
+
+
+def bwrap_command(argv: list[str], *, read_only: list[str], writable: list[str], network: bool,
+                  tmp_mb: int, chdir: str, hide: list[str] = ()) -> list[str]:
+    """``argv`` under bubblewrap with the same allow-list as the root path: the system folders, then
+    exactly ``read_only`` and ``writable``; a private /proc, /dev, size-limited /tmp; no network
+    unless ``network``; its own PID namespace, killed with its parent; no capabilities."""
+    binary = bwrap_binary()
+    assert binary, "bwrap is not usable here"
+    args = [binary, "--unshare-all", *(["--share-net"] if network else []), "--die-with-parent",
+            "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
+    for name in SYSTEM_DIRS:
+        top = "/" + name
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    for h in hide:  # a hidden folder inside a system one (a checkout under /usr/src)
+        if any(_inside(h, "/" + n) for n in SYSTEM_DIRS) and os.path.isdir(h):
+            args += ["--tmpfs", h]
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
+    for p in _outermost([os.path.realpath(x) for x in read_only if os.path.exists(x)]):
+        if not any(_inside(p, "/" + n) for n in SYSTEM_DIRS) or any(_inside(p, h) for h in hide):
+            args += ["--ro-bind", p, p]
+    for p in writable:
+        args += ["--bind", p, p]
+    return args + ["--chdir", chdir, "--", *argv]

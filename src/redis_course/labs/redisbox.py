@@ -1,10 +1,13 @@
-"""The private Redis of one grading run: a throwaway ``redis-server`` on a Unix socket when the
-binary exists, else a fakeredis server process (:mod:`.fakeserver`) on a Unix socket.
+"""The private Redis of one grading run: a ``redis-server`` started by
+:class:`redis_course.servers.PrivateRedis` (the one launcher of lessons, tests and grader) when the
+binary exists, else a fakeredis server process (:mod:`.fakeserver`); both on a Unix socket alone in
+its folder inside the run's directory.
 
-Both listen only on a socket file inside a directory the grader made for this run, so a student's
-process (which has no network) can reach its own Redis and nothing else.  When the grader runs as
-root the server runs as ``nobody``.  ``healthy()`` / ``restart()`` let the grader recover after a
-student sent SHUTDOWN, DEBUG SLEEP, CONFIG SET requirepass or a Lua script that never ends.
+The redis-server runs with ACL users (the student's code gets :attr:`RunRedis.url`, the ``student``
+user: no MIGRATE, REPLICAOF, CONFIG, DEBUG, MODULE, SHUTDOWN...; the grader's own connection is the
+``grader`` user), ``maxmemory`` set here, and a network namespace of its own where the machine
+allows (root, or bubblewrap).  ``healthy()`` / ``restart()`` let the grader recover after a student
+stalled or broke it (DEBUG-free ways remain: a Lua script that never ends, memory).
 
 ``cluster=True`` (lab.yml ``redis: cluster``) starts the redis-server in cluster mode as a cluster
 of one node that serves all 16384 slots: clients use it as a single server (no redirections), and
@@ -14,7 +17,6 @@ the server refuses any multi-key command, transaction or script whose keys are i
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
 import signal
 import subprocess
@@ -23,17 +25,11 @@ import time
 from pathlib import Path
 
 from ..backend import CourseError, connect
-from ..servers import redis_server_binary
+from ..servers import PrivateRedis, redis_server_binary
+from .isolation import unprivileged_ids
 
 BACKENDS = ("auto", "redis-server", "fakeredis")
-
-
-def unprivileged_ids() -> tuple[int, int]:
-    try:
-        pw = pwd.getpwnam("nobody")
-        return pw.pw_uid, pw.pw_gid
-    except KeyError:
-        return 65534, 65534
+MAXMEMORY = "256mb"
 
 
 def resolve_backend(backend: str) -> str:
@@ -47,37 +43,53 @@ def resolve_backend(backend: str) -> str:
 
 
 class RunRedis:
-    """``start()``, ``client(prefix)``, ``healthy()``, ``restart()``, ``stop()``; ``url`` is unix://..."""
+    """``start()``, ``client(prefix)``, ``healthy()``, ``restart()``, ``stop()``.
+
+    ``url`` is what the student's code gets (unix://, the ``student`` user on a redis-server);
+    ``admin_url`` is the grader's."""
 
     def __init__(self, directory: Path, backend: str = "auto", cluster: bool = False) -> None:
         self.backend = resolve_backend(backend)
         self.cluster = cluster and self.backend == "redis-server"
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.proc: subprocess.Popen | None = None
+        self._fake: subprocess.Popen | None = None
         self._admin = None  # the grader's connection for FLUSHALL between tests
         self._ready = False
         self.root = os.geteuid() == 0
-        if self.root:
-            uid, gid = unprivileged_ids()
-            os.chown(self.dir, uid, gid)
-        os.chmod(self.dir, 0o711)  # others may use the socket by its name, not list the directory
+        self._server: PrivateRedis | None = None
+        if self.backend == "redis-server":
+            self._server = PrivateRedis(data_dir=self.dir, unix_socket=True, users=True, confine=True,
+                                        maxmemory=MAXMEMORY, single_node_cluster=self.cluster,
+                                        log_to_file=False,
+                                        extra_args=["--lua-time-limit", "1000", "--loglevel", "warning"])
+        else:
+            sock_dir = self.socket_path.parent
+            sock_dir.mkdir(parents=True, exist_ok=True)
+            if self.root:
+                uid, gid = unprivileged_ids()
+                os.chown(sock_dir, uid, gid)
+            os.chmod(self.dir, 0o711)
+            os.chmod(sock_dir, 0o711)  # others may use the socket by its name, not list the folder
+
+    @property
+    def proc(self) -> subprocess.Popen | None:
+        return self._server.proc if self._server is not None else self._fake
 
     @property
     def socket_path(self) -> Path:
-        return self.dir / "redis.sock"
+        return self.dir / "sock" / "redis.sock"
 
     @property
     def url(self) -> str:
-        return f"unix://{self.socket_path}"
+        """The student's URL."""
+        return self._server.student_url if self._server is not None else f"unix://{self.socket_path}"
 
-    def _command(self) -> list[str]:
-        if self.backend == "redis-server":
-            return [redis_server_binary() or "redis-server", "--port", "0", "--unixsocket", str(self.socket_path),
-                    "--unixsocketperm", "777", "--dir", str(self.dir), "--save", "", "--appendonly", "no",
-                    "--daemonize", "no", "--logfile", "", "--loglevel", "warning", "--maxmemory", "256mb",
-                    "--lua-time-limit", "1000", "--protected-mode", "no",
-                    *(self._cluster_args() if self.cluster else [])]
+    @property
+    def admin_url(self) -> str:
+        return self._server.url if self._server is not None else f"unix://{self.socket_path}"
+
+    def _fake_command(self) -> list[str]:
         return [sys.executable, "-I", "-S", "-c",
                 "import sys; sys.path[:0] = sys.argv[1].split(':'); "
                 "from redis_course.labs.fakeserver import main; main(sys.argv[2:])",
@@ -88,28 +100,26 @@ class RunRedis:
         return self.wait_ready(timeout)
 
     def launch(self) -> "RunRedis":
-        """Start the server process without waiting for it (see :meth:`wait_ready`)."""
+        """Start the server; a fakeredis server is not waited for (see :meth:`wait_ready`)."""
         self._ready = False
+        if self._server is not None:
+            self._server.start(timeout=20.0)
+            self._ready = True
+            return self
         if self.socket_path.exists():
             self.socket_path.unlink()
-        kwargs: dict = {}
-        if self.root and self.backend == "redis-server":
-            uid, gid = unprivileged_ids()
-            kwargs.update(user=uid, group=gid, extra_groups=[])
-        self.proc = subprocess.Popen(self._command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, start_new_session=True, cwd=self.dir, **kwargs)
+        self._fake = subprocess.Popen(self._fake_command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, start_new_session=True, cwd=self.dir)
         return self
 
     def wait_ready(self, timeout: float = 10.0) -> "RunRedis":
-        if getattr(self, "_ready", False):
+        if self._ready:
             return self
         assert self.proc is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise CourseError(f"the private {self.backend} did not start (exit code {self.proc.returncode})")
-            if self.socket_path.exists() and self.cluster:
-                self._assign_slots()
             if self.socket_path.exists() and self.healthy(timeout=0.5):
                 self._ready = True
                 return self
@@ -117,35 +127,16 @@ class RunRedis:
         self.stop()
         raise CourseError(f"the private {self.backend} did not answer within {timeout:g} s")
 
-    def _cluster_args(self) -> list[str]:
-        # the cluster bus needs a TCP port (default: port + 10000, i.e. 10000 for every server with
-        # --port 0): a free one, on 127.0.0.1 only; clients still use only the Unix socket
-        from ..servers import free_port
-
-        return ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--bind", "127.0.0.1",
-                "--cluster-port", str(free_port())]
-
-    def _assign_slots(self) -> None:
-        """Cluster mode: give this one node every slot (once; nodes.conf keeps them across restarts).
-        The node serves commands when its cluster_state turns ok, about 2 s after it started."""
-        try:
-            c = connect(self.url, owned=True, prefix="", socket_timeout=0.5, socket_connect_timeout=0.5)
-            if int(c.cluster("info").get("cluster_slots_assigned", 0)) == 0:
-                c.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
-            c.close()
-        except Exception:  # noqa: BLE001 - not up yet: the start loop tries again
-            pass
-
     def client(self, prefix: str, socket_timeout: float = 5.0):
         """The grader's own client (owned: server-wide commands allowed)."""
-        return connect(self.url, owned=True, prefix=prefix, socket_timeout=socket_timeout,
+        return connect(self.admin_url, owned=True, prefix=prefix, socket_timeout=socket_timeout,
                        socket_connect_timeout=2)
 
     def healthy(self, timeout: float = 2.0) -> bool:
         if not self.proc or self.proc.poll() is not None:
             return False
         try:
-            c = connect(self.url, owned=True, prefix="", socket_timeout=timeout, socket_connect_timeout=timeout)
+            c = connect(self.admin_url, owned=True, prefix="", socket_timeout=timeout, socket_connect_timeout=timeout)
             ok = c.ping() and c.set("__course_probe__", "1") and c.delete("__course_probe__") == 1
             c.close()
             return bool(ok)
@@ -162,7 +153,8 @@ class RunRedis:
         self.wait_ready()
         try:
             if self._admin is None:
-                self._admin = connect(self.url, owned=True, prefix="", socket_timeout=2, socket_connect_timeout=2)
+                self._admin = connect(self.admin_url, owned=True, prefix="", socket_timeout=2,
+                                      socket_connect_timeout=2)
             a = self._admin
             ok = a.flushall() and a.set("__course_probe__", "1") and a.delete("__course_probe__") == 1
         except Exception:  # noqa: BLE001
@@ -177,13 +169,15 @@ class RunRedis:
             except Exception:  # noqa: BLE001
                 pass
             self._admin = None
-        if self.proc and self.proc.poll() is None:
+        if self._server is not None:
+            self._server.kill()
+        elif self._fake and self._fake.poll() is None:
             try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
+                os.killpg(self._fake.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            self.proc.wait(5)
-        self.proc = None
+            self._fake.wait(5)
+        self._fake = None
 
     def close(self) -> None:
         self.stop()

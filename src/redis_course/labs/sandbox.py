@@ -24,6 +24,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from urllib.parse import urlparse
 
 from .errors import InjectedCrash, StudentCrash, StudentError, StudentImportError, StudentTimeout
 
@@ -199,13 +200,14 @@ class Sandbox:
         (self.workdir / "lab.py").write_bytes(self.source)
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
-        network = not self.url.startswith("unix://")
+        where = urlparse(self.url)
+        network = where.scheme != "unix"
         cfg = {
             "module": str(self.workdir / "lab.py"), "workdir": str(self.workdir), "url": self.url,
             "prefix": self.prefix, "req_fd": req_r, "resp_fd": resp_w, "isolate": bool(self.isolate),
             "network": network, "limits": self.limits.to_dict(), "private": list(PRIVATE_DIRS),
             "hide": [os.path.realpath(h) for h in self.hide],
-            "keep": [str(self.workdir), os.path.dirname(self.url[len("unix://"):]) if not network else "",
+            "keep": [str(self.workdir), os.path.dirname(where.path) if not network else "",
                      *python_paths()],
         }
         cfg["keep"] = [k for k in cfg["keep"] if k]
