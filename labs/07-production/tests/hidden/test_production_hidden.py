@@ -1,0 +1,136 @@
+"""Hidden tests of lab 07: the server's clock, a stopped server, churn from many processes."""
+import contextlib
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from redis_course.l10n import _
+from redis_course.labs import pytest_plugin
+from redis_course.labs.testing import hint, points
+
+BUDGET_MS = 250
+SLACK_S = 1.25
+
+
+def server_ms(redis):
+    sec, usec = redis.time()
+    return sec * 1000 + usec // 1000
+
+
+def private_server():
+    run = pytest_plugin._run
+    server = run.server if run is not None else None
+    if server is None or server.proc is None:
+        pytest.skip("this test pauses or stops the lab's private Redis; there is none with REDIS_URL")
+    return server
+
+
+@contextlib.contextmanager
+def paused_server():
+    server = private_server()
+    os.killpg(server.proc.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.killpg(server.proc.pid, signal.SIGCONT)
+
+
+@points(3)
+@hint("server-clock")
+def test_leases_are_judged_on_the_server_clock_when_the_command_runs(lab, redis):
+    """A command that waited for a paused server judges leases at the moment it runs."""
+    key = redis.key("sem", "jobs")
+    lab.release("jobs", "warm-up")                       # your process is started and connected
+    end = server_ms(redis) + 600
+    redis.zadd(key, {"crashed": end})                    # its lease ends 0.6 s from now
+    answer = {}
+
+    def call():
+        try:
+            answer["got"] = lab.acquire("jobs", "late", 1, 60_000)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            answer["got"] = exc
+
+    with paused_server():
+        caller = threading.Thread(target=call)
+        caller.start()                                   # acquire is sent now, and waits in the queue
+        time.sleep(1.5)                                  # the lease ends while the server is paused
+    caller.join(10)
+    assert answer.get("got") is True, _(
+        "the command ran after the lease had ended on the server's clock, yet acquire returned {answer}: "
+        "read the time with TIME inside the script, not in your process", answer=answer.get("got"))
+    score = redis.zscore(key, "late")
+    assert score is not None and score >= end + 60_000, _(
+        "the new lease must end lease_ms after the moment the script ran (server clock)")
+
+
+@pytest.mark.parametrize("policy", ["open", "closed"])
+@points(2)
+@hint("budget")
+def test_a_stopped_server_is_answered_by_the_policy_at_once(lab, redis, policy):
+    """With the server gone, admit answers by its policy, within the budget, without an exception."""
+    server = private_server()
+    lab.admit("api", "warm-up", 5, 60_000, BUDGET_MS, policy)
+    os.killpg(server.proc.pid, signal.SIGKILL)
+    server.proc.wait(5)
+    start = time.monotonic()
+    answers = [lab.admit("api", f"h{i}", 5, 60_000, BUDGET_MS, policy) for i in range(3)]
+    took = time.monotonic() - start
+    want = {"admitted": policy == "open", "by": policy}
+    assert answers == [want] * 3, _("policy {policy!r}, server stopped: admit returned {answer}", policy=policy,
+                                    answer=answers)
+    assert took < 3 * (BUDGET_MS / 1000) + SLACK_S, _(
+        "budget {budget} ms, server stopped: three calls took {took:.2f} s", budget=BUDGET_MS, took=took)
+
+
+@points(2)
+@hint("budget")
+def test_after_the_pause_the_limiter_decides_again(lab, redis):
+    """Once the server answers again, admit is decided by the limiter, not by the policy."""
+    lab.admit("api", "warm-up", 1, 60_000, BUDGET_MS, "open")
+    with paused_server():
+        assert lab.admit("api", "a", 1, 60_000, BUDGET_MS, "open")["by"] == "open"
+    time.sleep(0.2)
+    redis.delete(redis.key("sem", "api"))
+    assert lab.admit("api", "b", 1, 60_000, BUDGET_MS, "closed") == {"admitted": True, "by": "redis"}
+    assert lab.admit("api", "c", 1, 60_000, BUDGET_MS, "open") == {"admitted": False, "by": "redis"}
+
+
+@points(3)
+@hint("race")
+def test_acquire_and_release_from_sixteen_processes_keep_the_limit(lab, redis):
+    """Sixteen processes taking and giving back slots never exceed the limit."""
+    procs, limit = 16, 3
+    calls = []
+    for i in range(procs * 6):
+        calls.append(("acquire", ("pool", f"h{i}", limit, 60_000)))
+    results = lab.run_concurrently(calls, processes=procs)
+    errors = [res for res in results if isinstance(res, Exception)]
+    assert not errors, _("acquire raised: {error}", error=errors[0])
+    held = redis.zcard(redis.key("sem", "pool"))
+    assert sum(results) == held == limit, _(
+        "limit {limit}: {granted} acquisitions succeeded, {held} holders in the sorted set",
+        limit=limit, granted=sum(results), held=held)
+    winners = [c[1][1] for c, ok in zip(calls, results) if ok]
+    results = lab.run_concurrently([("release", ("pool", w)) for w in winners]
+                                   + [("release", ("pool", f"x{i}")) for i in range(13)], processes=procs)
+    assert results[:limit] == [True] * limit and not any(results[limit:]), _(
+        "each holder releases once (True), strangers free nothing (False): {answer}", answer=results)
+    assert redis.zcard(redis.key("sem", "pool")) == 0
+
+
+@points(2)
+@hint("holder")
+def test_a_stranger_release_never_frees_a_slot_of_a_full_limiter(lab, redis):
+    """Releases by strangers and ended holders leave a full limiter full."""
+    for h in ("a", "b"):
+        assert lab.acquire("jobs", h, 2, 60_000) is True
+    redis.zadd(redis.key("sem", "jobs"), {"gone": server_ms(redis) - 10})
+    for stranger in ("x", "y", "gone", "z"):
+        assert lab.release("jobs", stranger) is False
+    assert lab.acquire("jobs", "c", 2, 60_000) is False, _("strangers' releases freed a slot")
+    assert {"a", "b"} <= set(redis.zrange(redis.key("sem", "jobs"), 0, -1)), _(
+        "a stranger's release took someone else's slot")

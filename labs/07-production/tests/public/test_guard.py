@@ -1,0 +1,79 @@
+"""Public tests of lab 07, the guard: run them with `python3 run.py check 07`.
+
+Some tests pause the lab's private Redis (SIGSTOP, then SIGCONT) while your code waits for it; they
+are skipped when the check runs against a server of your own (REDIS_URL).
+"""
+import contextlib
+import os
+import signal
+import time
+
+import pytest
+
+from redis_course.l10n import _
+from redis_course.labs import pytest_plugin
+from redis_course.labs.testing import hint, points, student_raises
+
+BUDGET_MS = 250
+SLACK_S = 1.25  # what the grader adds to the budget: its own round trip to your process
+
+
+@contextlib.contextmanager
+def paused_server():
+    """The lab's private Redis stops answering (SIGSTOP) for the block, then goes on (SIGCONT)."""
+    run = pytest_plugin._run
+    server = run.server if run is not None else None
+    if server is None or server.proc is None:
+        pytest.skip("this test pauses the lab's private Redis; there is none with REDIS_URL")
+    os.killpg(server.proc.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.killpg(server.proc.pid, signal.SIGCONT)
+
+
+def timed(fn, *args):
+    start = time.monotonic()
+    answer = fn(*args)
+    return answer, time.monotonic() - start
+
+
+@points(2)
+@hint("guard-redis")
+def test_while_redis_answers_the_limiter_decides(lab, redis):
+    """While Redis answers, the limiter decides, whatever the policy."""
+    first = lab.admit("api", "a", 1, 60_000, BUDGET_MS, "open")
+    assert first == {"admitted": True, "by": "redis"}, _("admit returned {answer}", answer=first)
+    second = lab.admit("api", "b", 1, 60_000, BUDGET_MS, "open")
+    assert second == {"admitted": False, "by": "redis"}, _(
+        "a full limiter answered {answer}: fail-open is for when Redis gives no answer, not for a refusal",
+        answer=second)
+    assert redis.zcard(redis.key("sem", "api")) == 1
+
+
+@pytest.mark.parametrize("policy", ["open", "closed"])
+@points(2)
+@hint("budget")
+def test_a_paused_server_costs_the_budget_and_the_policy_answers(lab, redis, policy):
+    """With the server paused, admit answers by its policy within the time budget."""
+    lab.admit("api", "warm-up", 5, 60_000, BUDGET_MS, policy)   # your process is started and connected
+    with paused_server():
+        answer, took = timed(lab.admit, "api", "a", 5, 60_000, BUDGET_MS, policy)
+    want = {"admitted": policy == "open", "by": policy}
+    assert answer == want, _("policy {policy!r}, server paused: admit returned {answer}", policy=policy,
+                             answer=answer)
+    assert took < BUDGET_MS / 1000 + SLACK_S, _(
+        "budget {budget} ms, server paused: admit took {took:.2f} s", budget=BUDGET_MS, took=took)
+
+
+@points(2)
+@hint("bugs")
+def test_a_bug_is_raised_not_admitted(lab, redis):
+    """Fail-open answers only for an unreachable Redis: a bug is raised, not admitted."""
+    with student_raises("ValueError"):
+        lab.admit("api", "a", 0, 60_000, BUDGET_MS, "open")          # limit 0 is a bug of the caller
+    with student_raises("ValueError"):
+        lab.admit("api", "a", 5, 60_000, BUDGET_MS, "sometimes")     # so is a policy that does not exist
+    redis.set(redis.key("sem", "api"), "not a sorted set")
+    with student_raises("ResponseError"):
+        lab.admit("api", "a", 5, 60_000, BUDGET_MS, "open")          # WRONGTYPE: Redis answered, with an error
