@@ -18,14 +18,14 @@
 # Without `REDIS_URL` it is **fakeredis**, a Redis that lives inside this Python process;
 # with `REDIS_URL` set it is your real server. The first line it prints tells you which.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="bee698588d81"
 # # Ваш первый счётчик
 #
 # Каждый блокнот курса начинается одинаково: `connect()` возвращает клиент Redis.
 # Без `REDIS_URL` это **fakeredis** — Redis, который живёт прямо в процессе Python;
 # если `REDIS_URL` задан, это ваш настоящий сервер. Первая строка вывода говорит, какой именно.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="bee698588d81"
 # # 你的第一个计数器
 #
 # 本课程的每个笔记本都以同样的方式开始：`connect()` 返回一个 Redis 客户端。没有设置 `REDIS_URL` 时，它连接的是 **fakeredis**——一个运行在当前 Python 进程内部的 Redis；设置了 `REDIS_URL` 时，连接的就是你真正的服务器。输出的第一行会告诉你用的是哪一个。
@@ -39,11 +39,11 @@ r = connect(verbose=True)
 # Every key the course writes starts with this run's prefix, so on a shared server it never
 # touches your own keys. `r.key("views")` builds the full name; lessons print the short one.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="1bcfa17cbfd0"
 # Все ключи, которые записывает курс, начинаются с префикса текущего запуска, поэтому на общем сервере
 # он никогда не трогает ваши ключи. `r.key("views")` строит полное имя; уроки печатают короткое.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="1bcfa17cbfd0"
 # 课程写入的每个键都以本次运行的前缀开头，所以在共享服务器上绝不会碰到你自己的键。`r.key("views")` 生成完整的键名；各课打印的是去掉前缀的短名。
 
 # %%
@@ -57,11 +57,11 @@ print(r.get(views))
 # `INCR` returns the new value, and the value is stored as a string. Some commands exist only
 # on a real server; such cells say so on fakeredis instead of failing:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="f22fc9dcf3b9"
 # `INCR` возвращает новое значение, а хранится значение строкой. Некоторые команды есть только
 # у настоящего сервера; на fakeredis такие ячейки сообщают об этом, а не падают:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="f22fc9dcf3b9"
 # `INCR` 返回自增后的新值，而值本身以字符串形式存储。有些命令只有真正的服务器才支持；在 fakeredis 上，这类单元格会给出说明，而不是报错：
 
 # %% tags=["varies"]
@@ -71,10 +71,10 @@ if needs_real_redis(r, "OBJECT ENCODING"):
 # %% [markdown] lang="en"
 # When you are done, `r.cleanup()` deletes this run's keys and nothing else.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="99a28ae1f1a6"
 # В конце `r.cleanup()` удаляет ключи этого запуска — и только их.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="99a28ae1f1a6"
 # 用完之后，`r.cleanup()` 会删除本次运行写入的键，且只删除这些键。
 
 # %%

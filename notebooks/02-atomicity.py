@@ -18,7 +18,7 @@
 # `GET` then `SET`, which loses updates; then `INCR`, which never does. Then the tools for
 # operations that no single command covers: `MULTI`/`EXEC`, `WATCH` and Lua scripts.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="db9a9ff2f165"
 # # Атомарность: потерянные обновления, транзакции и скрипты
 #
 # В этом блокноте несколько клиентов одновременно меняют один и тот же счётчик. Сначала наивно —
@@ -26,7 +26,7 @@
 # Дальше — инструменты для операций, которые не укладываются в одну команду: `MULTI`/`EXEC`,
 # `WATCH` и Lua-скрипты.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="db9a9ff2f165"
 # # 原子性：丢失更新、事务与脚本
 #
 # 在这个笔记本里，多个客户端同时修改同一个计数器。先用最朴素的方式——先 `GET` 再 `SET`，结果会丢失更新；再用 `INCR`，一次都不会丢。然后介绍单条命令无法覆盖的操作该用什么：`MULTI`/`EXEC`、`WATCH` 和 Lua 脚本。
@@ -54,7 +54,7 @@ r = connect(verbose=True)
 # stands for the work an application does in between (a template, a database query, a GC pause)
 # and makes the window visible on every machine and on fakeredis. `with_incr` sends one `INCR`.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="3ef0e3e62208"
 # ## N клиентов, один счётчик
 #
 # Каждый клиент — поток со своим соединением (повторный `connect()` даёт новый клиент к тем же
@@ -63,7 +63,7 @@ r = connect(verbose=True)
 # так изображается работа, которую приложение делает в промежутке (рендеринг шаблона, запрос в базу,
 # пауза GC), и окно гонки становится заметным на любой машине и на fakeredis. `with_incr` отправляет один `INCR`.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="3ef0e3e62208"
 # ## N 个客户端，一个计数器
 #
 # 每个客户端是一个线程，拥有自己的连接（再次调用 `connect()` 会得到访问同一份数据的新客户端）。每个客户端把计数器加 1，各加 `K` 次。`get_then_set` 先读出值，在 Python 里加 1，再写回去；读和写之间 sleep 1 毫秒，代表应用在这中间做的事情（渲染模板、查数据库、GC 停顿），这样竞态窗口在任何机器上、在 fakeredis 上都清晰可见。`with_incr` 只发送一条 `INCR`。
@@ -111,10 +111,10 @@ print_table(["N", _("expected"), "GET+SET", _("lost"), "INCR"], rows)
 # %% [markdown] lang="en"
 # The numbers in the `lost` column change from run to run. What does not change:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="b3a05c82a769"
 # Числа в столбце «потеряно» меняются от запуска к запуску. Что не меняется:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="b3a05c82a769"
 #「丢失」一列的数字每次运行都不一样。不变的是：
 
 # %%
@@ -143,14 +143,14 @@ charts.show(fig, alt=_("Line chart of lost updates against the number of clients
 # Without the sleep the window is only the time between two round trips. It is smaller, not
 # zero: 16 clients with no pause at all still lose updates.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="10e162e65f83"
 # При N клиентах теряется примерно N−1 обновление из каждых N: пока один клиент спит между
 # своими `GET` и `SET`, остальные читают то же старое значение, и побеждает последний `SET`.
 #
 # Без паузы окно — это лишь время между двумя сетевыми обменами. Оно меньше, но не нулевое: 16 клиентов
 # вообще без пауз всё равно теряют обновления.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="10e162e65f83"
 # 有 N 个客户端时，大约每 N 次更新就会丢掉 N−1 次：一个客户端在 `GET` 和 `SET` 之间 sleep 时，其他客户端读到的是同一个旧值，最后执行的那次 `SET` 覆盖了其他所有写入。
 #
 # 去掉 sleep 后，窗口只剩两次网络往返之间的那段时间。它变小了，但不是零：16 个完全不停顿的客户端依然会丢失更新。
@@ -169,7 +169,7 @@ print(_("expected {expected}, got {got}, lost {lost}", expected=16 * 200, got=go
 # Either way commands are still executed by the main thread, one after another. A command is
 # atomic; a sequence of commands is not. The defaults, asked from a private Redis server:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="d892ed7e58ab"
 # ## Почему INCR не может потерять обновление
 #
 # Redis выполняет команды по одной, каждую до конца. `INCR` читает, прибавляет и записывает
@@ -180,7 +180,7 @@ print(_("expected {expected}, got {got}, lost {lost}", expected=16 * 200, got=go
 # Сами команды в любом случае выполняет главный поток, одну за другой. Команда атомарна,
 # последовательность команд — нет. Значения по умолчанию, которые сообщает приватный сервер Redis:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="d892ed7e58ab"
 # ## 为什么 INCR 不会丢失更新
 #
 # Redis 一次执行一条命令，每条都执行完才轮到下一条。`INCR` 在一条命令内部完成读取、加一和写回，所以中间不可能插入其他命令。从 Redis 6 开始可以启用 I/O 线程（`io-threads`，默认关闭）：它们并行地写回响应；在 Redis 8.0 之前，只有设置 `io-threads-do-reads yes` 时它们才会读取和解析请求，而默认值是 `no`（8.0 起读写总是都交给线程）。无论哪种情况，命令本身仍由主线程一条接一条地执行。单条命令是原子的，一串命令则不是。下面是向一个私有 Redis 服务器查询到的默认值：
@@ -201,14 +201,14 @@ else:
 # without any other client's command in between. In redis-py this is a pipeline with
 # `transaction=True` (the default): the whole block goes in one round trip.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="653030c30807"
 # ## MULTI/EXEC: очередь, которая выполняется одним блоком
 #
 # `MULTI` начинает транзакцию: следующие команды ставятся в очередь, а `EXEC` выполняет их все
 # подряд, так что между ними не вклинится ни одна команда другого клиента. В redis-py это
 # конвейер (pipeline) с `transaction=True` (по умолчанию): весь блок уходит за один сетевой обмен.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="653030c30807"
 # ## MULTI/EXEC：作为一个整体执行的队列
 #
 # `MULTI` 开启事务：之后的命令进入队列，`EXEC` 一次性执行全部命令，中间不会插入其他客户端的命令。在 redis-py 中它就是 `transaction=True`（默认值）的管道（pipeline）：整个块只需一次网络往返。
@@ -227,13 +227,13 @@ with r.pipeline(transaction=True) as pipe:
 # command fails (`name` holds a string, not a number), and the first has already taken 30 from
 # the balance:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="a76b2eebb720"
 # ### Отката нет
 #
 # Команда, завершившаяся ошибкой во время `EXEC`, не отменяет предыдущие. Здесь вторая команда
 # падает (в `name` лежит строка, а не число), а первая уже списала 30 с баланса:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="a76b2eebb720"
 # ### 没有回滚
 #
 # `EXEC` 执行过程中某条命令失败，并不会撤销它之前的命令。下面第二条命令失败了（`name` 里是字符串而不是数字），而第一条已经从余额里扣掉了 30：
@@ -253,12 +253,12 @@ print(r.get(balance))
 # Only errors found while *queueing* (an unknown command, a wrong number of arguments) make
 # `EXEC` discard the whole block (`EXECABORT`); redis-py raises before anything runs:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="1889ca79119b"
 # Только ошибки, найденные ещё при *постановке в очередь* (неизвестная команда, неверное число
 # аргументов), заставляют `EXEC` отбросить весь блок (`EXECABORT`); redis-py выбрасывает исключение
 # раньше, чем что-либо выполнится:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="1889ca79119b"
 # 只有在*入队*时就能发现的错误（未知命令、参数个数不对）才会让 `EXEC` 丢弃整个块（`EXECABORT`）；redis-py 会在任何命令执行之前就抛出异常：
 
 # %%
@@ -278,14 +278,14 @@ print(r.get(balance))
 # That saves the network, but other clients' commands may run between yours. The time saved
 # depends on the network: on fakeredis there is no network, so the gap is small.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="921040adc2ad"
 # ## Конвейер без транзакции
 #
 # `pipeline(transaction=False)` отправляет много команд за один сетевой обмен, без `MULTI`/`EXEC`.
 # Это экономит сеть, но между вашими командами могут выполниться команды других клиентов.
 # Выигрыш во времени зависит от сети: у fakeredis сети нет, и разница мала.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="921040adc2ad"
 # ## 不带事务的管道
 #
 # `pipeline(transaction=False)` 在一次往返中发送多条命令，但不包在 `MULTI`/`EXEC` 里。这样节省了网络开销，但其他客户端的命令可能插在你的命令之间执行。节省多少时间取决于网络：fakeredis 没有网络，所以差距很小。
@@ -317,7 +317,7 @@ print(r.get(counter), replies[-1])
 # run `MULTI`/`EXEC`. If any client (or this one) wrote the key after `WATCH`, `EXEC` does nothing
 # and returns nil; redis-py raises `WatchError`, and we try again. This is optimistic locking.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="cdd2e444ed0f"
 # ## WATCH: проверить и записать, только если ничего не изменилось
 #
 # `MULTI` не умеет принимать решения: команды в очереди не видят результатов друг друга. Чтобы
@@ -326,7 +326,7 @@ print(r.get(counter), replies[-1])
 # же клиент), `EXEC` ничего не выполнит и вернёт nil; redis-py выбросит `WatchError`, и мы повторим
 # попытку. Это оптимистическая блокировка.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="cdd2e444ed0f"
 # ## WATCH：先检查，只有在没人改动时才写入
 #
 # `MULTI` 本身不能做判断：队列里的命令看不到彼此的结果。要在应用里做判断（“余额够不够？”）又保证安全，就先 `WATCH` 这个键，读取它，再执行 `MULTI`/`EXEC`。如果在 `WATCH` 之后任何客户端（包括它自己）写了这个键，`EXEC` 什么也不执行并返回 nil；redis-py 抛出 `WatchError`，我们重试。这就是乐观锁。
@@ -363,10 +363,10 @@ print(r.get(balance))
 # %% [markdown] lang="en"
 # A conflict, step by step: another client writes between our `WATCH` and our `EXEC`.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="2184314561d3"
 # Конфликт по шагам: другой клиент пишет между нашими `WATCH` и `EXEC`.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="2184314561d3"
 # 一步步看冲突：另一个客户端在我们的 `WATCH` 和 `EXEC` 之间写入了这个键。
 
 # %%
@@ -390,14 +390,14 @@ print(r.get(balance))
 # make `K_WATCH` deposits on one key with `WATCH` (deposits never fail for lack of money, so every
 # attempt that does not go through is a conflict):
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="37c85309d033"
 # ### Шторм повторов
 #
 # При высокой конкуренции в каждом раунде выигрывает только один клиент, остальные повторяют попытку.
 # Здесь N клиентов делают по `K_WATCH` пополнений одного ключа через `WATCH` (пополнение не может
 # упасть из-за нехватки денег, так что каждая неудачная попытка — это конфликт):
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="37c85309d033"
 # ### 重试风暴
 #
 # 在竞争激烈时，每一轮只有一个客户端成功，其余的都要重试。下面 N 个客户端各自用 `WATCH` 对同一个键存款 `K_WATCH` 次（存款不会因余额不足而失败，所以每次没成功的尝试都是一次冲突）：
@@ -462,7 +462,7 @@ charts.show(fig, alt=_("Line chart of WATCH retries per deposit against the numb
 # `EVALSHA` sends only its SHA-1 after `SCRIPT LOAD`; redis-py's `register_script` does this
 # for you (it tries `EVALSHA` and falls back to loading the script on `NOSCRIPT`).
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="d05b9c7c25e6"
 # Ничего не потеряно, но каждое пополнение стоит примерно N/2 неудачных попыток, каждая со своими
 # сетевыми обменами. `WATCH` хорош для ключей, за которые редко конкурируют. Для горячего ключа
 # перенесите решение внутрь Redis.
@@ -474,7 +474,7 @@ charts.show(fig, alt=_("Line chart of WATCH retries per deposit against the numb
 # скрипта; `EVALSHA` после `SCRIPT LOAD` отправляет только его SHA-1; `register_script` в redis-py
 # делает это за вас (пробует `EVALSHA`, а при `NOSCRIPT` загружает скрипт).
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="d05b9c7c25e6"
 # 一次更新都没丢，但每次存款平均要付出约 N/2 次失败尝试，每次都有自己的网络往返。`WATCH` 适合很少发生竞争的键；对于热点键，应该把判断挪进 Redis 内部。
 #
 # ## Lua 脚本：在 Redis 内部做判断
@@ -504,11 +504,11 @@ print(r.get(balance))
 # The same contention as above, with the script: 16 clients, each withdrawing 1 until the money
 # runs out. No retries, no lost updates, and the balance never goes below zero:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="496e9a518132"
 # Та же конкуренция, но со скриптом: 16 клиентов снимают по 1, пока деньги не кончатся.
 # Ни повторов, ни потерянных обновлений, и баланс никогда не уходит ниже нуля:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="496e9a518132"
 # 同样的竞争，这次用脚本：16 个客户端每次取 1，直到钱取完。没有重试，没有丢失的更新，余额也永远不会低于零：
 
 # %%
@@ -527,12 +527,12 @@ print(final, sum(1 for x in results if x >= 0), sum(1 for x in results if x == -
 # appends where it happened (`script: <sha>, on @user_script:...`) to the message; fakeredis
 # returns the message alone:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="e849c05bcbec"
 # В ошибках внутри скриптов бэкенды расходятся. Когда падает `redis.call`, настоящий
 # Redis добавляет к сообщению, где это случилось (`script: <sha>, on @user_script:...`);
 # fakeredis возвращает только само сообщение:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="e849c05bcbec"
 # 脚本内部的错误是两个后端不一致的地方。`redis.call` 失败时，真正的 Redis 会在错误信息后面附上出错的位置（`script: <sha>, on @user_script:...`）；fakeredis 只返回错误信息本身：
 
 # %% tags=["backend-differs"]
@@ -545,10 +545,10 @@ print(call_error)
 # %% [markdown] lang="en"
 # The part that is the same on both, and the part to match on in your code:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="993b6a2387f2"
 # Часть сообщения, одинаковая на обоих, — именно по ней и стоит распознавать ошибку в коде:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="993b6a2387f2"
 # 两者相同的部分，也就是代码里应该用来匹配的部分：
 
 # %%
@@ -561,13 +561,13 @@ print(call_error.startswith("value is not an integer or out of range"))
 # An error stops a script at that line; what it wrote before stays written. `MOVE` takes 30 from
 # the balance, then fails on `name`, which holds `alice`:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="7189eb217da6"
 # ### В скрипте отката тоже нет
 #
 # Ошибка останавливает скрипт на этой строке; то, что он успел записать, остаётся записанным.
 # `MOVE` снимает 30 с баланса, а затем падает на ключе `name`, где лежит `alice`:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="7189eb217da6"
 # ### 脚本同样没有回滚
 #
 # 出错时脚本停在那一行，之前已经写入的内容保持不变。`MOVE` 先从余额中扣掉 30，然后在 `name` 上失败，因为它存的是 `alice`：
@@ -590,12 +590,12 @@ print("balance:", r.get(balance), "| name:", r.get(name))
 # are integers `INCRBY` takes, that the balance covers the amount. Then it either writes both keys
 # or nothing:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="fbbf4f1cbdff"
 # `TRANSFER` проверяет всё, что может сломаться, до первой записи: сумму, то, что оба значения —
 # целые числа, которые примет `INCRBY`, и что баланса хватает. Поэтому он записывает либо оба
 # ключа, либо ни одного:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="fbbf4f1cbdff"
 # `TRANSFER` 在第一次写入之前先检查所有可能出错的地方：金额、两个值是否都是 `INCRBY` 能接受的整数、余额是否足够。因此它要么两个键都写，要么一个都不写：
 
 # %%
@@ -615,14 +615,14 @@ for target, amount in [(name, 30), (savings, "1.5"), (savings, 500), (savings, 3
 # The same bug exists in plain Python, and so does the usual fix: a lock around the
 # read-modify-write. Within one process it works: every thread takes the same `threading.Lock`.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="244bdc124101"
 # ## Блокировка в приложении работает — пока процесс один
 #
 # Та же ошибка бывает и в чистом Python, и обычное средство от неё тоже известно: блокировка вокруг
 # чтения-изменения-записи. Внутри одного процесса это работает: все потоки берут один и тот же
 # `threading.Lock`.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="244bdc124101"
 # ## 应用里的锁有效——直到出现第二个进程
 #
 # 同样的 bug 在纯 Python 里也存在，常见的修法也一样：在“读-改-写”外面加一把锁。在单个进程里这是有效的：所有线程拿的是同一个 `threading.Lock`。
@@ -649,14 +649,14 @@ print(_("{got} of {total}", got=run_clients(locked_get_then_set, r.key("counter"
 # and cannot be shared, so this cell runs only on a real Redis (set `REDIS_URL`). It uses
 # `fork`, available on Linux and macOS.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="f7edd313227c"
 # Теперь запустим ту же функцию в четырёх процессах — как четыре копии веб-сервиса. У каждого
 # процесса свой `local_lock`, и между процессами блокировка не защищает ничего. Отдельным
 # процессам нужен сервер, к которому могут подключиться все они: встроенный fakeredis живёт внутри одного
 # процесса и не может быть общим, поэтому эта ячейка работает только с настоящим Redis (задайте
 # `REDIS_URL`). Она использует `fork`, который есть в Linux и macOS.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="f7edd313227c"
 # 现在把同一个函数放到四个进程里运行，就像 Web 服务部署了四个实例。每个进程都有自己的 `local_lock`，这把锁在进程之间什么也保护不了。多个进程需要一个它们都能连上的服务器：内嵌的 fakeredis 存在于单个进程内部，无法共享，所以这个单元格只在真正的 Redis 上运行（请设置 `REDIS_URL`）。它使用 `fork`，Linux 和 macOS 都支持。
 
 # %% tags=["varies"]
@@ -696,7 +696,7 @@ if needs_real_redis(r, _("several processes sharing one server")):
 # | decide in the application, key rarely contended | `WATCH` + `MULTI`/`EXEC` | no server code; retries grow with contention |
 # | decide on a hot key | Lua script (`EVALSHA`, `register_script`) | isolated, no retries; no rollback: check before the first write; keep it short: it blocks the server |
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="39448b7a1f7c"
 # Блокировка должна жить там же, где данные. Для счётчика это атомарная команда (`INCR`, `INCRBY`,
 # `HINCRBY`); для решения — Lua-скрипт или `WATCH`. Блокировка в самом Redis
 # (`SET lock token NX PX 3000`) тоже работает, но добавляет сетевые обмены, таймаут, который нужно
@@ -712,7 +712,7 @@ if needs_real_redis(r, _("several processes sharing one server")):
 # | решение в приложении, конфликты за ключ редки | `WATCH` + `MULTI`/`EXEC` | без кода на сервере; повторы растут с конкуренцией |
 # | решение на горячем ключе | Lua-скрипт (`EVALSHA`, `register_script`) | изоляция, без повторов; отката нет: всё проверяйте до первой записи; держите коротким: он блокирует сервер |
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="39448b7a1f7c"
 # 锁必须和数据放在同一个地方。对计数器来说，就是原子命令（`INCR`、`INCRBY`、`HINCRBY`）；对需要判断的操作，就是 Lua 脚本或 `WATCH`。放在 Redis 里的锁（`SET lock token NX PX 3000`）也能用，但它增加了网络往返、需要选定一个超时时间，而且持有者卡住时会出问题：如果只是更新一个值，优先用原子命令。
 #
 # ## 什么时候用什么

@@ -19,7 +19,7 @@
 # the machine's clock or zone in printed output: the examples pass explicit datetimes, and the few
 # examples that need real time passing use TTLs of a few hundred milliseconds.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="044ca0289dcc"
 # # Паттерны счётчиков: окна, TTL, хеши, история, уникальные посетители
 #
 # Этот блокнот выполняет каждый пример урока [Паттерны счётчиков](index.md). На fakeredis и на
@@ -27,7 +27,7 @@
 # берётся из часов или часового пояса машины: примеры передают явные datetime, а тем немногим, которым
 # нужно, чтобы время действительно шло, хватает TTL в несколько сотен миллисекунд.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="044ca0289dcc"
 # # 计数器模式：窗口、TTL、哈希、历史与独立访客
 #
 # 这个笔记本运行本课[计数器模式](index.md)中的每一个示例。除非单元格另有说明，它在 fakeredis 和真实 Redis 上输出相同的内容。输出中的时间从不取自机器的时钟或时区：示例显式传入 datetime，少数需要真实时间流逝的示例只用几百毫秒的 TTL。
@@ -55,14 +55,14 @@ UTC = timezone.utc
 # UTC day 1 May 2026. A new day means a new key, so the counter never has to be reset. `day_key`
 # builds the name from an explicit, timezone-aware datetime.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="573f34f8e4bf"
 # ## Один ключ на счётчик на день
 #
 # Окно записано в имени ключа: `views:post:17:2026-05-01` считает просмотры поста 17 за 1 мая 2026 года
 # по UTC. Новый день — новый ключ, поэтому счётчик никогда не нужно сбрасывать. `day_key` строит имя из
 # явного datetime с часовым поясом (timezone-aware).
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="573f34f8e4bf"
 # ## 每个计数器每天一个键
 #
 # 窗口写在键名里：`views:post:17:2026-05-01` 统计文章 17 在 2026 年 5 月 1 日（UTC）这一天的浏览量。新的一天就是新的键，所以计数器永远不需要清零。`day_key` 用一个显式的、带时区的 datetime 生成键名。
@@ -83,12 +83,12 @@ print(r.incr(k), r.incr(k), r.incr(k))
 # per-user daily counter for a million users is a million keys a day. Each small string key costs
 # about 70 bytes on a 64-bit Redis 7.0, more with a long name (measured further down).
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="ec64bfa3b621"
 # Цена — один ключ на счётчик на каждое окно: 50 постов за 30 дней — это 1 500 ключей, а дневной
 # счётчик на пользователя при миллионе пользователей — миллион ключей в день. Каждый маленький
 # строковый ключ занимает около 70 байт на 64-битном Redis 7.0, а с длинным именем — больше (замер ниже).
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="ec64bfa3b621"
 # 代价是每个计数器的每个窗口一个键：50 篇文章保留 30 天就是 1,500 个键，一百万用户的每用户每日计数器每天就是一百万个键。在 64 位的 Redis 7.0 上，每个小的字符串键大约占 70 字节，键名较长时会更多（后面会实测）。
 
 # %%
@@ -107,14 +107,14 @@ deleted = r.delete(*month)
 # outlives the day by a margin (here two days), so that yesterday's total can still be read this
 # morning. `ttl_until_day_end` computes it from the explicit `now`.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="160da9004d29"
 # ## Самозакрывающиеся окна: дата в ключе плюс TTL
 #
 # Дата закрывает окно, а TTL только убирает старые ключи. Дайте ключу каждого дня TTL, который переживает
 # этот день с запасом (здесь два дня), чтобы вчерашний итог можно было прочитать и сегодня утром.
 # `ttl_until_day_end` вычисляет его из явного `now`.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="160da9004d29"
 # ## 自动关闭的窗口：键里的日期加上 TTL
 #
 # 日期负责关闭窗口，TTL 只负责清理垃圾。给每天的键一个比这一天更长、留有余量（这里是两天）的 TTL，这样今天早上仍然能读到昨天的总数。`ttl_until_day_end` 根据显式的 `now` 计算它。
@@ -141,14 +141,14 @@ print(0 < r.ttl(k) <= ttl)
 # Saturday; the reader would call it Friday. Neither is wrong, but pick one on purpose, and never let
 # the server's time zone pick it for you.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="4fb4d2fa79d0"
 # ### Чей день? UTC или локальный день читателя
 #
 # Просмотр в 23:30 пятницы в Нью-Йорке — это 03:30 субботы по UTC. Ключ по дате UTC засчитает его в
 # субботу, а читатель назвал бы это пятницей. Ни то ни другое не ошибка, но выбирайте осознанно и
 # никогда не позволяйте выбор делать часовому поясу сервера.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="4fb4d2fa79d0"
 # ### 按谁的日期？UTC 还是读者的本地日期
 #
 # 纽约周五 23:30 的一次浏览，在 UTC 里已是周六 03:30。按 UTC 日期命名的键把它算在周六，而读者会说是周五。两者都不算错，但要有意识地选定一种，绝不要让服务器的时区替你选。
@@ -165,12 +165,12 @@ print(_("reader's local day:"), friday_night.strftime("%Y-%m-%d"))
 # timestamp gives a different day on a server in Tokyo and on one in New York; with an explicit zone
 # it gives the same day everywhere. (The cell changes this process's zone for a moment to show it.)
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="2e9e7fbf2ec5"
 # `datetime.fromtimestamp(ts)` без пояса берёт пояс машины, на которой выполняется. Одна и та же метка
 # времени даёт разные дни на сервере в Токио и на сервере в Нью-Йорке; с явным поясом — один и тот же
 # день везде. (Чтобы это показать, ячейка ненадолго меняет часовой пояс этого процесса.)
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="2e9e7fbf2ec5"
 # 不带时区的 `datetime.fromtimestamp(ts)` 使用它所运行的机器的时区。同一个时间戳在东京的服务器和纽约的服务器上得出不同的日期；带上显式时区，在哪里都是同一天。（为了演示，这个单元格会临时修改本进程的时区。）
 
 # %%
@@ -195,7 +195,7 @@ time.tzset()
 # expires and the window never closes. Setting the TTL only when `INCR` returned 1 (the key was just
 # created) lets it close. Both run side by side: a hit every 15 ms for about a second and a half.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="236bd8040b9e"
 # ## Ловушка TTL: EXPIRE при каждом обращении
 #
 # Окна без даты в ключе держатся только на TTL: «не больше 5 попыток за 500 мс». Вызов `EXPIRE` после
@@ -204,7 +204,7 @@ time.tzset()
 # создан), позволяет окну закрыться. Оба варианта работают бок о бок: обращение каждые 15 мс в течение
 # примерно полутора секунд.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="236bd8040b9e"
 # ## TTL 陷阱：每次访问都 EXPIRE
 #
 # 键名里没有日期的窗口只依靠 TTL：“每 500 ms 最多 5 次尝试”。每次 `INCR` 之后都调用 `EXPIRE`，会让 TTL 在每次访问时重新计时，所以在持续流量下键永远不会过期，窗口永远不会关闭。只在 `INCR` 返回 1（键刚被创建）时设置 TTL，窗口才能关闭。两种写法并排运行：每 15 ms 访问一次，持续约 1.5 秒。
@@ -243,7 +243,7 @@ print(_("EXPIRE on the first hit: the window restarted at least twice: {twice}",
 # later hit sees a value above 1, so nobody ever sets it: the counter lives for ever. `Crash` stands for
 # that death; the function raises it at the worst moment.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="4ee45ccfba2c"
 # ### Падение между INCR и EXPIRE
 #
 # `hit_expire_on_first` делает два сетевых обмена. Если процесс умрёт после того, как `INCR`
@@ -251,7 +251,7 @@ print(_("EXPIRE on the first hit: the window restarted at least twice: {twice}",
 # следующее обращение увидит значение больше 1, поэтому TTL не поставит никто: счётчик живёт вечно.
 # `Crash` изображает такое падение; функция выбрасывает его в самый неудачный момент.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="4ee45ccfba2c"
 # ### INCR 与 EXPIRE 之间的崩溃
 #
 # `hit_expire_on_first` 需要两次往返。如果进程在 `INCR` 返回 1 之后、`PEXPIRE` 之前死掉（部署、被 OOM killer 杀掉、连接断开），键就没有 TTL，而之后的每次访问看到的值都大于 1，于是再也没有人设置 TTL：计数器永远存在。`Crash` 代表这次死亡；函数在最糟糕的时刻抛出它。
@@ -292,7 +292,7 @@ print(_("the next hit returns {n}, so it sets no TTL; PTTL: {pttl}", n=hit_crash
 # 4. **`INCR`, then `PEXPIRE key ttl NX` on every hit**: not atomic, but self-healing: a key left
 #    without a TTL by a crash gets one on the next hit (and a key with no next hit keeps no TTL).
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="32d6552a93d0"
 # Четыре формы, которые это исправляют. Первые три не могут оставить ключ без TTL даже при падении;
 # четвёртая может, но чинит ключ при следующем обращении, так что ключ, к которому больше никто не
 # обратится, так и останется без TTL. Каждая форма принимает тот же переключатель `crash`, который
@@ -309,7 +309,7 @@ print(_("the next hit returns {n}, so it sets no TTL; PTTL: {pttl}", n=hit_crash
 #    ключ, оставленный падением без TTL, получит его при следующем обращении (а ключ без следующего
 #    обращения так и останется без TTL).
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="32d6552a93d0"
 # 下面四种写法可以解决这个问题。前三种即使发生崩溃也不会留下没有 TTL 的键；第四种可能会留下，但会在下一次访问时修复它，所以如果这个键之后再也没有被访问，它就一直没有 TTL。每种都接受同一个 `crash` 开关，如果它有多个步骤，就在步骤之间触发。
 #
 # 1. **MULTI/EXEC** 配合 `PEXPIRE key ttl NX`（Redis 7.0+）：一次往返，整体执行。`NX` 只在键没有 TTL 时才设置，所以永远不会延长它。在 `EXEC` 之前死掉的客户端什么也不会留下：redis-py 在 `execute()` 之前什么都不发送，而服务器会在连接关闭时丢弃排队中的事务。
@@ -379,11 +379,11 @@ print_table([_("form"), _("after the crash"), _("after one more hit: has TTL")],
 # The key that leaked above is repaired by the first form that uses `NX`, because `PEXPIRE ... NX`
 # applies to any key that has no TTL:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="b08771c034b7"
 # Ключ, который «утёк» выше, чинит первая же форма с `NX`, потому что `PEXPIRE ... NX` действует на
 # любой ключ без TTL:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="b08771c034b7"
 # 上面泄漏的那个键，会被第一种使用 `NX` 的写法修复，因为 `PEXPIRE ... NX` 对任何没有 TTL 的键都生效：
 
 # %%
@@ -395,13 +395,13 @@ print(hit_multi(r, leak, TTL_MS), r.pttl(leak) > 0)
 # and that one has no TTL. With a TTL of a day the gap is rarely hit, but one hit is a counter that
 # never expires. A pause longer than the TTL that is left shows it every time:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="e5099b01a269"
 # Почему `SET ... NX` и `INCR` должны идти в одной транзакции: между двумя отдельными командами ключ
 # может истечь. `SET NX` видит, что ключ ещё жив, и ничего не делает; ключ истекает; `INCR` создаёт
 # новый ключ, и у него TTL нет. При TTL в сутки в эту щель попадают редко, но одно попадание — это
 # счётчик, который не истечёт никогда. Пауза длиннее оставшегося TTL показывает это каждый раз:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="e5099b01a269"
 # 为什么 `SET ... NX` 和 `INCR` 必须放在同一个事务里：作为两条命令，键可能在它们之间过期。`SET NX` 看到键还存在，于是什么也不做；随后键过期；`INCR` 创建了一个新键，而这个新键没有 TTL。TTL 为一天时很少会碰上这个间隙，但只要碰上一次，就是一个永不过期的计数器。一次比剩余 TTL 更长的停顿每次都能把它暴露出来：
 
 # %%
@@ -415,10 +415,10 @@ print(r.incr(slow), r.pttl(slow))  # INCR created a new key: value 1, PTTL -1 (n
 # %% [markdown] lang="en"
 # And under the same steady traffic as before, every form closes its window:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="abecc0cd5d7b"
 # И при том же постоянном трафике, что и раньше, каждая форма закрывает своё окно:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="abecc0cd5d7b"
 # 在与前面相同的持续流量下，每种写法都能关闭自己的窗口：
 
 # %%
@@ -440,7 +440,7 @@ for name, values in seen.items():
 # window": it is a streak, or an activity session that ends after T of silence. Here T is 120 ms and
 # the views arrive 20 ms apart, then a pause of 250 ms, then one more view.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="1c67dac43f23"
 # В Redis 7.0 нет одной команды, которая увеличивает значение и ставит TTL; в Redis 8.8 такая
 # появилась — `INCREX`.
 #
@@ -451,7 +451,7 @@ for name, values in seen.items():
 # за окно»: это серия или сессия активности, которая заканчивается после T тишины. Здесь T = 120 мс,
 # просмотры идут с интервалом 20 мс, затем пауза 250 мс и ещё один просмотр.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="1c67dac43f23"
 # Redis 7.0 没有一条既自增又设置 TTL 的命令；Redis 8.8 新增了一条：`INCREX`。
 #
 # ## 什么时候每次都 EXPIRE 才是你想要的
@@ -481,14 +481,14 @@ print(streak)
 # then `SET 0`, a view that arrives between the two commands is wiped out. The cell plays that
 # interleaving step by step:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="d9aa2540cf95"
 # ## Прочитать и сбросить разом; вернуть; уменьшать остаток
 #
 # Частая задача: раз в минуту прочитать счётчик, прибавить его к значению в базе данных и сбросить.
 # При `GET`, а затем `SET 0` просмотр, пришедший между двумя командами, стирается. Ячейка разыгрывает
 # такое чередование по шагам:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="d9aa2540cf95"
 # ## 一步读取并清零；撤回；扣减
 #
 # 一个常见的任务每分钟读取一次计数器，把数值加到数据库里，然后清零。先 `GET` 再 `SET 0`，两条命令之间到达的浏览就被抹掉了。这个单元格一步一步地演示这种交错：
@@ -507,13 +507,13 @@ print(_("flushed {flushed}, left {left}: one view lost", flushed=flushed, left=r
 # since 6.2). Plain `SET` drops the key's TTL; add `KEEPTTL` when the counter has one. `GETSET` has no
 # such option: it always drops the TTL (`PTTL` -1 on the last line).
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="373d8dd3660f"
 # Одна команда, которая читает и сбрасывает, закрывает эту щель: `GETDEL` (Redis 6.2+) удаляет ключ,
 # `SET key 0 GET` (6.2+) записывает 0 и возвращает старое значение, а более старый `GETSET` делает то
 # же самое (устарел с 6.2). Обычный `SET` сбрасывает TTL ключа; добавьте `KEEPTTL`, если у счётчика
 # есть TTL. У `GETSET` такой опции нет: он всегда сбрасывает TTL (`PTTL` -1 в последней строке).
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="373d8dd3660f"
 # 用一条同时读取和清零的命令就能堵上这个缺口：`GETDEL`（Redis 6.2+）删除键，`SET key 0 GET`（6.2+）写入 0 并返回旧值，更老的 `GETSET` 也是一样（自 6.2 起弃用）。普通的 `SET` 会清除键的 TTL；计数器有 TTL 时要加上 `KEEPTTL`。`GETSET` 没有这个选项：它总是清除 TTL（最后一行的 `PTTL` 为 -1）。
 
 # %%
@@ -527,11 +527,11 @@ print(r.getset(pending, 0), r.get(pending), r.pttl(pending))
 # Four threads, each with its own client, count 4,000 views while the flusher drains with `GETDEL`
 # as fast as it can. Nothing is lost and nothing is counted twice:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="6c59a685d7d8"
 # Четыре потока, у каждого свой клиент, насчитывают 4 000 просмотров, а отдельный поток тем временем
 # как можно быстрее забирает их через `GETDEL`. Ничего не теряется и ничего не считается дважды:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="6c59a685d7d8"
 # 四个线程（各自使用自己的客户端）累计 4,000 次浏览，同时清空任务尽可能快地用 `GETDEL` 取走数值。什么都不丢，什么都不重复计数：
 
 # %%
@@ -557,11 +557,11 @@ print(drained, drained == 4000)
 # `DECR` takes back a mistaken increment, for example a view from a bot you recognise after counting
 # it:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="22fd753887e2"
 # `DECR` отменяет ошибочный инкремент, например просмотр бота, которого вы распознали уже после
 # подсчёта:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="22fd753887e2"
 # `DECR` 可以撤回一次错误的自增，例如计数之后才识别出来的爬虫浏览：
 
 # %%
@@ -575,7 +575,7 @@ print(r.get(k), r.incr(k), r.decr(k))
 # script that checks and decrements in one step never even shows a negative value. Eight threads,
 # each with its own client, try 320 purchases of 100 units:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="4a06e1462222"
 # Ещё `DECR` уменьшает остаток на складе. Сначала проверка (`GET`, затем `DECR`, если больше нуля) —
 # и продаётся лишнее: между проверкой и действием другие покупатели проходят ту же проверку. Сначала
 # `DECR`, а при отрицательном результате возврат единицы — и лишнего не продаётся никогда (другие
@@ -583,7 +583,7 @@ print(r.get(k), r.incr(k), r.decr(k))
 # один шаг, не показывает отрицательного значения вовсе. Восемь потоков, у каждого свой клиент,
 # делают 320 попыток купить 100 единиц:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="4a06e1462222"
 # `DECR` 也能用来扣减库存。先检查（`GET`，大于零再 `DECR`）会超卖：在检查和操作之间，其他买家也通过了同样的检查。先 `DECR`、结果为负就把这一件加回去，则永远不会超卖（其他读取方可能短暂看到负的库存）；在一步之内检查并扣减的 Lua 脚本甚至不会出现负值。八个线程（各自使用自己的客户端）对 100 件库存发起 320 次购买：
 
 # %%
@@ -654,13 +654,13 @@ for name, buy in [(_("DECR, give back"), buy_decr_first), ("Lua", buy_lua)]:
 # gives them back. The 3 units can no longer be sold. The script writes nothing when it refuses, so
 # it is the default here too:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="f494dce5c0e6"
 # Оба продают ровно 100, но «`DECR`, потом вернуть» — это две команды, с окном для сбоя из урока 01:
 # приходит корзина на 5 единиц, когда осталось 3, `DECRBY` отвечает −2, и процесс умирает, не успев
 # вернуть их. Эти 3 единицы больше не продать. Скрипт при отказе ничего не пишет, поэтому и здесь
 # он — вариант по умолчанию:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="f494dce5c0e6"
 # 两者都恰好卖出 100 件，但“先 `DECR` 再加回”是两条命令，带着第 01 课里的崩溃窗口：剩 3 件时来了一个要买 5 件的购物车，`DECRBY` 返回 −2，进程还没来得及加回去就挂了。这 3 件再也卖不出去了。脚本在拒绝时什么都不写，所以这里同样默认用脚本：
 
 # %%
@@ -682,14 +682,14 @@ print(_("the script:"), money.withdraw(r, stock, 5), "|", _("stock:"), r.get(sto
 # one hash: `HINCRBY` is as atomic as `INCR`, `HGETALL` reads the group in one command, and one TTL
 # covers the whole group.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="bd637356a92f"
 # ## Ключ на счётчик или поля в хеше
 #
 # Группа счётчиков, которые относятся друг к другу (просмотры, лайки и репосты одного поста), может
 # жить в одном хеше: `HINCRBY` так же атомарна, как `INCR`, `HGETALL` читает группу одной командой, а
 # один TTL действует на всю группу.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="bd637356a92f"
 # ## 每个计数器一个键，还是哈希里的字段
 #
 # 属于同一组的计数器（一篇文章的浏览、点赞和分享）可以放在一个哈希里：`HINCRBY` 和 `INCR` 一样是原子的，`HGETALL` 一条命令读出整组，一个 TTL 覆盖整组。
@@ -707,12 +707,12 @@ print(r.pexpire(stats, 60_000), r.pttl(stats) > 0)
 # backends differ: fakeredis 2.41 accepts `HEXPIRE` even while it emulates Redis 7.0 (and replies 1,
 # "TTL set"), so code that relies on it passes on fakeredis and fails on a 7.0 server.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="be6e498e1d4a"
 # Чем вы платите: TTL для отдельного поля. `HEXPIRE` появилась в Redis 7.4; Redis 7.0 её не знает.
 # Здесь бэкенды расходятся: fakeredis 2.41 принимает `HEXPIRE`, даже эмулируя Redis 7.0 (и отвечает 1,
 # «TTL поставлен»), поэтому код, который на неё полагается, проходит на fakeredis и падает на сервере 7.0.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="be6e498e1d4a"
 # 要放弃的是：按字段的 TTL。Redis 7.4 新增了 `HEXPIRE`；Redis 7.0 不认识它。这里两个后端不同：fakeredis 2.41 即使在模拟 Redis 7.0 时也接受 `HEXPIRE`（并回复 1，表示“已设置 TTL”），所以依赖它的代码在 fakeredis 上能通过，在 7.0 服务器上会失败。
 
 # %% tags=["backend-differs"]
@@ -729,7 +729,7 @@ except redis.ResponseError as exc:
 # `hash-max-listpack-value` bytes (64); beyond that it becomes a hash table. The numbers depend on the
 # server's version, configuration and allocator.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="4232dc155104"
 # Память, измеренная на настоящем сервере (у fakeredis нет `MEMORY USAGE` и `INFO`): 10 000 счётчиков
 # как 10 000 строковых ключей, как один хеш на 10 000 полей и как 100 хешей по 100 полей. Хеш остаётся в
 # компактной кодировке *listpack*, пока в нём не больше `hash-max-listpack-entries` полей (по умолчанию
@@ -737,7 +737,7 @@ except redis.ResponseError as exc:
 # `hash-max-listpack-value` байт (64); дальше он становится хеш-таблицей. Числа зависят от версии,
 # конфигурации и аллокатора сервера.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="4232dc155104"
 # 在真实服务器上测量内存（fakeredis 没有 `MEMORY USAGE` 和 `INFO`）：10,000 个计数器分别存成 10,000 个字符串键、一个有 10,000 个字段的哈希、100 个各有 100 个字段的哈希。只要哈希的字段数不超过 `hash-max-listpack-entries`（默认 128；单元格会打印你的服务器的设置），且每个值不超过 `hash-max-listpack-value` 字节（默认 64），它就保持紧凑的 *listpack* 编码；超过之后就变成哈希表。数字取决于服务器的版本、配置和内存分配器。
 
 # %% tags=["varies"]
@@ -773,14 +773,14 @@ if needs_real_redis(r, "MEMORY USAGE"):
 # without views has no key, and `MGET` answers `None` for it. Each key got a TTL of 8 days when it was
 # created, so the history keeps itself at about a week.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="138e50bb2190"
 # ## Неделя истории
 #
 # Дневные ключи сами себе архив: последние семь дней — это семь ключей, которые читаются одним `MGET`.
 # У дня без просмотров ключа нет, и `MGET` отвечает для него `None`. Каждый ключ при создании получил
 # TTL 8 дней, поэтому история сама держится на уровне примерно недели.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="138e50bb2190"
 # ## 一周的历史
 #
 # 按天的键本身就是历史存档：最近七天就是七个键，用一条 `MGET` 读出。没有浏览的那天没有键，`MGET` 对它返回 `None`。每个键在创建时得到 8 天的 TTL，所以历史会自动保持在一周左右。
@@ -807,13 +807,13 @@ print(_("every key has a TTL:"), all(r.ttl(day_key(r, 17, day)) > 0 for day, n i
 # one node holds both slots. The seven daily keys fall into seven slots; with a hash tag
 # (`{post:17}`) only the tag is hashed, and they share one (lesson 06 runs a cluster):
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="9bd1443abcbf"
 # В Redis Cluster `MGET` требует, чтобы все его ключи лежали в одном **слоте** (их 16 384, и они
 # распределены по узлам), а не просто на одном узле: ключи из разных слотов отклоняются с `CROSSSLOT`,
 # даже если оба слота принадлежат одному узлу. Семь дневных ключей попадают в семь слотов; с хеш-тегом
 # (`{post:17}`) хешируется только тег, и слот у них общий (кластер запускается в уроке 06):
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="9bd1443abcbf"
 # 在 Redis Cluster 中，`MGET` 要求所有键都在同一个**哈希槽**里（一共 16,384 个槽，分布在各个节点上），而不仅仅是在同一个节点上：即使两个槽属于同一个节点，不同槽的键也会被 `CROSSSLOT` 拒绝。七个按天的键落在七个槽里；加上哈希标签（`{post:17}`）之后只对标签做哈希，它们就共用一个槽（第 06 课会运行一个集群）：
 
 # %%
@@ -853,7 +853,7 @@ charts.show(fig, alt=_("Bar chart of post 17's views on 7 UTC days: {days}.", da
 # exact (error 0) and `TYPE` says `set` where Redis says `string`. Measure HyperLogLog error on a real
 # server.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="dab9a2e25c43"
 # ## Уникальные посетители: SET или HyperLogLog
 #
 # `INCR` считает события и не может понять, пришли ли два просмотра от одного посетителя. Множество
@@ -866,7 +866,7 @@ charts.show(fig, alt=_("Bar chart of post 17's views on 7 UTC days: {days}.", da
 # `PFCOUNT` точен (ошибка 0), а `TYPE` отвечает `set` там, где Redis отвечает `string`. Ошибку
 # HyperLogLog измеряйте на настоящем сервере.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="dab9a2e25c43"
 # ## 独立访客：SET 还是 HyperLogLog
 #
 # `INCR` 统计事件，它分不清两次浏览是否来自同一个访客。访客 id 组成的 SET 给出精确答案，但它的内存随每个 id 增长。HyperLogLog（`PFADD`、`PFCOUNT`、`PFMERGE`）以 0.81% 的标准误差作答，无论数量多大，它本身都是一个最多 12,304 字节的字符串（`MEMORY USAGE` 显示约 14 KB，原因见下文）。
@@ -902,13 +902,13 @@ deleted = r.delete(*r.course_keys("uv:*"))
 # `PFMERGE` stores it. A visitor who came on three days counts once, which summing the daily counts
 # cannot do. Here 7 days of 1,000 visitors each overlap to 2,800 distinct visitors:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="3a3d038c4fb2"
 # Дневные HyperLogLog сливаются в недельный: `PFCOUNT` от нескольких ключей считает объединение, а
 # `PFMERGE` его сохраняет. Посетитель, приходивший три дня, считается один раз — суммированием дневных
 # счётчиков этого не добиться. Здесь 7 дней по 1 000 посетителей перекрываются и дают 2 800 разных
 # посетителей:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="3a3d038c4fb2"
 # 每天的 HyperLogLog 可以合并成一周的：对多个键执行 `PFCOUNT` 统计的是并集，`PFMERGE` 则把并集存下来。来了三天的访客只算一次，把每天的计数相加做不到这一点。这里 7 天、每天 1,000 个访客，重叠后共有 2,800 个不同的访客：
 
 # %%
@@ -926,12 +926,12 @@ print(_("sum of daily counts > 6,900:"), sum(r.pfcount(key) for key in days) > 6
 # are slow on fakeredis, and its numbers would say nothing about Redis anyway). `MEMORY USAGE ...
 # SAMPLES 0` measures the whole set instead of sampling it.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="5bea81044bd1"
 # Память и ошибка от тысячи до миллиона посетителей, только на настоящем сервере (1 000 000 `SADD` на
 # fakeredis идут медленно, да и его числа ничего не говорят о Redis). `MEMORY USAGE ... SAMPLES 0`
 # измеряет всё множество целиком, а не по выборке.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="5bea81044bd1"
 # 从一千到一百万个访客的内存和误差，只在真实服务器上测量（在 fakeredis 上执行 1,000,000 次 `SADD` 很慢，而且它的数字也说明不了 Redis 的情况）。`MEMORY USAGE ... SAMPLES 0` 测量整个集合，而不是抽样估算。
 
 # %% tags=["varies"]
@@ -973,7 +973,7 @@ if needs_real_redis(r, "MEMORY USAGE"):
 # costs exactly as much. Asked from a private Redis server, so the answer is the same on both
 # backends:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="2405694c460d"
 # Верно и 12 КБ, и 14 КБ. Плотный HyperLogLog — это 16 384 регистра по 6 бит (12 288 байт) плюс
 # 16-байтный заголовок: строка в 12 304 байта при любом количестве. `MEMORY USAGE` считает то, что
 # зарезервировал распределитель памяти: jemalloc округляет 12 304 байта вверх до ближайшего своего
@@ -981,7 +981,7 @@ if needs_real_redis(r, "MEMORY USAGE"):
 # десятков байт. Обычная строка в 12 304 байта стоит ровно столько же. Спрашиваем приватный сервер
 # Redis, поэтому ответ одинаков на обоих бэкендах:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="2405694c460d"
 # 12 KB 和 14 KB 都没错。稠密（dense）表示的 HyperLogLog 是 16,384 个 6 位寄存器（12,288 字节）再加 16 字节的头部：无论数量多大，都是一个 12,304 字节的字符串。`MEMORY USAGE` 统计的是内存分配器实际预留的空间：jemalloc 会把 12,304 字节向上取整到它的下一个尺寸档位 14,336 字节，键本身、它的对象以及它在键空间中的位置还要再加几十个字节。一个 12,304 字节的普通字符串占用的内存完全一样。下面向一个私有 Redis 服务器查询，所以两个后端上的结果相同：
 
 # %%
@@ -1009,7 +1009,7 @@ else:
 #
 # Clean up this run's keys:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="a66f2b5f7103"
 # ## После перезапуска
 #
 # Счётчики живут в памяти. С сохранением по умолчанию (только снимки) перезапуск возвращает счётчик к
@@ -1020,7 +1020,7 @@ else:
 #
 # Удаляем ключи этого запуска:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="a66f2b5f7103"
 # ## 重启之后
 #
 # 计数器保存在内存里。使用默认的持久化设置（只有快照）时，重启会让计数器回到最近一次快照时的值，而那次快照可能已是一小时之前。AOF `everysec` 在 Redis 进程自身崩溃时什么都不丢，在断电或内核崩溃时最多丢约两秒；`always` 在单台服务器上什么都不丢，但主从切换仍可能丢掉已确认的写入。浏览计数器无所谓，计费计数器则不行。第 05 课会对此进行测量。

@@ -19,7 +19,7 @@
 # `redis-server` on free ports of 127.0.0.1, stopped in the last cell. fakeredis has no cluster mode:
 # on fakeredis those cells print a note and are skipped; set `REDIS_URL` to run them.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="5f768686a85b"
 # # Счётчики в Redis Cluster
 #
 # Слоты здесь вычисляются на чистом Python, поэтому эти ячейки работают везде. Всё остальное
@@ -28,7 +28,7 @@
 # нет режима кластера: на fakeredis эти ячейки печатают примечание и пропускаются; задайте
 # `REDIS_URL`, чтобы их выполнить.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="5f768686a85b"
 # # Redis Cluster 上的计数器
 #
 # 这里的槽用纯 Python 计算，所以这些单元格在任何环境都能运行。其余部分运行在笔记本自己启动的真实 Redis Cluster 上：三个主节点和三个副本，都是 `redis-server`，监听 127.0.0.1 的空闲端口，最后一个单元格会停止它们。fakeredis 没有集群模式：在 fakeredis 上这些单元格会打印一条说明并跳过；设置 `REDIS_URL` 即可运行它们。
@@ -57,14 +57,14 @@ ERRORS = (redis.exceptions.RedisError, redis.exceptions.RedisClusterException)
 # a *hash tag*, a non-empty `{...}`, only the tag is hashed. `redis-cli --cluster create` gives each of
 # three primaries a third of the slots: 0–5460, 5461–10922, 10923–16383.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="9ab4401352ac"
 # ## Хеш-слоты
 #
 # Кластер делит пространство ключей на 16 384 слота: `slot = CRC16(key) mod 16384`. Если в ключе есть
 # *хеш-тег* — непустой `{...}`, — хешируется только тег. `redis-cli --cluster create` отдаёт каждому из
 # трёх первичных узлов треть слотов: 0–5460, 5461–10922, 10923–16383.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="9ab4401352ac"
 # ## 哈希槽
 #
 # 集群把键空间分成 16384 个槽：`slot = CRC16(key) mod 16384`。如果键里含有*哈希标签*（非空的 `{...}`），就只对标签计算哈希。`redis-cli --cluster create` 给三个主节点各分三分之一的槽：0–5460、5461–10922、10923–16383。
@@ -81,13 +81,13 @@ for key in ["views", "user:17:views", "user:17:likes", "{user:17}:views", "{user
 #
 # ## A private cluster
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="a96487875e44"
 # `{user:17}:views` и `{user:17}:likes` попадают в один слот, а без тега — нет. Пустые `{}` тегом не
 # считаются (хешируется весь ключ), и учитывается только первая пара `{...}`.
 #
 # ## Собственный кластер
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="a96487875e44"
 # `{user:17}:views` 和 `{user:17}:likes` 落在同一个槽；没有标签时则不然。空的 `{}` 不算标签（对整个键计算哈希），并且只有第一个 `{...}` 起作用。
 #
 # ## 私有集群
@@ -120,13 +120,13 @@ if on_cluster():
 # The cluster client asks one node for the slot table once, computes each key's slot itself and sends
 # the command straight to the primary that holds it.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="e88d2a336215"
 # ## На каком узле живёт счётчик
 #
 # Клиент кластера один раз запрашивает у узла таблицу слотов, сам вычисляет слот каждого ключа и
 # отправляет команду сразу тому первичному узлу, который хранит этот ключ.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="e88d2a336215"
 # ## 计数器在哪个节点上
 #
 # 集群客户端只向某个节点要一次槽表，然后自己计算每个键的槽，把命令直接发给持有它的主节点。
@@ -145,14 +145,14 @@ if on_cluster():
 # to another node, keys already moved are answered with `ASK`: ask the other node, this time only.
 # The cluster client follows both; here a slot is moved by hand, step by step.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="4e454c8954b6"
 # ## MOVED и ASK
 #
 # Обычный клиент, обратившийся не к тому узлу, получает `MOVED <slot> <host:port>`. Пока слот
 # переносится на другой узел, на уже перенесённые ключи приходит `ASK`: спросите другой узел, но только
 # в этот раз. Клиент кластера обрабатывает оба ответа; здесь слот переносится вручную, шаг за шагом.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="4e454c8954b6"
 # ## MOVED 与 ASK
 #
 # 普通客户端问错了节点，会得到 `MOVED <slot> <host:port>`。当一个槽正在迁往另一个节点时，对已经迁走的键会回复 `ASK`：仅这一次改问另一个节点。集群客户端会自动处理这两种回复；这里我们手动、一步一步地迁移一个槽。
@@ -188,13 +188,13 @@ if on_cluster():
 # A command, a MULTI/EXEC block or a script may only touch keys of one slot. redis-py refuses before
 # sending; a node answers `CROSSSLOT`.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="77105499c653"
 # ## CROSSSLOT
 #
 # Команда, блок MULTI/EXEC или скрипт могут касаться только ключей одного слота. redis-py отказывает ещё
 # до отправки; узел отвечает `CROSSSLOT`.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="77105499c653"
 # ## CROSSSLOT
 #
 # 一条命令、一个 MULTI/EXEC 块或一个脚本只能访问同一个槽中的键。redis-py 会在发送之前就拒绝；节点则回复 `CROSSSLOT`。
@@ -215,10 +215,10 @@ if on_cluster():
 # %% [markdown] lang="en"
 # With a hash tag the same operations work: one user's counters share a slot.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="9459b4d951f1"
 # С хеш-тегом те же операции работают: счётчики одного пользователя лежат в одном слоте.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="9459b4d951f1"
 # 加上哈希标签，同样的操作就能执行：同一个用户的计数器位于同一个槽。
 
 # %% tags=["varies"]
@@ -240,13 +240,13 @@ if on_cluster():
 # Tag what must be used together, and nothing more. One tag for all users puts every user into one
 # slot: one primary gets all the keys and all the traffic.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="bae81a1dfaf6"
 # ## Слишком грубый тег
 #
 # Помечайте тегом то, что используется вместе, и не более. Один тег на всех пользователей складывает их в
 # один слот: один первичный узел получает все ключи и весь трафик.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="bae81a1dfaf6"
 # ## 过粗的标签
 #
 # 只给必须一起使用的键加同一个标签，不要更多。所有用户共用一个标签，会把他们全部放进一个槽：一个主节点承担所有的键和所有的流量。
@@ -263,10 +263,10 @@ for name, make in [("{user:<id>}:views", lambda u: f"{{user:{u}}}:views"),
 # %% [markdown] lang="en"
 # The same on the running cluster, counted by each primary (`DBSIZE`):
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="41cfb31e528e"
 # То же на работающем кластере, по подсчёту каждого первичного узла (`DBSIZE`):
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="41cfb31e528e"
 # 在运行中的集群上也是如此，由每个主节点自己计数（`DBSIZE`）：
 
 # %% tags=["varies"]
@@ -287,14 +287,14 @@ if on_cluster():
 # counter splits it into N sub-keys *without* a common tag: each hit INCRs a random shard, a read sums
 # the shards (GETs in one pipeline: one MGET would be CROSSSLOT).
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="533bd1248cf4"
 # ## Горячий счётчик
 #
 # Один ключ, принимающий весь трафик, живёт на одном первичном узле, сколько бы узлов ни было.
 # Шардированный счётчик делится на N подключей *без* общего тега: каждое обращение увеличивает случайный
 # шард, чтение суммирует шарды (GET в одном конвейере: один MGET дал бы CROSSSLOT).
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="533bd1248cf4"
 # ## 热点计数器
 #
 # 承担全部流量的单个键只在一个主节点上，不管集群有多少个主节点。分片计数器把它拆成 N 个*没有*共同标签的子键：每次计数对随机选中的一个分片执行 INCR，读取时把所有分片相加（在一个管道里发 GET：一条 MGET 会得到 CROSSSLOT）。
@@ -326,12 +326,12 @@ if on_cluster():
 # Throughput on this cluster: two threads send INCRs in pipelines of 100 for 1.5 s, to one key and then
 # to the 16 shards. The INCR calls each primary served show where the load lands.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="e81302010a2e"
 # Пропускная способность на этом кластере: два потока 1,5 с отправляют INCR конвейерами по 100 — сначала
 # в один ключ, потом в 16 шардов. Число вызовов INCR на каждом первичном узле показывает, куда ложится
 # нагрузка.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="e81302010a2e"
 # 这个集群上的吞吐量：两个线程以每批 100 条的管道发送 INCR，持续 1.5 秒，先打到一个键，再打到 16 个分片。每个主节点处理的 INCR 调用次数显示了负载落在哪里。
 
 # %% tags=["varies"]
@@ -351,14 +351,14 @@ if on_cluster():
 # cluster-safe as it is. Replayed on the same trace with a controlled clock, the cluster decides
 # exactly as one server does:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="45529727f6d6"
 # ## Лимитеры в кластере
 #
 # Каждый лимитер из урока 04 хранит всё состояние в одном ключе и выполняется одним скриптом на этом
 # ключе: он уже безопасен для кластера. На той же последовательности запросов с управляемыми часами кластер принимает ровно те
 # же решения, что и один сервер:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="45529727f6d6"
 # ## 集群上的限流器
 #
 # 第 04 课的每个限流器都把全部状态放在一个键里，并用针对这个键的一个脚本执行：它本身就适用于集群。用可控时钟重放同一段请求流量，集群做出的决定与单台服务器完全相同：
@@ -377,11 +377,11 @@ if on_cluster():
 # A decision that needs two keys, a per-second and a per-minute quota of one user, is one script on two
 # keys: they must share a slot, so both carry the user's tag.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="8f253043c5de"
 # Решение, которому нужны два ключа — квота пользователя в секунду и в минуту, — это один скрипт на двух
 # ключах: они должны быть в одном слоте, поэтому оба несут тег пользователя.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="8f253043c5de"
 # 需要两个键才能做出的决定（同一用户的每秒配额和每分钟配额）是作用于两个键的一个脚本：两个键必须在同一个槽，所以都带上用户的标签。
 
 # %% tags=["varies"]
@@ -408,14 +408,14 @@ if on_cluster():
 # primary is cut off (frozen, and its link closed), as a network partition would do; the primary keeps
 # acknowledging INCRs; then the primary dies, the replica comes back and takes over.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="f25e4736267d"
 # ## Репликация асинхронна
 #
 # Первичный узел отвечает на INCR раньше, чем запись получила реплика. Здесь реплику первичного узла
 # счётчика отрезают (замораживают и закрывают её соединение), как это сделало бы разделение сети; первичный
 # узел продолжает подтверждать INCR; затем он умирает, реплика возвращается и занимает его место.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="f25e4736267d"
 # ## 复制是异步的
 #
 # 主节点在副本拿到写入之前就回复了 INCR。这里我们把计数器所在主节点的副本切断（冻结它并关闭复制连接），就像网络分区那样；主节点继续确认 INCR；随后主节点宕机，副本恢复并接管。
@@ -443,12 +443,12 @@ if on_cluster():
 # writes, and returns how many did. It tells you; it does not undo the write when the answer is 0, and
 # a replica that acknowledged can still lose it.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="d34d992d1d1e"
 # `WAIT numreplicas timeout` блокирует клиента, пока указанное число реплик не подтвердит записи этого
 # соединения, и возвращает, сколько подтвердили. WAIT только сообщает: при ответе 0 запись не
 # отменяется, а реплика, которая её подтвердила, всё равно может её потерять.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="d34d992d1d1e"
 # `WAIT numreplicas timeout` 会阻塞，直到指定数量的副本确认收到本连接的写入，并返回实际确认的副本数。它只是告诉你结果：答案为 0 时它不会撤销写入，而已经确认的副本也仍可能丢失这次写入。
 
 # %% tags=["varies"]
@@ -475,13 +475,13 @@ if on_cluster():
 # A timeout does not say whether the command ran. Here the reply is lost after the server executed the
 # INCR; the client retries and the counter counts the request twice.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="08da3be1e89d"
 # ## Повторы и идемпотентность
 #
 # Таймаут не говорит, выполнилась ли команда. Здесь ответ теряется после того, как сервер выполнил INCR;
 # клиент повторяет запрос, и счётчик засчитывает его дважды.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="08da3be1e89d"
 # ## 重试与幂等
 #
 # 超时并不能说明命令是否已经执行。这里服务器执行了 INCR 之后回复丢失；客户端重试，计数器把这个请求计了两次。
@@ -511,12 +511,12 @@ print(_("INCR with a retry ->"), incr_with_retry(r, orders), "|", _("counter:"),
 # records the result with a TTL; a retry finds the marker and gets the same answer. Counter and marker
 # share the tag `{orders}`, so on a cluster they are in one slot.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="35ac7f6d2dca"
 # Идемпотентный инкремент: у каждого запроса есть id. Один скрипт проверяет отметку с этим id,
 # увеличивает счётчик и записывает результат с TTL; повтор находит отметку и получает тот же ответ.
 # Счётчик и отметка имеют общий тег `{orders}`, поэтому в кластере они в одном слоте.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="35ac7f6d2dca"
 # 幂等自增：每个请求带一个 ID。一个脚本检查该 ID 的标记、自增并把结果连同 TTL 记录下来；重试时找到标记，得到同样的答案。计数器和标记共用标签 `{orders}`，所以在集群中位于同一个槽。
 
 # %%
@@ -557,14 +557,14 @@ print(_("counter:"), r.get(r.key("counter", "{orders}")),
 # visible; by default redis-py 8 retries a command up to 10 times after a timeout, so the same thing
 # happens without a line of your code.)
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="6fee3c7745ba"
 # В кластере таймаут настоящий: первичный узел заморожен на 300 мс, а клиент с таймаутом 100 мс
 # отправляет команду. Команда ждёт в сокете и выполняется, когда узел просыпается; клиент повторяет её
 # через 400 мс. (Собственные повторы redis-py здесь выключены, чтобы повтор был виден; по умолчанию
 # redis-py 8 после таймаута повторяет команду до 10 раз, так что то же самое происходит без единой
 # строки вашего кода.)
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="6fee3c7745ba"
 # 在集群上超时是真实的：主节点被冻结 300 毫秒，同时一个超时为 100 毫秒的客户端发送命令。命令在套接字里等待，节点醒来后照样执行；客户端在 400 毫秒后重试。（这里关闭了 redis-py 自己的重试，好让重试清晰可见；默认情况下 redis-py 8 在超时后最多重试 10 次，所以不写一行代码也会发生同样的事。）
 
 # %% tags=["varies"]
@@ -592,10 +592,10 @@ if on_cluster():
 # %% [markdown] lang="en"
 # ## Clean up
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="efd5399e92dc"
 # ## Уборка
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="efd5399e92dc"
 # ## 清理
 
 # %% tags=["varies"]

@@ -167,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("action", choices=["check", "status", "stamp", "extract"],
                    help="check: fail on structural differences or missing translations; status: list outdated "
                         "pages and catalog entries; extract: update locale/*/course.po from the code; "
-                        "stamp: record that PAGES (docs/ru/... or docs/zh/...) are up to date")
+                        "stamp: record that PAGES (docs/ru/... or docs/zh/...) or notebook sources (notebooks/NN-topic.py) are up to date")
     i.add_argument("pages", nargs="*")
     i.set_defaults(func=cmd_i18n)
 

@@ -200,13 +200,20 @@ def main_check() -> int:
 
 
 def main_status() -> int:
-    from . import catalogs
+    from . import catalogs, nbcells
 
     stale = outdated()
     for page, why in stale.items():
         print(f"{page}: {why}")
     if not stale:
         print("every translation is up to date with its English page")
+    cells = nbcells.outdated_all()
+    for src, rows in cells.items():
+        print(f"{src}: {len(rows)} translated passage(s) to look at")
+        for row in rows:
+            print(f"  - {row}")
+    if not cells:
+        print("every notebook passage is up to date with its English")
     entries = catalogs.outdated()
     for po, rows in entries.items():
         print(f"{po}: {len(rows)} entr{'y' if len(rows) == 1 else 'ies'} to look at")
@@ -236,7 +243,12 @@ def main_stamp(pages_: list[str]) -> int:
     if not pages_:
         print("name the translated pages to stamp, e.g. docs/ru/01-incr/index.md", file=sys.stderr)
         return 2
+    from . import nbcells
+
     for p in pages_:
+        if Path(p).suffix == ".py":  # a notebook source: its Russian and Chinese passages
+            print(f"stamped {p}: {nbcells.stamp_cells(Path(p))} passage(s) now match their English")
+            continue
         stamp(Path(p))
         print(f"stamped {p}")
     return 0

@@ -7,6 +7,8 @@ reader must not meet a gap where the English text goes on.
 """
 from __future__ import annotations
 
+import hashlib
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -67,3 +69,69 @@ def check_all(root: Path | None = None) -> dict[str, list[str]]:
         if found:
             report[f"notebooks/{src.name}"] = found
     return report
+
+
+# ---------------------------------------------------------------- translations older than their English
+
+_MARK = re.compile(r'^# %% \[markdown\] lang="(\w+)"(?: translated="(\w*)")?(.*)$')
+
+
+def _passages_with_markers(src: Path) -> list[dict]:
+    """Each passage: the hash of its English text, and for every other language the line index of its
+    first cell's marker and the hash recorded there (``translated="..."``), straight from the text."""
+    lines = src.read_text(encoding="utf-8").splitlines()
+    found, current, en_text, collecting = [], None, [], False
+    for i, line in enumerate(lines + ["# %% end"]):
+        m = _MARK.match(line)
+        if line.startswith("# %%") and not m:
+            if current:
+                current["en"] = source_digest("\n".join(en_text))
+                found.append(current)
+            current, en_text = None, []
+            continue
+        if m:
+            current = current or {"line": i + 1, "langs": {}}
+            lang = m.group(1)
+            if lang != "en" and lang not in current["langs"]:
+                current["langs"][lang] = (i, m.group(2))
+            collecting = lang == "en"
+            continue
+        if current and collecting:
+            en_text.append(line)
+    return found
+
+
+def source_digest(text: str) -> str:
+    """12 hex digits of SHA-256 of English prose, blank lines at the ends ignored."""
+    return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:12]
+
+
+def outdated_cells(src: Path) -> list[str]:
+    """Translated passages whose English changed since they were stamped (or never stamped)."""
+    out = []
+    for p in _passages_with_markers(src):
+        for lang, (_i, got) in sorted(p["langs"].items()):
+            if got != p["en"]:
+                why = "never stamped" if not got else f"English changed (translated from {got}, now {p['en']})"
+                out.append(f"line {p['line']}: {lang} passage: {why}")
+    return out
+
+
+def stamp_cells(src: Path) -> int:
+    """Record in every translated passage's first marker the hash of its current English; returns how
+    many markers changed."""
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    changed = 0
+    for p in _passages_with_markers(src):
+        for lang, (i, got) in p["langs"].items():
+            if got != p["en"]:
+                m = _MARK.match(lines[i].rstrip("\n"))
+                lines[i] = f'# %% [markdown] lang="{lang}" translated="{p["en"]}"{m.group(3)}\n'
+                changed += 1
+    src.write_text("".join(lines), encoding="utf-8")
+    return changed
+
+
+def outdated_all() -> dict[str, list[str]]:
+    return {f"notebooks/{src.name}": rows for src in sorted(paths.NOTEBOOKS.glob("[0-9][0-9]-*.py"))
+            if (rows := outdated_cells(src))}

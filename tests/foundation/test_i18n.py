@@ -250,3 +250,28 @@ def test_numbers_are_grouped_the_way_each_language_writes_them(docs):
     assert typography.badly_grouped("10 000 keys\n", "en") == []
     _edit(docs, "ru", "Текст.", "Текст про 10 000 ключей.")
     assert any("no-break space" in p and "'10 000'" in p for p in _problems("ru"))
+
+
+def test_a_changed_english_passage_of_a_notebook_marks_its_translations_outdated(tmp_path):
+    from redis_course import nbcells
+
+    src = tmp_path / "09-demo.py"
+    src.write_text('# %% [markdown] lang="en"\n# Counting views\n\n# %% [markdown] lang="ru"\n# Считаем просмотры\n\n'
+                   '# %% [markdown] lang="zh"\n# 统计浏览量\n\n# %%\nprint(1)\n\n'
+                   '# %% [markdown] lang="en"\n# Second\n\n# %% [markdown] lang="ru"\n# Второй\n\n'
+                   '# %% [markdown] lang="zh"\n# 第二\n', encoding="utf-8")
+    assert len(nbcells.outdated_cells(src)) == 4 and all("never stamped" in r for r in nbcells.outdated_cells(src))
+    assert nbcells.stamp_cells(src) == 4 and nbcells.outdated_cells(src) == []
+    src.write_text(src.read_text(encoding="utf-8").replace("# Counting views", "# Counting page views"), encoding="utf-8")
+    rows = nbcells.outdated_cells(src)
+    assert [r.split(":")[0] for r in rows] == ["line 1", "line 1"] and "English changed" in rows[0]
+    assert {"ru passage", "zh passage"} == {r.split(": ")[1] for r in rows}
+    assert nbcells.stamp_cells(src) == 2 and nbcells.outdated_cells(src) == []
+
+
+def test_every_notebook_passage_is_stamped_against_its_english():
+    from redis_course import nbcells
+
+    rows = {src: r for src, r in nbcells.outdated_all().items()}
+    assert all("never stamped" not in row for r in rows.values() for row in r), \
+        "stamp new translated passages: python3 run.py i18n stamp notebooks/NN-topic.py"

@@ -54,7 +54,7 @@ def localize(nb: nbformat.NotebookNode, lang: str) -> nbformat.NotebookNode:
         cell_lang = cell.metadata.get("lang")
         if cell.cell_type == "markdown" and cell_lang not in (None, lang):
             continue
-        meta = {k: v for k, v in cell.metadata.items() if k != "lang"}
+        meta = {k: v for k, v in cell.metadata.items() if k not in ("lang", "translated")}
         if cell.cell_type == "markdown":
             new = nbformat.v4.new_markdown_cell(cell.source, metadata=meta)
         else:
