@@ -30,8 +30,10 @@ matters, counted from the moment the script runs (until the latest current windo
 last logged unit leaves the longest window, until every bucket is full again), never longer than
 the longest window.  Keys expire on the server's real clock, which a controlled clock does not move:
 when ``now_ms`` is given, add the lesson's slack of 60,000 ms, so that a key never vanishes while
-the controlled clock still needs it (the prelude below sets ``slack`` for you).  Up to 16 processes call these functions at the same time for the same client:
-read-decide-write in Python between two round trips is not safe, put the whole decision in one script.
+the controlled clock still needs it (the prelude below sets ``slack`` for you).
+
+Up to 16 processes call these functions at the same time for the same client: read-decide-write
+in Python between two round trips is not safe, put the whole decision in one script.
 """
 import hashlib
 import secrets
