@@ -25,7 +25,8 @@ return math.floor(start / 1000)
 def _together(redis, workers, calls, pause_ms=800):
     """Call ``calls[k]`` in ``workers[k]`` at once; with ``pause_ms``, while the grader's script holds
     the server, so that every process has sent its first command before any is answered.  Returns
-    (results, when the pause began in server ms or None); an exception in place of a call that raised."""
+    (results, a time in server ms before which none of the calls ran, whether the server was held
+    when they were sent); an exception in place of a call that raised."""
     results, began = [None] * len(calls), {}
 
     def pause():
@@ -41,12 +42,18 @@ def _together(redis, workers, calls, pause_ms=800):
     holder = threading.Thread(target=pause if pause_ms else lambda: None)
     holder.start()
     time.sleep(0.15 if pause_ms else 0)
+    sent = int(time.time() * 1000)             # the server's TIME reads the same clock
     threads = [threading.Thread(target=call, args=(k,)) for k in range(len(calls))]
     for t in threads:
         t.start()
     for t in threads + [holder]:
         t.join()
-    return results, began.get("at")
+    if not pause_ms:
+        return results, None, False
+    # the calls ran after the pause if it had begun when they were sent (on a very busy machine it
+    # may not have: then all that is known is that they ran after they were sent)
+    held = began["at"] <= sent
+    return results, began["at"] + pause_ms if held else sent, held
 
 
 def _server_ms(redis):
@@ -77,7 +84,7 @@ def _crowd(lab, redis, name, clients=4, per_client=40):
     try:
         results = []
         for first in range(0, len(calls), 16):        # the first 16 in one instant, then as fast as they go
-            got, _began = _together(redis, workers, calls[first:first + 16], pause_ms=800 if first == 0 else 0)
+            got, _ran, _held = _together(redis, workers, calls[first:first + 16], pause_ms=800 if first == 0 else 0)
             results += got
     finally:
         for w in workers:
@@ -335,29 +342,34 @@ def test_the_servers_clock_is_read_when_the_script_runs_hidden(lab, redis):
     limits = [[1, 1000], [10, MIN]]
     workers = lab.parallel(3)
     try:
-        now = _server_ms(redis)
-        time.sleep((1000 - now % 1000 + 5) / 1000)             # the start of a second on the server
-        first = {}
-        for w, name in zip(workers, NAMES):
-            first[name] = (_server_ms(redis), getattr(w, name)(f"when-{name}", limits, 1))
-        time.sleep(0.35)
-        # the grader holds the server for 800 ms: the requests are sent about 0.5 s after the first
-        # ones, and run more than 1 s after them
-        got, began = _together(redis, workers, [(name, (f"when-{name}", limits, 1)) for name in NAMES])
+        for attempt in range(3):
+            now = _server_ms(redis)
+            time.sleep((1000 - now % 1000 + 5) / 1000)             # the start of a second on the server
+            first = {}
+            for w, name in zip(workers, NAMES):
+                first[name] = (_server_ms(redis), getattr(w, name)(f"when{attempt}-{name}", limits, 1))
+            time.sleep(0.35)
+            # the grader holds the server for 800 ms: the requests are sent about 0.5 s after the first
+            # ones, and run more than 1 s after them
+            calls = [(name, (f"when{attempt}-{name}", limits, 1)) for name in NAMES]
+            got, ran, held = _together(redis, workers, calls)
+            if held:
+                break
     finally:
         for w in workers:
             w.close()
+    assert held, _("expected the grader to hold the server while the requests were sent, saw it could not "
+                   "(the machine is too busy): check again")
     for name, d in zip(NAMES, got):
         assert not isinstance(d, Exception), _("{name} raised: {error}").format(name=name, error=d)
         assert first[name][1]["allowed"] is True, name
         assert d["allowed"] is True, _(
             "{name}: expected the request that ran more than 1 s after the first one to be allowed (1 per "
             "second), saw {seen}: was the time read before the script ran?").format(name=name, seen=d)
-    ran = began + 800
     matters = {"sliding_window": ran + MIN, "fixed_window": (ran // MIN + 1) * MIN,
                "token_bucket": first["token_bucket"][0] + 2 * MIN // 10}
     for name in NAMES:
-        for key in _keys_of(redis, f"when-{name}"):
+        for key in _keys_of(redis, f"when{attempt}-{name}"):
             now, pttl = _expiry(redis, key)
             assert now + pttl >= matters[name] - 5, _(
                 "{name}: expected the key to live until at least {need} ms after the script ran, saw {seen} ms "
