@@ -12,7 +12,9 @@ changes one fails with one sentence naming the package, its version and what to 
 * fakeredis's ``TCPFakeRequestHandler`` — a fakeredis server on a Unix socket (the grader's private
   Redis where ``redis-server`` is missing);
 * redis-py's ``Connection._command_packer`` — the one place every command passes before the wire
-  (the guard against server-wide commands on a server the course does not own).
+  (the guard against server-wide commands on a server the course does not own);
+* fakeredis's ``FakeSocket._run_command`` / ``.exec_``, ``_commands.Key`` — fakeredis refusing
+  commands across hash slots as one node of a cluster does (:func:`refuse_cross_slot`).
 
 The fakeredis server version the course emulates is here too: :data:`FAKE_SERVER_VERSION`.
 """
@@ -178,6 +180,66 @@ def unix_fake_server(path: str) -> socketserver.BaseServer:
     return UnixFakeServer()
 
 
+# ------------------------------------------------------------------ fakeredis as one node of a cluster
+
+CROSSSLOT = "CROSSSLOT Keys in request don't hash to the same slot"
+#: commands whose keys are counted by an argument instead of marked in fakeredis's signature
+_NUMKEYS_COMMANDS = {"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"}
+
+
+def refuse_cross_slot(slot_of: Callable[[bytes], int]) -> Callable[[], None]:
+    """Make every fakeredis connection of this process refuse, as one node of a Redis Cluster does,
+    a command, a MULTI/EXEC transaction or a script whose keys are in different hash slots
+    (``CROSSSLOT``).  Returns a function that undoes it.
+
+    fakeredis has no cluster mode.  A command's keys are the arguments its private ``Signature``
+    marks as ``Key`` (``EVAL``/``FCALL``: the ``numkeys`` declared keys); the checks wrap
+    ``FakeSocket._run_command`` (every command, queued ones too) and ``FakeSocket.exec_`` (the keys
+    of a whole transaction).  Cost: one CRC16 per key.
+    """
+    sock = require("fakeredis", "fakeredis._socket._fakesocket", ("FakeSocket",), "the cluster mode of fakeredis")
+    key_type = require("fakeredis", "fakeredis._commands", ("Key",), "the cluster mode of fakeredis")
+    simple_error = require("fakeredis", "fakeredis._helpers", ("SimpleError",), "the cluster mode of fakeredis")
+    run, exec_ = sock._run_command, sock.exec_
+
+    def keys_of(sig: Any, args: list) -> list:
+        if sig.name.lower() in _NUMKEYS_COMMANDS and len(args) > 1:
+            try:
+                return list(args[2:2 + int(args[1])])
+            except ValueError:
+                return []
+        types = list(sig.fixed)
+        if sig.repeat:
+            types += [sig.repeat[i % len(sig.repeat)] for i in range(max(0, len(args) - len(types)))]
+        return [a for a, t in zip(args, types) if isinstance(t, key_type)]
+
+    def slots(sig: Any, args: list) -> set[int]:
+        return {slot_of(k) for k in keys_of(sig, args)}
+
+    def _run_command(self, func, sig, args, from_script):
+        # a script's redis.call is not checked: a one-node Redis 7.0 cluster serves every slot and
+        # lets a script reach keys it did not declare (tests/foundation/test_fake_cluster.py)
+        if not from_script and len(slots(sig, args)) > 1:
+            return simple_error(CROSSSLOT)
+        return run(self, func, sig, args, from_script)
+
+    def exec_with_slots(self, *conditions):
+        queued = getattr(self, "_transaction", None) or []
+        found = set().union(*(slots(sig, args) for _func, sig, args in queued)) if queued else set()
+        if len(found) > 1:
+            self._forget_transaction()
+            self._clear_watches()
+            raise simple_error(CROSSSLOT)
+        return exec_(self, *conditions)
+
+    sock._run_command, sock.exec_ = _run_command, exec_with_slots
+
+    def undo() -> None:
+        sock._run_command, sock.exec_ = run, exec_
+
+    return undo
+
+
 # ------------------------------------------------------------------ the command packer (server-wide guard)
 
 def wrap_command_packer(connection: Any, wrap: Callable[[Any], Any]) -> bool:
@@ -211,6 +273,13 @@ USES: dict[str, Callable[[], Any]] = {
         "fakeredis", "fakeredis._clients", ("_tcp_server", "TCPFakeRequestHandler"),
         "the grader's fakeredis server on a Unix socket"),
     "redis-py command packer": check_command_packer,
+    "fakeredis cluster mode": lambda: [require("fakeredis", module, names, "the cluster mode of fakeredis")
+                                       for module, names in (("fakeredis._socket._fakesocket", ("FakeSocket", "exec_")),
+                                                             ("fakeredis._socket._fakesocket", ("FakeSocket", "_run_command")),
+                                                             ("fakeredis._socket._fakesocket", ("FakeSocket", "_forget_transaction")),
+                                                             ("fakeredis._socket._fakesocket", ("FakeSocket", "_clear_watches")),
+                                                             ("fakeredis._commands", ("Key",)),
+                                                             ("fakeredis._helpers", ("SimpleError",)))],
 }
 
 
