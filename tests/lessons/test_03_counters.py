@@ -55,6 +55,36 @@ def test_a_transaction_is_one_round_trip(r, crash):
     assert r.pttl(key) > 0
 
 
+def test_a_pipeline_without_multi_is_cut_by_a_crash(r, crash):
+    """Redis runs a pipeline's commands one by one: armed, the crash may fall between them."""
+    key = r.key("c")
+    crash(1)
+    with pytest.raises(faults.SimulatedCrash):
+        with r.pipeline(transaction=False) as p:
+            p.incr(key)
+            p.pexpire(key, 60_000, nx=True)
+            p.execute()
+    faults.arm_crash(r, None)
+    assert r.get(key) == "1"
+    assert r.pttl(key) == -1
+
+
+def test_a_pipeline_without_multi_still_answers_every_command(r, crash):
+    key = r.key("c")
+    crash(10)
+    with r.pipeline(transaction=False) as p:
+        p.incr(key)
+        p.get(r.key("missing"))
+        p.incrby(key, 4)
+        assert p.execute() == [1, None, 5]
+    with r.pipeline(transaction=False) as p:
+        p.lpush(key, "x")  # WRONGTYPE: raised after every command ran, as without the fault
+        p.incr(key)
+        with pytest.raises(Exception, match="WRONGTYPE"):
+            p.execute()
+    assert r.get(key) == "6"
+
+
 def test_crash_before_anything_is_sent(r, crash):
     crash(0)
     with pytest.raises(faults.SimulatedCrash):
