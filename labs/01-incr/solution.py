@@ -2,7 +2,8 @@
 
 Every function takes the Redis client ``r`` first. Build key names with ``r.key(...)``:
 ``r.key("views", "post", 17)`` is the key ``views:post:17`` under your run's prefix.
-Each function needs one or two Redis commands; none needs MULTI, WATCH or Lua.
+Each function needs one or two Redis commands; ``withdraw`` needs one short Lua script, so that
+checking the balance and taking the money are one step.
 """
 import redis
 
@@ -47,10 +48,11 @@ def take_views(r, post_id: int) -> int:
 
 
 def next_id(r, kind: str) -> int:
-    """Return a new unique id for objects of ``kind`` (``"order"``, ``"user"``, ...): 1, 2, 3, ...
+    """Return a new id for objects of ``kind`` (``"order"``, ``"user"``, ...): 1, 2, 3, ...
 
-    Key: ``ids:<kind>``. Use INCR (O(1)): its reply is unique even when many processes ask at once.
-    Each kind has its own sequence.
+    Key: ``ids:<kind>``. Use INCR (O(1)): processes that ask at the same moment get different
+    replies. Each kind has its own sequence. The ids are unique while the server keeps every
+    increment it acknowledged: a restart that loses the last writes hands some ids out again.
     """
     # BEGIN SOLUTION
     return r.incr(r.key("ids", kind))
@@ -68,12 +70,17 @@ def safe_incr(r, name: str, amount: int = 1) -> dict:
     * ``"overflow"`` — the result would leave −2**63 … 2**63 − 1; ``found`` is the stored string;
     * ``"wrong_type"`` — the key is not a string (a list, a hash, ...); ``found`` is its type name from TYPE.
 
-    Use INCRBY (O(1)); Redis checks the value and refuses atomically, so do not check first with
-    GET. redis-py raises ``redis.exceptions.ResponseError`` for each refusal; its message tells them
+    ``amount`` that is not an ``int`` (a ``float``, a ``str``, a ``bool``: ``True`` is an ``int`` in
+    Python) is a programming error: raise ``TypeError`` and write nothing.
+
+    Use INCRBY (O(1)); Redis checks the value and refuses atomically, so do not predict the result
+    with GET first: another process can change the value between your GET and your INCRBY. redis-py raises ``redis.exceptions.ResponseError`` for each refusal; its message tells them
     apart (``WRONGTYPE ...``, ``... would overflow``, ``value is not an integer or out of range``).
     Only after a refusal read what the key holds (GET or TYPE, O(1)), for the report.
     """
     # BEGIN SOLUTION
+    if type(amount) is not int:
+        raise TypeError(f"amount must be an int, not {type(amount).__name__}")
     key = r.key(name)
     try:
         return {"ok": True, "value": r.incrby(key, amount)}
@@ -114,25 +121,40 @@ def deposit(r, account: int, cents: int) -> int:
     # END SOLUTION
 
 
+#: KEYS[1]: the balance in cents; ARGV[1]: the amount. The new balance, or -1 when the balance does
+#: not cover the amount (then nothing is written). GET, compare and DECRBY in one script: O(1).
+WITHDRAW = """
+local balance = tonumber(redis.call('GET', KEYS[1]) or '0')
+local amount = tonumber(ARGV[1])
+if balance < amount then
+  return -1
+end
+return redis.call('DECRBY', KEYS[1], amount)
+"""
+
+
 def withdraw(r, account: int, cents: int) -> int:
     """Take ``cents`` (an ``int`` > 0) from the balance of ``account``; return the new balance.
 
     Key: ``balance:<account>``. The balance must never end below 0: when there is not enough money,
-    raise ``ValueError`` and leave the balance as it was. Many processes withdraw at once.
+    raise ``ValueError`` and leave the balance as it was. Many processes withdraw at once, and a
+    process can die at any moment: no money may be lost, and a withdrawal that the balance covers
+    must not be refused because another one is running.
 
-    Use DECRBY (O(1)) and look at the value it returns: if it went below 0, give the money back
-    with INCRBY and raise. Checking first with GET and then decrementing lets two processes both
-    see enough money and overdraw. Argument checks as in :func:`deposit` (``TypeError``, ``ValueError``).
+    Check and take in one step: the Lua script ``WITHDRAW`` above (``r.register_script(WITHDRAW)``,
+    then call it with ``keys=[key], args=[cents]``: one EVALSHA, O(1)). Checking first with GET and
+    then decrementing lets two processes both see enough money and overdraw; "DECRBY, then INCRBY
+    it back when the result is negative" refuses valid withdrawals while the balance is briefly
+    negative, and a crash before the INCRBY keeps the money. Argument checks as in
+    :func:`deposit` (``TypeError``, ``ValueError``).
     """
     # BEGIN SOLUTION
     if type(cents) is not int:
         raise TypeError(f"cents must be an int, not {type(cents).__name__}")
     if cents <= 0:
         raise ValueError(f"a withdrawal must be positive, got {cents}")
-    key = r.key("balance", account)
-    left = r.decrby(key, cents)
+    left = r.register_script(WITHDRAW)(keys=[r.key("balance", account)], args=[cents])
     if left < 0:
-        r.incrby(key, cents)  # undo our own step; other processes' steps are untouched
         raise ValueError(f"insufficient funds in account {account}")
     return left
     # END SOLUTION

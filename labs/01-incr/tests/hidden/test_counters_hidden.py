@@ -1,7 +1,9 @@
 """Hidden tests of lab 01: only the grader runs these."""
 import threading
 
-from redis_course.labs.testing import StudentCrash, StudentError, StudentTimeout, hint, points, student_raises
+from redis_course.l10n import _
+from redis_course.labs.testing import (InjectedCrash, StudentCrash, StudentError, StudentTimeout, hint, points,
+                                       student_raises)
 
 GRADER_CANARY = "grader-canary-01-incr-8c2e5a71"  # must never appear in a student release
 
@@ -148,3 +150,157 @@ def test_concurrent_withdrawals_never_overdraw_hidden(lab, redis):
     finally:
         for p in proxies:
             p.close()
+
+
+def _calls_in_turn(proxy, name, args, stop):
+    """Call ``name(*args)`` on ``proxy`` until ``stop`` is set; the results (or errors) in order."""
+    results = []
+    while not stop.is_set():
+        try:
+            results.append(getattr(proxy, name)(*args))
+        except (StudentError, StudentTimeout, StudentCrash) as exc:
+            results.append(exc)
+            break
+    return results
+
+
+@points(2)
+@hint("take-views-race")
+def test_take_views_is_one_step_even_when_its_commands_are_sent_apart_hidden(lab, redis):
+    """No view is lost when Redis runs other clients' commands between take_views' own commands."""
+    proxies = lab.parallel(4)
+    counters, taker = proxies[:3], proxies[3]
+    taken, errors = [], []
+    try:
+        # Redis promises nothing about running a pipeline without MULTI as one unit: armed, the
+        # taker's process sends each of its commands in its own round trip, as Redis may run them.
+        taker.faults.arm_crash(10**9)
+        stop = threading.Event()
+
+        def take():
+            for res in _calls_in_turn(taker, "take_views", (78,), stop):
+                (errors if isinstance(res, Exception) else taken).append(res)
+
+        def count(proxy):
+            for _i in range(150):
+                try:
+                    proxy.count_view(78)
+                except (StudentError, StudentTimeout, StudentCrash) as exc:
+                    errors.append(exc)
+                    return
+
+        thread = threading.Thread(target=take, daemon=True)
+        thread.start()
+        workers = [threading.Thread(target=count, args=(p,), daemon=True) for p in counters]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+        stop.set()
+        thread.join()
+    finally:
+        for p in proxies:
+            p.close()
+    assert not errors, _("expected no error, saw {seen}").format(seen=errors[:1])
+    left = int(redis.get(redis.key("views", "post", 78)) or 0)
+    assert sum(taken) + left == 450, _(
+        "expected 450 views taken or left in the counter, saw {seen}: views were lost between reading and "
+        "resetting").format(seen=sum(taken) + left)
+
+
+@points(1)
+@hint("safe-incr-amount")
+def test_safe_incr_refuses_an_amount_that_is_not_an_int_hidden(lab, redis):
+    """safe_incr refuses True, 1.5 and "2" as an amount with TypeError and writes nothing."""
+    redis.set(redis.key("clicks"), 5)
+    for bad in (True, False, 1.5, "2"):
+        with student_raises("TypeError"):
+            lab.safe_incr("clicks", bad)
+    seen = redis.get(redis.key("clicks"))
+    assert seen == "5", _("expected the counter to stay 5, saw {seen}").format(seen=seen)
+
+
+@points(1)
+@hint("cents-arguments")
+def test_withdraw_checks_its_arguments_hidden(lab, redis):
+    """withdraw refuses True, a float, a string, zero and negative amounts and changes nothing."""
+    redis.set(redis.key("balance", 11), 500)
+    for bad, error in [(True, "TypeError"), (False, "TypeError"), (1.0, "TypeError"), ("100", "TypeError"),
+                       (0, "ValueError"), (-5, "ValueError")]:
+        with student_raises(error):
+            lab.withdraw(11, bad)
+    seen = redis.get(redis.key("balance", 11))
+    assert seen == "500", _("expected the balance to stay 500, saw {seen}").format(seen=seen)
+
+
+@points(2)
+@hint("safe-incr-race")
+def test_safe_incr_near_the_limit_under_contention_hidden(lab, redis):
+    """Six processes add 1 to a counter 3 below the limit: three succeed, three report an overflow."""
+    proxies = lab.parallel(6)
+    try:
+        for round_ in range(10):
+            name = f"near-max-{round_}"
+            redis.set(redis.key(name), MAX - 3)
+            results = at_once(proxies, "safe_incr", name, 1)
+            errors = [res for res in results if isinstance(res, Exception)]
+            assert not errors, _("expected no error, saw {seen}").format(seen=errors[0])
+            ok = sorted(res["value"] for res in results if res.get("ok") is True)
+            refused = [res for res in results if res.get("ok") is not True]
+            assert ok == [MAX - 2, MAX - 1, MAX], _(
+                "expected the values {expected}, saw {seen}").format(expected=[MAX - 2, MAX - 1, MAX], seen=ok)
+            expected = {"ok": False, "error": "overflow", "found": str(MAX)}
+            assert refused == [expected] * 3, _("expected three reports {expected}, saw {seen}").format(
+                expected=expected, seen=refused)
+    finally:
+        for p in proxies:
+            p.close()
+
+
+@points(2)
+@hint("withdraw-crash")
+def test_a_crash_inside_withdraw_loses_no_money_hidden(lab, redis):
+    """A process that dies between two commands of withdraw leaves the balance as before or paid out."""
+    crashed = 0
+    for budget in range(4):  # the process dies after 0, 1, 2, 3 round trips on this run's keys
+        for start, cents in [(100, 300), (100, 40)]:
+            account = 200 + 10 * budget + (cents == 40)
+            redis.set(redis.key("balance", account), start)
+            lab.faults.arm_crash(budget)
+            try:
+                lab.withdraw(account, cents)
+            except InjectedCrash:
+                crashed += 1
+            except StudentError as exc:
+                if exc.type != "ValueError":
+                    raise
+            finally:
+                lab.faults.arm_crash(None)
+            seen = int(redis.get(redis.key("balance", account)) or 0)
+            allowed = {start, start - cents} if cents <= start else {start}
+            assert seen in allowed, _(
+                "expected a balance of {expected} after withdrawing {cents} from {start} and a crash after "
+                "{n} round trips, saw {seen}").format(expected=" or ".join(map(str, sorted(allowed))),
+                                                      cents=cents, start=start, n=budget, seen=seen)
+    assert crashed >= 1, _("expected at least one crash, saw {seen}").format(seen=crashed)
+
+
+@points(2)
+@hint("withdraw-refused")
+def test_valid_withdrawals_are_not_refused_under_contention_hidden(lab, redis):
+    """While others ask for more than the balance, every withdrawal the balance covers succeeds."""
+    redis.set(redis.key("balance", 300), 1000)
+    calls = []
+    for _i in range(150):
+        calls += [("withdraw", (300, 10**9)), ("withdraw", (300, 1))]
+    results = lab.run_concurrently(calls, processes=8)
+    small = [res for (_n, (_a, cents)), res in zip(calls, results) if cents == 1]
+    big = [res for (_n, (_a, cents)), res in zip(calls, results) if cents != 1]
+    refused = [res for res in small if isinstance(res, Exception)]
+    assert not refused, _("expected every withdrawal of 1 cent from 1000 to succeed, saw {n} refused: {seen}").format(
+        n=len(refused), seen=refused[0])
+    wrong = [res for res in big if not (isinstance(res, StudentError) and res.type == "ValueError")]
+    assert not wrong, _("expected ValueError for a withdrawal larger than the balance, saw {seen}").format(
+        seen=wrong[0])
+    seen = redis.get(redis.key("balance", 300))
+    assert seen == "850", _("expected a balance of 850, saw {seen}").format(seen=seen)
