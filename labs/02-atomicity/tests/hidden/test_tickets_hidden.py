@@ -1,4 +1,5 @@
 """Hidden tests of lab 02, tickets: only the grader runs these."""
+from redis_course.l10n import _
 from redis_course.labs.testing import hint, points
 
 
@@ -11,3 +12,19 @@ def test_event_without_capacity_sells_nothing_hidden(lab, redis):
     for event in ("unknown", "empty"):
         assert int(redis.get(redis.key("event", event, "sold")) or 0) == 0
 
+
+
+@points(2)
+@hint("not-sold-out")
+def test_no_buyer_is_turned_away_while_seats_are_left_hidden(lab, redis):
+    """Sixteen processes buy at once from an event with a seat for everyone: none hears "sold out"."""
+    redis.set(redis.key("event", "arena", "capacity"), 400)
+    results = lab.run_concurrently([("take_ticket", ("arena",))] * 320, processes=16)
+    errors = [res for res in results if isinstance(res, Exception)]
+    assert not errors, _("expected no error, saw {seen}").format(seen=errors[:1])
+    turned_away = results.count(None)
+    assert turned_away == 0, _(
+        "expected a seat for each of 320 buyers of 400 seats, saw {seen} told the event was sold out").format(
+        seen=turned_away)
+    assert sorted(results) == list(range(1, 321)), _("expected seats 1 to 320, each sold once, saw {seen}").format(
+        seen=sorted(results)[:8])
