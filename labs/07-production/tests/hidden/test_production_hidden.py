@@ -103,23 +103,24 @@ def test_after_the_pause_the_limiter_decides_again(lab, redis):
 @hint("race")
 def test_acquire_and_release_from_sixteen_processes_keep_the_limit(lab, redis):
     """Sixteen processes taking and giving back slots never exceed the limit."""
-    procs, limit = 16, 3
-    calls = []
-    for i in range(procs * 6):
-        calls.append(("acquire", ("pool", f"h{i}", limit, 60_000)))
+    procs, rounds, limit = 16, 6, 3
+    calls = [("acquire", (f"p{i // procs}", f"h{i}", limit, 60_000)) for i in range(procs * rounds)]
     results = lab.run_concurrently(calls, processes=procs)
     errors = [res for res in results if isinstance(res, Exception)]
     assert not errors, _("acquire raised: {error}", error=errors[0])
-    held = redis.zcard(redis.key("sem", "pool"))
-    assert sum(results) == held == limit, _(
-        "limit {limit}: {granted} acquisitions succeeded, {held} holders in the sorted set",
-        limit=limit, granted=sum(results), held=held)
-    winners = [c[1][1] for c, ok in zip(calls, results) if ok]
-    results = lab.run_concurrently([("release", ("pool", w)) for w in winners]
-                                   + [("release", ("pool", f"x{i}")) for i in range(13)], processes=procs)
-    assert results[:limit] == [True] * limit and not any(results[limit:]), _(
+    for k in range(rounds):
+        granted = sum(results[k * procs:(k + 1) * procs])
+        held = redis.zcard(redis.key("sem", f"p{k}"))
+        assert granted == held == limit, _(
+            "limit {limit}: {granted} acquisitions succeeded, {held} holders in the sorted set",
+            limit=limit, granted=granted, held=held)
+    winners = [c[1][:2] for c, ok in zip(calls, results) if ok]
+    strangers = [(f"p{k}", f"x{k}") for k in range(rounds)] * 2
+    results = lab.run_concurrently([("release", w) for w in winners] + [("release", s) for s in strangers],
+                                   processes=procs)
+    assert results == [True] * len(winners) + [False] * len(strangers), _(
         "each holder releases once (True), strangers free nothing (False): {answer}", answer=results)
-    assert redis.zcard(redis.key("sem", "pool")) == 0
+    assert not any(redis.exists(redis.key("sem", f"p{k}")) for k in range(rounds))
 
 
 @points(2)
