@@ -1,0 +1,560 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] lang="en"
+# # Counters in production
+#
+# A limiter sits in front of every request, so what it does when Redis is slow, gone or full is
+# part of the API's behaviour. This notebook stops and pauses a private `redis-server` under
+# traffic, fills one up under each eviction policy, limits work in flight with a semaphore that a
+# crashed holder cannot keep, ships the limiter as a Redis Function, and chooses what to count a
+# request under. The code lives in `redis_course.lessons` (`guard`, `outage`, `eviction`,
+# `semaphore`, `functions`, `identity`, `backoff`); `show()` prints what the notebook runs.
+# Everything that needs `CONFIG SET`, `SIGSTOP` or a restart runs on a private server that the
+# notebook starts and stops, never on yours.
+
+# %% [markdown] lang="ru"
+# # Счётчики в продакшене
+#
+# Ограничитель частоты стоит перед каждым запросом, поэтому то, что он делает, когда Redis тормозит,
+# недоступен или переполнен, — часть поведения самого API. В этом блокноте мы останавливаем и
+# замораживаем приватный `redis-server` под нагрузкой, заполняем его память при каждой политике
+# вытеснения, ограничиваем число одновременных запросов семафором, который упавший владелец не
+# удержит навсегда, поставляем ограничитель как функцию Redis и выбираем, по какому ключу считать
+# запрос. Код лежит в `redis_course.lessons` (`guard`, `outage`, `eviction`, `semaphore`,
+# `functions`, `identity`, `backoff`); `show()` печатает то, что выполняет блокнот. Всё, что
+# требует `CONFIG SET`, `SIGSTOP` или перезапуска, выполняется на приватном сервере, который блокнот
+# сам запускает и останавливает, и никогда — на вашем.
+
+# %% [markdown] lang="zh"
+# # 生产环境中的计数器
+#
+# 限流器挡在每个请求前面，所以 Redis 变慢、宕机或内存写满时它怎么做，本身就是 API 行为的一部分。本笔记本在流量中停止和冻结一个私有的 `redis-server`，在每种淘汰策略下把它的内存写满，用一个崩溃的持有者无法永远占住的信号量限制同时在处理的请求数，把限流器作为 Redis Function 发布，并选择请求按哪个键计数。代码在 `redis_course.lessons` 中（`guard`、`outage`、`eviction`、`semaphore`、`functions`、`identity`、`backoff`）；`show()` 打印笔记本实际运行的代码。凡是需要 `CONFIG SET`、`SIGSTOP` 或重启的操作，都在笔记本自己启动和停止的私有服务器上进行，绝不会碰你的服务器。
+
+# %% tags=["varies"]
+# %matplotlib inline
+import matplotlib.pyplot as plt
+
+from redis_course import charts, connect
+from redis_course.l10n import _
+from redis_course.lessons import backoff as bo
+from redis_course.lessons import eviction as ev
+from redis_course.lessons import functions as fn
+from redis_course.lessons import guard as g
+from redis_course.lessons import identity as ident
+from redis_course.lessons import outage
+from redis_course.lessons import ratelimit as rl
+from redis_course.lessons import semaphore as sem
+from redis_course.lessons import show
+from redis_course.servers import private_redis, redis_server_binary
+from redis_course.tables import print_table
+
+r = connect(verbose=True)
+T = 1_700_000_000_000  # a controlled clock (ms) wherever a result must not depend on the machine
+SERVER = redis_server_binary() is not None
+if not SERVER:
+    print(_("redis-server is not installed here: the cells that need a private server are skipped "
+            "(the lesson page has their results)."))
+
+# %% [markdown] lang="en"
+# ## When Redis fails
+#
+# redis-py's defaults are made for a batch job, not for a limiter: no socket timeout (a paused
+# server holds the caller until it answers) and, in redis-py 8, a retry of every command that timed
+# out or lost its connection. `budget_client` makes a client on the same server whose every wait is
+# bounded by a budget and that never retries; `Guard` answers by a policy chosen in advance when
+# Redis gives no answer, and its breaker stops asking Redis for a while after a failure.
+
+# %% [markdown] lang="ru"
+# ## Когда Redis отказывает
+#
+# Настройки redis-py по умолчанию рассчитаны на пакетную задачу, а не на ограничитель частоты: нет
+# тайм-аута сокета (замороженный сервер держит вызывающего, пока не ответит), и redis-py 8 повторяет
+# каждую команду, которая не дождалась ответа или потеряла соединение. `budget_client` создаёт
+# клиента того же сервера, у которого любое ожидание ограничено бюджетом и нет повторов; `Guard`
+# отвечает по заранее выбранной политике, когда Redis не дал ответа, а его предохранитель
+# (circuit breaker) после отказа на время перестаёт обращаться к Redis.
+
+# %% [markdown] lang="zh"
+# ## 当 Redis 出故障时
+#
+# redis-py 的默认设置是为批处理任务准备的，而不是为限流器：没有套接字超时（被冻结的服务器会一直拖住调用方，直到它回复），而且 redis-py 8 会重试每一条超时或断开连接的命令。`budget_client` 在同一台服务器上创建一个客户端，它的每一次等待都受预算限制，并且从不重试；当 Redis 没有给出答复时，`Guard` 按事先选定的策略回答，它的熔断器在一次失败之后暂时不再询问 Redis。
+
+# %%
+show(g.budget_client)
+show(g.Guard.__call__)
+
+# %% [markdown] lang="en"
+# A timeout is not a "no". An `INCR` sent to a paused server with a 200 ms budget: the caller gets
+# a `TimeoutError`, yet the command was delivered and runs when the server resumes. And one `INCR`
+# through redis-py 8's default retry while the server is paused for a second: the caller sent one
+# request and got one reply, and the counter went up more than once.
+
+# %% [markdown] lang="ru"
+# Тайм-аут — это не «нет». `INCR`, отправленный замороженному серверу с бюджетом 200 мс: вызывающий
+# получает `TimeoutError`, но команда уже доставлена и выполнится, когда сервер оживёт. И один
+# `INCR` через повторы redis-py 8 по умолчанию, пока сервер заморожен на секунду: вызывающий
+# отправил один запрос и получил один ответ, а счётчик вырос больше чем на единицу.
+
+# %% [markdown] lang="zh"
+# 超时不等于“没有执行”。用 200 毫秒的预算向一个被冻结的服务器发送 `INCR`：调用方收到 `TimeoutError`，但命令已经送达，服务器恢复后照样执行。再看一次 `INCR` 经过 redis-py 8 的默认重试，而服务器被冻结一秒：调用方只发了一个请求、只收到一个回复，计数器却不止加了一。
+
+# %%
+if SERVER:
+    late = outage.timed_out_incr_runs_later()
+    print(_("the caller got:"), late["answer"], "|", _("the counter after the resume:"), late["hits_after_resume"])
+    twice = outage.default_retry_counts_twice()
+    print(_("redis-py's default retries:"), twice["retries"], "|",
+          _("one INCR counted more than once:"), twice["hits"] > 1)
+
+# %% [markdown] lang="en"
+# ### An outage under traffic
+#
+# `run_outage` sends 100 requests per second from four caller threads through lesson 04's GCRA
+# (50 per second for one API key) on a private server and, in the middle of the run, **stops** it
+# (SIGKILL, then a restart: connections are refused at once) or **pauses** it (SIGSTOP, then
+# SIGCONT: the kernel still accepts connections and nobody answers) for 0.8 s. The setups:
+# redis-py's defaults, and a `Guard` on a 50 ms budget with a 250 ms breaker under each policy.
+
+# %% [markdown] lang="ru"
+# ### Отказ под нагрузкой
+#
+# `run_outage` отправляет 100 запросов в секунду из четырёх потоков через GCRA из урока 04 (50 в
+# секунду на один API-ключ) на приватном сервере и посреди прогона на 0,8 с **останавливает**
+# его (SIGKILL, затем перезапуск: соединения сразу отвергаются) или **замораживает** (SIGSTOP, затем
+# SIGCONT: ядро по-прежнему принимает соединения, но никто не отвечает). Варианты клиента: настройки
+# redis-py по умолчанию и `Guard` с бюджетом 50 мс и предохранителем на 250 мс при каждой политике.
+
+# %% [markdown] lang="zh"
+# ### 流量中的一次故障
+#
+# `run_outage` 在私有服务器上用四个调用线程每秒发送 100 个请求，经过第 04 课的 GCRA（一个 API key 每秒 50 次），并在运行中途把服务器**停止**（SIGKILL 后重启：连接立即被拒绝）或**冻结**（SIGSTOP 后 SIGCONT：内核照样接受连接，却没有人回复）0.8 秒。客户端的几种设置：redis-py 的默认设置，以及预算 50 毫秒、熔断 250 毫秒的 `Guard` 在每种策略下的表现。
+
+# %%
+SETUPS = ("defaults", "open", "closed", "local")
+RUN = dict(seconds=1.4, fault_at=0.3, fault_for=0.8)
+
+# %% tags=["varies"]
+outages = {}
+if SERVER:
+    for fault in ("stop", "pause"):
+        for setup in SETUPS:
+            outages[fault, setup] = outage.run_outage(fault, setup, **RUN)
+    rows = []
+    for (fault, setup), records in outages.items():
+        s = outage.summarize(records, RUN["fault_at"], RUN["fault_for"])
+        rows.append((fault, setup, s["requests"], s["allowed"], s["denied"], s["errors"],
+                     f"{s['p50_ms']:.1f}", f"{s['p99_ms']:.1f}", f"{s['max_ms']:.0f}"))
+    print_table([_("fault"), _("client"), _("requests"), _("allowed"), _("denied"), _("errors"),
+                 _("p50, ms"), _("p99, ms"), _("max, ms")], rows)
+
+# %% tags=["varies"]
+if outages:
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
+    for ax, fault in zip(axes, ("stop", "pause")):
+        for setup in ("defaults", "closed"):
+            records = outages[fault, setup]
+            ax.scatter([x["due"] for x in records], [max(0.05, (x["done"] - x["due"]) * 1000) for x in records],
+                       s=6, label=_("redis-py defaults") if setup == "defaults" else _("guard, 50 ms budget"))
+        ax.axvspan(RUN["fault_at"], RUN["fault_at"] + RUN["fault_for"], color="grey", alpha=0.15)
+        ax.set_yscale("log")
+        ax.set_xlabel(_("request due at, s") + f" ({fault})")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(_("wait for the decision, ms"))
+    axes[0].legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    charts.show(fig, alt=_("Two scatter plots of how long each request waited for the limiter's decision "
+                           "while the server was stopped and while it was paused for 0.8 s: with redis-py's "
+                           "defaults requests wait until the server is back; with the guard they wait at most about the "
+                           "50 ms budget."))
+
+# %% [markdown] lang="en"
+# The same runs, reduced to what does not depend on the machine: during the fault, did each setup
+# admit all, part or none of the traffic, and did every caller get its answer within 300 ms?
+
+# %% [markdown] lang="ru"
+# Те же прогоны, сведённые к тому, что не зависит от машины: пропустил ли каждый вариант во время
+# отказа весь трафик, часть или ничего, и получил ли каждый вызывающий ответ в пределах 300 мс?
+
+# %% [markdown] lang="zh"
+# 同样几轮运行，只保留与机器无关的结论：故障期间，每种设置放行了全部、部分还是没有流量？每个调用方是否都在 300 毫秒内得到了答复？
+
+# %%
+def share(n, total):
+    return _("all") if n == total else _("none") if n <= 0.05 * total else _("part")
+
+
+if outages:
+    rows = []
+    for (fault, setup), records in outages.items():
+        s = outage.summarize(records, RUN["fault_at"], RUN["fault_for"])
+        rows.append((fault, setup, share(s["allowed"], s["requests"]), s["max_ms"] < 300))
+    print_table([_("fault"), _("client"), _("admitted"), _("answered within 300 ms")], rows)
+
+# %% [markdown] lang="en"
+# ## When Redis fills up
+#
+# `overflow` fills a private server with 500 counters (no TTL) and 500 limiter keys (60 s TTL),
+# sets `maxmemory` just above what they use, and keeps writing a new limiter key and a new counter
+# per request, as traffic would, under each `maxmemory-policy`. fakeredis has neither `CONFIG SET`
+# nor eviction, so this runs on a private `redis-server` on both backends.
+
+# %% [markdown] lang="ru"
+# ## Когда память Redis заполнена
+#
+# `overflow` заполняет приватный сервер 500 счётчиками (без TTL) и 500 ключами ограничителя (TTL 60 с),
+# ставит `maxmemory` чуть выше того, что они занимают, и продолжает писать на каждый запрос новый ключ
+# ограничителя и новый счётчик, как это делал бы трафик, — при каждой `maxmemory-policy`. В fakeredis
+# нет ни `CONFIG SET`, ни вытеснения, поэтому на обоих бэкендах это выполняется на приватном
+# `redis-server`.
+
+# %% [markdown] lang="zh"
+# ## 当 Redis 内存写满时
+#
+# `overflow` 在私有服务器上写入 500 个计数器（没有 TTL）和 500 个限流键（TTL 60 秒），把 `maxmemory` 设为刚好高出它们的占用，然后像真实流量那样，每个请求继续写一个新的限流键和一个新的计数器，在每种 `maxmemory-policy` 下各跑一遍。fakeredis 既没有 `CONFIG SET` 也没有淘汰机制，所以两种后端都在私有的 `redis-server` 上运行这一部分。
+
+# %% tags=["varies"]
+filled = []
+if SERVER:
+    with private_redis() as srv:
+        filled = [ev.overflow(srv, policy) for policy in ev.POLICIES]
+        evicted_key = ev.evicted_limit_resets(srv, "volatile-ttl")
+        kept_key = ev.evicted_limit_resets(srv, "noeviction")
+    print_table([_("policy"), _("counters left"), _("limiter keys left"), _("failed writes"), "evicted_keys"],
+                [(x["policy"], x["counters_left"], x["limiter_keys_left"], x["failed_writes"], x["evicted"])
+                 for x in filled])
+
+# %%
+def kept(n, total):
+    return _("all kept") if n == total else _("lost")
+
+
+if filled:
+    print_table([_("policy"), _("counters (500)"), _("limiter keys (500)"), _("writes refused")],
+                [(x["policy"], kept(x["counters_left"], 500), kept(x["limiter_keys_left"], 500), x["failed_writes"] > 0)
+                 for x in filled])
+    print()
+    print("volatile-ttl:", evicted_key)
+    print("noeviction:  ", kept_key)
+
+# %% [markdown] lang="en"
+# `noeviction` keeps every key and refuses every write that may grow memory, `INCR` included: the
+# limiter fails, and the guard above answers by its policy (`OutOfMemoryError` is one of the
+# errors it treats as "no answer"). `allkeys-*` never refuses and deletes counters with no TTL: a
+# total is gone without an error. `volatile-*` only evicts keys with a TTL, the limiter's first,
+# then refuses writes. And an evicted limiter key is a reset: a client that was over its limit
+# passes again.
+
+# %% [markdown] lang="ru"
+# `noeviction` сохраняет все ключи и отвергает каждую запись, которая может увеличить память, в том
+# числе `INCR`: ограничитель падает, и защита выше отвечает по своей политике (`OutOfMemoryError` —
+# одна из ошибок, которые она считает «нет ответа»). `allkeys-*` никогда не отказывает и удаляет
+# счётчики без TTL: итог пропадает без единой ошибки. `volatile-*` вытесняет только ключи с TTL, в
+# первую очередь ключи ограничителя, а потом отвергает записи. Вытесненный ключ ограничителя — это
+# сброс: клиент, превысивший лимит, снова проходит.
+
+# %% [markdown] lang="zh"
+# `noeviction` 保留所有键，拒绝每一个可能增加内存的写入，`INCR` 也不例外：限流器失败，上面的防护按它的策略回答（`OutOfMemoryError` 是它视为“没有答复”的错误之一）。`allkeys-*` 从不拒绝，却会删掉没有 TTL 的计数器：一个总数悄无声息地消失了。`volatile-*` 只淘汰带 TTL 的键，首先是限流键，然后拒绝写入。而限流键被淘汰就等于重置：一个已经超限的客户端又能通过了。
+
+# %% [markdown] lang="en"
+# ## Concurrency limiting
+#
+# A rate limiter counts requests per second; a **concurrency limiter** counts requests in flight.
+# The holders of a semaphore live in one sorted set: a random token per acquisition, scored by the
+# end of its lease. Every call first removes the leases that ended, so a holder that crashed keeps
+# its slot only until its lease ends.
+
+# %% [markdown] lang="ru"
+# ## Ограничение параллельности
+#
+# Ограничитель частоты считает запросы в секунду; **ограничитель параллельности** считает запросы,
+# которые выполняются прямо сейчас. Владельцы семафора хранятся в одном упорядоченном множестве:
+# случайный токен на каждый захват, score — конец его аренды. Каждый вызов сначала удаляет
+# закончившиеся аренды, поэтому упавший владелец держит слот только до конца аренды.
+
+# %% [markdown] lang="zh"
+# ## 并发限制
+#
+# 限流器统计每秒的请求数；**并发限制器**统计正在处理中的请求数。信号量的持有者放在一个有序集合里：每次获取一个随机令牌，score 是它租约的结束时间。每次调用都先删除已经结束的租约，所以崩溃的持有者只能占住名额到租约结束为止。
+
+# %%
+show(sem.ACQUIRE_LUA)
+
+# %%
+slots = [sem.acquire(r, "db", 3, 1000, now_ms=T + i) for i in range(3)]
+print([s.held for s in slots], sem.acquire(r, "db", 3, 1000, now_ms=T + 10))
+crashed = sem.acquire(r, "one", 1, 1000, now_ms=T)          # this holder never releases
+print(_("a second holder at +999 ms:"), sem.acquire(r, "one", 1, 1000, now_ms=T + 999).token is not None)
+print(_("a second holder at +1000 ms:"), sem.acquire(r, "one", 1, 1000, now_ms=T + 1000).token is not None)
+for _i in range(3):
+    sem.counter_acquire(r, "db", 3)                          # INCR semaphore: three holders die
+print(_("INCR semaphore after three crashed holders:"), sem.counter_acquire(r, "db", 3),
+      r.get(r.key("sem", "db", "count")), r.ttl(r.key("sem", "db", "count")))
+
+# %% [markdown] lang="en"
+# ### One trace, two limiters
+#
+# 20 requests per second for 10 s; they take 50 ms each, except from the 3rd to the 6th second,
+# when the service behind the limiter slows down to 2 s per request. A rate limiter at 20 per
+# second admits every request and lets them pile up; a semaphore of 8 caps the load.
+
+# %% [markdown] lang="ru"
+# ### Один поток запросов, два ограничителя
+#
+# 20 запросов в секунду в течение 10 с; каждый занимает 50 мс, кроме промежутка с 3-й по 6-ю
+# секунду, когда сервис за ограничителем замедляется до 2 с на запрос. Ограничитель частоты на 20 в
+# секунду пропускает все запросы и даёт им копиться; семафор на 8 ограничивает нагрузку.
+
+# %% [markdown] lang="zh"
+# ### 同一条请求序列，两种限制器
+#
+# 每秒 20 个请求，持续 10 秒；每个请求耗时 50 毫秒，只有第 3 秒到第 6 秒之间，限制器后面的服务变慢，每个请求要 2 秒。每秒 20 次的限流器放行了所有请求，任由它们堆积；容量为 8 的信号量则限住了负载。
+
+# %%
+trace = sem.slowdown_trace()
+by_rate = sem.replay_concurrency(
+    trace, lambda now: "x" if rl.gcra(r, "api", limit=20, window_ms=1000, now_ms=now).allowed else None,
+    lambda token, now: None)
+by_slots = sem.replay_concurrency(
+    trace, lambda now: sem.acquire(r, "api", 8, 10_000, now_ms=now).token,
+    lambda token, now: sem.release(r, "api", token, now_ms=now))
+print_table([_("limiter"), _("requests"), _("admitted"), _("most in flight")],
+            [(_("rate, 20 per second"), len(trace), sum(by_rate["admitted"]), max(n for _t, n in by_rate["in_flight"])),
+             (_("concurrency, 8 slots"), len(trace), sum(by_slots["admitted"]), max(n for _t, n in by_slots["in_flight"]))])
+
+# %%
+fig, ax = plt.subplots(figsize=(8, 3))
+for run, label in ((by_rate, _("rate limiter, 20 per second")), (by_slots, _("semaphore, 8 slots"))):
+    ax.step([(t - T) / 1000 for t, _n in run["in_flight"]], [n for _t, n in run["in_flight"]], where="post", label=label)
+ax.axvspan(3, 6, color="grey", alpha=0.15)
+ax.set_xlabel(_("time, s (grey: the service is slow)"))
+ax.set_ylabel(_("requests in flight"))
+ax.legend(fontsize=8)
+ax.grid(alpha=0.3)
+fig.tight_layout()
+charts.show(fig, alt=_("Requests in flight over ten seconds: while the service is slow, the rate limiter lets "
+                       "{rate} pile up; the semaphore never has more than {slots}.",
+                       rate=max(n for _t, n in by_rate["in_flight"]), slots=max(n for _t, n in by_slots["in_flight"])))
+
+# %% [markdown] lang="en"
+# ### Fairness
+#
+# Three clients want one slot again as soon as they give it back; `eager` asks every 5 ms while
+# it waits, the two polite ones every 50 ms. With the plain semaphore, whoever asks most often
+# wins. `acquire_fair` adds a line ordered by ticket (`INCR`): a client keeps its token while it
+# waits, and a waiter that stops asking leaves the line.
+
+# %% [markdown] lang="ru"
+# ### Справедливость
+#
+# Трём клиентам снова нужен единственный слот, как только они его вернули; `eager` спрашивает каждые
+# 5 мс, пока ждёт, два вежливых — каждые 50 мс. С простым семафором выигрывает тот, кто спрашивает
+# чаще. `acquire_fair` добавляет очередь, упорядоченную по номеру билета (`INCR`): клиент сохраняет
+# свой токен, пока ждёт, а ожидающий, который перестал спрашивать, выходит из очереди.
+
+# %% [markdown] lang="zh"
+# ### 公平性
+#
+# 三个客户端在交还唯一的名额之后马上又想要它；`eager` 在等待时每 5 毫秒询问一次，两个“礼貌”的客户端每 50 毫秒一次。用普通的信号量，谁问得最勤谁就赢。`acquire_fair` 增加了一个按票号（`INCR`）排序的队列：客户端在等待期间保留自己的令牌，不再询问的等待者会离开队列。
+
+# %%
+clients = {"eager": 5, "polite-a": 50, "polite-b": 50}
+unfair = sem.poll_race(r, "u", clients, fair=False, duration_ms=3000)
+fair = sem.poll_race(r, "f", clients, fair=True, duration_ms=3000)
+print_table([_("client"), _("polls every, ms"), _("acquired, plain"), _("longest wait, plain"),
+             _("acquired, fair"), _("longest wait, fair")],
+            [(c, clients[c], unfair[c]["acquired"], unfair[c]["longest_wait_ms"], fair[c]["acquired"],
+              fair[c]["longest_wait_ms"]) for c in clients])
+
+# %% [markdown] lang="en"
+# ## Shipping scripts the Redis 7 way
+#
+# A script sent with `EVALSHA` lives in the server's script cache: not saved, not replicated, gone
+# after a restart or a failover, so the client keeps the source and loads it again on `NOSCRIPT`.
+# A **function library** (`FUNCTION LOAD`) is part of the dataset and is called by name with
+# `FCALL`. The course's library holds lesson 04's GCRA and a read-only `course_peek`:
+
+# %% [markdown] lang="ru"
+# ## Скрипты по-новому: функции Redis 7
+#
+# Скрипт, отправленный через `EVALSHA`, живёт в кэше скриптов сервера: он не сохраняется на диск, не
+# реплицируется и пропадает после перезапуска или переключения на реплику, поэтому клиент хранит его
+# текст и загружает заново при `NOSCRIPT`. **Библиотека функций** (`FUNCTION LOAD`) — часть данных, а
+# функции вызываются по имени через `FCALL`. Библиотека курса содержит GCRA из урока 04 и функцию
+# только для чтения `course_peek`:
+
+# %% [markdown] lang="zh"
+# ## 用 Redis 7 的方式发布脚本
+#
+# 用 `EVALSHA` 发送的脚本存放在服务器的脚本缓存里：不持久化、不复制，重启或故障转移之后就没了，所以客户端要保留源码，遇到 `NOSCRIPT` 时重新加载。**函数库**（`FUNCTION LOAD`）则是数据集的一部分，用 `FCALL` 按名字调用。本课程的函数库包含第 04 课的 GCRA 和一个只读的 `course_peek`：
+
+# %%
+print(fn.LIBRARY_LUA.replace(fn.GCRA_LUA, "  -- GCRA_LUA\n"))
+
+# %% [markdown] lang="en"
+# A library is not a key: loaded on your Redis it would stay there after the course's keys are
+# deleted. So these cells run on a private server, on both backends.
+
+# %% [markdown] lang="ru"
+# Библиотека — не ключ: загруженная в ваш Redis, она осталась бы там и после удаления ключей курса.
+# Поэтому эти ячейки выполняются на приватном сервере на обоих бэкендах.
+
+# %% [markdown] lang="zh"
+# 函数库不是键：如果加载到你的 Redis 上，课程的键删除之后它仍会留在那里。所以这些单元格在两种后端上都使用私有服务器。
+
+# %%
+if SERVER:
+    with private_redis() as srv:
+        c = srv.client(prefix="course:fn:")
+        print("FUNCTION LOAD:", fn.load(c), fn.libraries(c))
+        times = [T + 37 * i for i in range(40)]
+        same = [fn.gcra(c, "a", now_ms=t) for t in times] == [rl.gcra(c, "b", now_ms=t) for t in times]
+        print(_("FCALL decides exactly as EVALSHA, 40 requests:"), same)
+        try:
+            fn.fcall(c, "course_gcra", [c.key("k")], T, 10, 1000, read_only=True)
+        except Exception as exc:  # noqa: BLE001 - the server's refusal is the point
+            print("FCALL_RO course_gcra ->", type(exc).__name__, exc)
+        c.config_set("maxmemory-policy", "noeviction")
+        c.config_set("maxmemory", 1)                   # below what the server uses: writes are refused
+        try:
+            fn.gcra(c, "a", now_ms=T)
+        except Exception as exc:  # noqa: BLE001
+            print("FCALL course_gcra ->", type(exc).__name__)
+        tat, pttl = fn.fcall(c, "course_peek", [c.key("rl", "gcra", "a")], read_only=True)
+        print("FCALL_RO course_peek ->", int(tat) > T * 1000, pttl > 0)
+
+# %% [markdown] lang="en"
+# What survives: the library and a script loaded on a private server, then a restart without
+# persistence, with RDB, with AOF, and a failover to a replica.
+
+# %% [markdown] lang="ru"
+# Что остаётся: библиотеку и скрипт загружаем на приватный сервер, а затем перезапускаем его без
+# персистентности, с RDB, с AOF и переключаемся на реплику.
+
+# %% [markdown] lang="zh"
+# 什么能保留下来：在私有服务器上加载函数库和一个脚本，然后分别在不持久化、RDB、AOF 三种设置下重启，以及故障转移到副本。
+
+# %%
+if SERVER:
+    print_table([_("after"), _("library"), _("script")],
+                [(mode, *fn.what_survives(mode).values()) for mode in ("none", "rdb", "aof-everysec", "failover")])
+
+# %% [markdown] lang="en"
+# fakeredis runs `FUNCTION LOAD` and `FCALL`, but not `EVAL_RO` nor the `#!lua flags=no-writes`
+# line of a script, which Redis 7 accepts. This cell reads one key of this run on your backend:
+
+# %% [markdown] lang="ru"
+# fakeredis выполняет `FUNCTION LOAD` и `FCALL`, но не понимает `EVAL_RO` и строку
+# `#!lua flags=no-writes` в скрипте, которые Redis 7 принимает. Эта ячейка читает один ключ этого
+# прогона на вашем бэкенде:
+
+# %% [markdown] lang="zh"
+# fakeredis 能执行 `FUNCTION LOAD` 和 `FCALL`，却不支持 `EVAL_RO`，也不认识脚本中的 `#!lua flags=no-writes` 一行，而 Redis 7 两者都接受。下面这个单元格在你的后端上读取本次运行的一个键：
+
+# %% tags=["backend-differs"]
+for command in (("EVAL_RO", "return redis.call('GET', KEYS[1])", 1, r.key("k")),
+                ("EVAL", "#!lua flags=no-writes\nreturn redis.call('GET', KEYS[1])", 1, r.key("k"))):
+    try:
+        print(command[0], "->", r.execute_command(*command))
+    except Exception as exc:  # noqa: BLE001 - fakeredis's refusal is the point
+        print(command[0], "->", type(exc).__name__)
+
+# %% [markdown] lang="en"
+# ## Choosing what to limit
+#
+# Count a request under its API key when it has one, else under its address: an IPv4 address, or
+# the IPv6 /64 (a client can pick any of its 2^64 addresses). The address is the TCP peer's unless
+# the peer is one of your proxies; then `X-Forwarded-For` is read from the right, skipping your
+# proxies. Its leftmost entries are whatever the client wrote.
+
+# %% [markdown] lang="ru"
+# Считайте запрос по его API-ключу, если он есть, иначе — по адресу: адресу IPv4 или сети IPv6 /64
+# (клиент может выбрать любой из её 2^64 адресов). Адрес — это адрес TCP-собеседника, если только
+# собеседник не ваш прокси; тогда `X-Forwarded-For` читается справа, пропуская ваши прокси. Самые
+# левые его записи — то, что написал сам клиент.
+
+# %% [markdown] lang="zh"
+# 请求带有 API key 时按 API key 计数，否则按地址计数：IPv4 地址，或者 IPv6 的 /64 网段（客户端可以任选其中 2^64 个地址之一）。地址取 TCP 对端的地址，除非对端是你自己的代理；这时从右往左读 `X-Forwarded-For`，跳过你的代理。最左边的条目是客户端自己随便写的。
+
+# %%
+show(ident.client_ip)
+
+# %%
+PROXIES = ["10.0.0.0/8"]
+cases = [("k-42", "10.0.0.5", "203.0.113.7"), (None, "198.51.100.9", "1.2.3.4"),
+         (None, "10.0.0.5", "1.2.3.4, 203.0.113.7"), (None, "2001:db8:7:1::1", None),
+         (None, "2001:db8:7:1:ffff:1234:5678:9abc", None)]
+print_table(["API key", "peer", "X-Forwarded-For", _("counted under")],
+            [(k or "-", peer, xff or "-", ident.limit_key(k, peer, xff, PROXIES)) for k, peer, xff in cases])
+
+# %%
+addrs = [f"2001:db8:7:1:{i:x}:{i * 7919 % 65536:x}::1" for i in range(50)]
+naive = sum(rl.gcra(r, "n:" + ident.naive_client_ip("10.0.0.5", f"192.0.2.{i}, 203.0.113.7"), now_ms=T).allowed
+            for i in range(30))
+right = sum(rl.gcra(r, ident.limit_key(None, "10.0.0.5", f"192.0.2.{i}, 203.0.113.7", PROXIES), now_ms=T).allowed
+            for i in range(30))
+print(_("50 requests from 50 addresses of one /64, 10 per second:"),
+      sum(rl.gcra(r, "a:" + a, now_ms=T).allowed for a in addrs), _("allowed by address,"),
+      sum(rl.gcra(r, "n:" + ident.network_of(a), now_ms=T).allowed for a in addrs), _("by /64"))
+print(_("30 requests with a new address written into X-Forwarded-For each time:"),
+      naive, _("allowed by the leftmost entry,"), right, _("by the address our proxy saw"))
+
+# %% [markdown] lang="en"
+# ### Shadow mode, then enforce
+#
+# Before a new limit denies anyone, run it in shadow mode: ask the limiter, allow the request
+# anyway, and count who would have been denied, per client and day.
+
+# %% [markdown] lang="ru"
+# ### Сначала теневой режим, потом запреты
+#
+# Прежде чем новый лимит начнёт кому-то отказывать, запустите его в теневом режиме: спросите
+# ограничитель, всё равно пропустите запрос и посчитайте, кому было бы отказано, по клиентам и дням.
+
+# %% [markdown] lang="zh"
+# ### 先影子模式，再强制执行
+#
+# 在新的限额真正拒绝任何人之前，先用影子模式运行：询问限流器，但无论如何都放行请求，并按客户端和日期统计本来会被拒绝的次数。
+
+# %%
+said = [bo.shadow(r, rl.gcra, "tenant-a", "2026-05-01", now_ms=T) for _i in range(14)]
+bo.shadow(r, rl.gcra, "tenant-b", "2026-05-01", now_ms=T)
+print(_("all 14 requests served; the limiter said no to"), said.count(False), "|",
+      r.hgetall(r.key("shadow", "2026-05-01")))
+
+# %% [markdown] lang="en"
+# ### What clients do with a 429
+#
+# 50 clients send one request each at the same moment to a limit of 10 per second, and retry until
+# they get through: with exponential backoff and no jitter, waiting exactly `Retry-After`, and with
+# `Retry-After` plus full jitter.
+
+# %% [markdown] lang="ru"
+# ### Что клиенты делают с ответом 429
+#
+# 50 клиентов одновременно отправляют по одному запросу при лимите 10 в секунду и повторяют, пока не
+# пройдут: с экспоненциальной задержкой без случайного разброса (jitter), с ожиданием ровно
+# `Retry-After` и с `Retry-After` плюс полный случайный разброс.
+
+# %% [markdown] lang="zh"
+# ### 客户端收到 429 之后怎么办
+#
+# 50 个客户端在同一时刻各发一个请求，限额是每秒 10 个，被拒绝就重试直到通过：分别使用不带抖动（jitter）的指数退避、严格等待 `Retry-After`，以及 `Retry-After` 加完全抖动。
+
+# %%
+show(bo.retry_delay_ms)
+storms = {_("backoff, no jitter"): bo.storm(r, jitter=False, use_retry_after=False),
+          _("exactly Retry-After"): bo.storm(r, jitter=False, use_retry_after=True),
+          _("Retry-After + jitter"): bo.storm(r, jitter=True, use_retry_after=True)}
+print_table([_("clients retry with"), _("requests"), _("largest wave in 10 ms"), _("last through, ms"), _("gave up")],
+            [(name, s["requests"], s["largest_wave"], s["last_ms"], s["gave_up"]) for name, s in storms.items()])
