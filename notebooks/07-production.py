@@ -23,7 +23,7 @@
 # Everything that needs `CONFIG SET`, `SIGSTOP` or a restart runs on a private server that the
 # notebook starts and stops, never on yours.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="ae081041bbd1"
 # # Счётчики в продакшене
 #
 # Ограничитель частоты стоит перед каждым запросом, поэтому то, что он делает, когда Redis тормозит,
@@ -36,7 +36,7 @@
 # требует `CONFIG SET`, `SIGSTOP` или перезапуска, выполняется на приватном сервере, который блокнот
 # сам запускает и останавливает, и никогда — на вашем.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="ae081041bbd1"
 # # 生产环境中的计数器
 #
 # 限流器挡在每个请求前面，所以 Redis 变慢、宕机或内存写满时它怎么做，本身就是 API 行为的一部分。本笔记本在流量中停止和冻结一个私有的 `redis-server`，在每种淘汰策略下把它的内存写满，用一个崩溃的持有者无法永远占住的信号量限制同时在处理的请求数，把限流器作为 Redis Function 发布，并选择请求按哪个键计数。代码在 `redis_course.lessons` 中（`guard`、`outage`、`eviction`、`semaphore`、`functions`、`identity`、`backoff`）；`show()` 打印笔记本实际运行的代码。凡是需要 `CONFIG SET`、`SIGSTOP` 或重启的操作，都在笔记本自己启动和停止的私有服务器上进行，绝不会碰你的服务器。
@@ -75,7 +75,7 @@ if not SERVER:
 # bounded by a budget and that never retries; `Guard` answers by a policy chosen in advance when
 # Redis gives no answer, and its breaker stops asking Redis for a while after a failure.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="168a2e502d20"
 # ## Когда Redis отказывает
 #
 # Настройки redis-py по умолчанию рассчитаны на пакетную задачу, а не на ограничитель частоты: нет
@@ -85,7 +85,7 @@ if not SERVER:
 # отвечает по заранее выбранной политике, когда Redis не дал ответа, а его предохранитель
 # (circuit breaker) после отказа на время перестаёт обращаться к Redis.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="168a2e502d20"
 # ## 当 Redis 出故障时
 #
 # redis-py 的默认设置是为批处理任务准备的，而不是为限流器：没有套接字超时（被冻结的服务器会一直拖住调用方，直到它回复），而且 redis-py 8 会重试每一条超时或断开连接的命令。`budget_client` 在同一台服务器上创建一个客户端，它的每一次等待都受预算限制，并且从不重试；当 Redis 没有给出答复时，`Guard` 按事先选定的策略回答，它的熔断器在一次失败之后暂时不再询问 Redis。
@@ -100,13 +100,13 @@ show(g.Guard.__call__)
 # through redis-py 8's default retry while the server is paused for a second: the caller sent one
 # request and got one reply, and the counter went up more than once.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="7556e0c9224f"
 # Тайм-аут — это не «нет». `INCR`, отправленный замороженному серверу с бюджетом 200 мс: вызывающий
 # получает `TimeoutError`, но команда уже доставлена и выполнится, когда сервер оживёт. И один
 # `INCR` через повторы redis-py 8 по умолчанию, пока сервер заморожен на секунду: вызывающий
 # отправил один запрос и получил один ответ, а счётчик вырос больше чем на единицу.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="7556e0c9224f"
 # 超时不等于“没有执行”。用 200 毫秒的预算向一个被冻结的服务器发送 `INCR`：调用方收到 `TimeoutError`，但命令已经送达，服务器恢复后照样执行。再看一次 `INCR` 经过 redis-py 8 的默认重试，而服务器被冻结一秒：调用方只发了一个请求、只收到一个回复，计数器却不止加了一。
 
 # %%
@@ -126,7 +126,7 @@ if SERVER:
 # SIGCONT: the kernel still accepts connections and nobody answers) for 0.8 s. The setups:
 # redis-py's defaults, and a `Guard` on a 50 ms budget with a 250 ms breaker under each policy.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="e2434ee24c3b"
 # ### Отказ под нагрузкой
 #
 # `run_outage` отправляет 100 запросов в секунду из четырёх потоков через GCRA из урока 04 (50 в
@@ -135,7 +135,7 @@ if SERVER:
 # SIGCONT: ядро по-прежнему принимает соединения, но никто не отвечает). Варианты клиента: настройки
 # redis-py по умолчанию и `Guard` с бюджетом 50 мс и предохранителем на 250 мс при каждой политике.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="e2434ee24c3b"
 # ### 流量中的一次故障
 #
 # `run_outage` 在私有服务器上用四个调用线程每秒发送 100 个请求，经过第 04 课的 GCRA（一个 API key 每秒 50 次），并在运行中途把服务器**停止**（SIGKILL 后重启：连接立即被拒绝）或**冻结**（SIGSTOP 后 SIGCONT：内核照样接受连接，却没有人回复）0.8 秒。客户端的几种设置：redis-py 的默认设置，以及预算 50 毫秒、熔断 250 毫秒的 `Guard` 在每种策略下的表现。
@@ -182,11 +182,11 @@ if outages:
 # The same runs, reduced to what does not depend on the machine: during the fault, did each setup
 # admit all, part or none of the traffic, and did every caller get its answer within 300 ms?
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="313ff859a618"
 # Те же прогоны, сведённые к тому, что не зависит от машины: пропустил ли каждый вариант во время
 # отказа весь трафик, часть или ничего, и получил ли каждый вызывающий ответ в пределах 300 мс?
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="313ff859a618"
 # 同样几轮运行，只保留与机器无关的结论：故障期间，每种设置放行了全部、部分还是没有流量？每个调用方是否都在 300 毫秒内得到了答复？
 
 # %%
@@ -209,7 +209,7 @@ if outages:
 # per request, as traffic would, under each `maxmemory-policy`. fakeredis has neither `CONFIG SET`
 # nor eviction, so this runs on a private `redis-server` on both backends.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="054696dfe010"
 # ## Когда память Redis заполнена
 #
 # `overflow` заполняет приватный сервер 500 счётчиками (без TTL) и 500 ключами ограничителя (TTL 60 с),
@@ -218,7 +218,7 @@ if outages:
 # нет ни `CONFIG SET`, ни вытеснения, поэтому на обоих бэкендах это выполняется на приватном
 # `redis-server`.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="054696dfe010"
 # ## 当 Redis 内存写满时
 #
 # `overflow` 在私有服务器上写入 500 个计数器（没有 TTL）和 500 个限流键（TTL 60 秒），把 `maxmemory` 设为刚好高出它们的占用，然后像真实流量那样，每个请求继续写一个新的限流键和一个新的计数器，在每种 `maxmemory-policy` 下各跑一遍。fakeredis 既没有 `CONFIG SET` 也没有淘汰机制，所以两种后端都在私有的 `redis-server` 上运行这一部分。
@@ -255,7 +255,7 @@ if filled:
 # then refuses writes. And an evicted limiter key is a reset: a client that was over its limit
 # passes again.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="c553b33b27b8"
 # `noeviction` сохраняет все ключи и отвергает каждую запись, которая может увеличить память, в том
 # числе `INCR`: ограничитель падает, и защита выше отвечает по своей политике (`OutOfMemoryError` —
 # одна из ошибок, которые она считает «нет ответа»). `allkeys-*` никогда не отказывает и удаляет
@@ -263,7 +263,7 @@ if filled:
 # первую очередь ключи ограничителя, а потом отвергает записи. Вытесненный ключ ограничителя — это
 # сброс: клиент, превысивший лимит, снова проходит.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="c553b33b27b8"
 # `noeviction` 保留所有键，拒绝每一个可能增加内存的写入，`INCR` 也不例外：限流器失败，上面的防护按它的策略回答（`OutOfMemoryError` 是它视为“没有答复”的错误之一）。`allkeys-*` 从不拒绝，却会删掉没有 TTL 的计数器：一个总数悄无声息地消失了。`volatile-*` 只淘汰带 TTL 的键，首先是限流键，然后拒绝写入。而限流键被淘汰就等于重置：一个已经超限的客户端又能通过了。
 
 # %% [markdown] lang="en"
@@ -308,14 +308,14 @@ print(_("INCR semaphore after three crashed holders:"), sem.counter_acquire(r, "
 # when the service behind the limiter slows down to 2 s per request. A rate limiter at 20 per
 # second admits every request and lets them pile up; a semaphore of 8 caps the load.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="064bfd904508"
 # ### Один поток запросов, два ограничителя
 #
 # 20 запросов в секунду в течение 10 с; каждый занимает 50 мс, кроме промежутка с 3-й по 6-ю
 # секунду, когда сервис за ограничителем замедляется до 2 с на запрос. Ограничитель частоты на 20 в
 # секунду пропускает все запросы и даёт им копиться; семафор на 8 ограничивает нагрузку.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="064bfd904508"
 # ### 同一条请求序列，两种限制器
 #
 # 每秒 20 个请求，持续 10 秒；每个请求耗时 50 毫秒，只有第 3 秒到第 6 秒之间，限制器后面的服务变慢，每个请求要 2 秒。每秒 20 次的限流器放行了所有请求，任由它们堆积；容量为 8 的信号量则限住了负载。
@@ -354,7 +354,7 @@ charts.show(fig, alt=_("Requests in flight over ten seconds: while the service i
 # wins. `acquire_fair` adds a line ordered by ticket (`INCR`): a client keeps its token while it
 # waits, and a waiter that stops asking leaves the line.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="63ccfe9f754b"
 # ### Справедливость
 #
 # Трём клиентам снова нужен единственный слот, как только они его вернули; `eager` спрашивает каждые
@@ -362,7 +362,7 @@ charts.show(fig, alt=_("Requests in flight over ten seconds: while the service i
 # чаще. `acquire_fair` добавляет очередь, упорядоченную по номеру билета (`INCR`): клиент сохраняет
 # свой токен, пока ждёт, а ожидающий, который перестал спрашивать, выходит из очереди.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="63ccfe9f754b"
 # ### 公平性
 #
 # 三个客户端在交还唯一的名额之后马上又想要它；`eager` 在等待时每 5 毫秒询问一次，两个“礼貌”的客户端每 50 毫秒一次。用普通的信号量，谁问得最勤谁就赢。`acquire_fair` 增加了一个按票号（`INCR`）排序的队列：客户端在等待期间保留自己的令牌，不再询问的等待者会离开队列。
@@ -384,7 +384,7 @@ print_table([_("client"), _("polls every, ms"), _("acquired, plain"), _("longest
 # A **function library** (`FUNCTION LOAD`) is part of the dataset and is called by name with
 # `FCALL`. The course's library holds lesson 04's GCRA and a read-only `course_peek`:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="20c499f515ad"
 # ## Скрипты по-новому: функции Redis 7
 #
 # Скрипт, отправленный через `EVALSHA`, живёт в кэше скриптов сервера: он не сохраняется на диск, не
@@ -393,7 +393,7 @@ print_table([_("client"), _("polls every, ms"), _("acquired, plain"), _("longest
 # функции вызываются по имени через `FCALL`. Библиотека курса содержит GCRA из урока 04 и функцию
 # только для чтения `course_peek`:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="20c499f515ad"
 # ## 用 Redis 7 的方式发布脚本
 #
 # 用 `EVALSHA` 发送的脚本存放在服务器的脚本缓存里：不持久化、不复制，重启或故障转移之后就没了，所以客户端要保留源码，遇到 `NOSCRIPT` 时重新加载。**函数库**（`FUNCTION LOAD`）则是数据集的一部分，用 `FCALL` 按名字调用。本课程的函数库包含第 04 课的 GCRA 和一个只读的 `course_peek`：
@@ -405,11 +405,11 @@ print(fn.LIBRARY_LUA.replace(fn.GCRA_LUA, "  -- GCRA_LUA\n"))
 # A library is not a key: loaded on your Redis it would stay there after the course's keys are
 # deleted. So these cells run on a private server, on both backends.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="04bdf9864cc3"
 # Библиотека — не ключ: загруженная в ваш Redis, она осталась бы там и после удаления ключей курса.
 # Поэтому эти ячейки выполняются на приватном сервере на обоих бэкендах.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="04bdf9864cc3"
 # 函数库不是键：如果加载到你的 Redis 上，课程的键删除之后它仍会留在那里。所以这些单元格在两种后端上都使用私有服务器。
 
 # %%
@@ -437,11 +437,11 @@ if SERVER:
 # What survives: the library and a script loaded on a private server, then a restart without
 # persistence, with RDB, with AOF, and a failover to a replica.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="18f7cfa60424"
 # Что остаётся: библиотеку и скрипт загружаем на приватный сервер, а затем перезапускаем его без
 # персистентности, с RDB, с AOF и переключаемся на реплику.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="18f7cfa60424"
 # 什么能保留下来：在私有服务器上加载函数库和一个脚本，然后分别在不持久化、RDB、AOF 三种设置下重启，以及故障转移到副本。
 
 # %%
@@ -453,12 +453,12 @@ if SERVER:
 # fakeredis runs `FUNCTION LOAD` and `FCALL`, but not `EVAL_RO` nor the `#!lua flags=no-writes`
 # line of a script, which Redis 7 accepts. This cell reads one key of this run on your backend:
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="042ad12e0e1f"
 # fakeredis выполняет `FUNCTION LOAD` и `FCALL`, но не понимает `EVAL_RO` и строку
 # `#!lua flags=no-writes` в скрипте, которые Redis 7 принимает. Эта ячейка читает один ключ этого
 # прогона на вашем бэкенде:
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="042ad12e0e1f"
 # fakeredis 能执行 `FUNCTION LOAD` 和 `FCALL`，却不支持 `EVAL_RO`，也不认识脚本中的 `#!lua flags=no-writes` 一行，而 Redis 7 两者都接受。下面这个单元格在你的后端上读取本次运行的一个键：
 
 # %% tags=["backend-differs"]
@@ -477,13 +477,13 @@ for command in (("EVAL_RO", "return redis.call('GET', KEYS[1])", 1, r.key("k")),
 # the peer is one of your proxies; then `X-Forwarded-For` is read from the right, skipping your
 # proxies. Its leftmost entries are whatever the client wrote.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="4ccf095aab6b"
 # Считайте запрос по его API-ключу, если он есть, иначе — по адресу: адресу IPv4 или сети IPv6 /64
 # (клиент может выбрать любой из её 2^64 адресов). Адрес — это адрес TCP-собеседника, если только
 # собеседник не ваш прокси; тогда `X-Forwarded-For` читается справа, пропуская ваши прокси. Самые
 # левые его записи — то, что написал сам клиент.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="4ccf095aab6b"
 # 请求带有 API key 时按 API key 计数，否则按地址计数：IPv4 地址，或者 IPv6 的 /64 网段（客户端可以任选其中 2^64 个地址之一）。地址取 TCP 对端的地址，除非对端是你自己的代理；这时从右往左读 `X-Forwarded-For`，跳过你的代理。最左边的条目是客户端自己随便写的。
 
 # %%
@@ -515,13 +515,13 @@ print(_("30 requests with a new address written into X-Forwarded-For each time:"
 # Before a new limit denies anyone, run it in shadow mode: ask the limiter, allow the request
 # anyway, and count who would have been denied, per client and day.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="881e420851b3"
 # ### Сначала теневой режим, потом запреты
 #
 # Прежде чем новый лимит начнёт кому-то отказывать, запустите его в теневом режиме: спросите
 # ограничитель, всё равно пропустите запрос и посчитайте, кому было бы отказано, по клиентам и дням.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="881e420851b3"
 # ### 先影子模式，再强制执行
 #
 # 在新的限额真正拒绝任何人之前，先用影子模式运行：询问限流器，但无论如何都放行请求，并按客户端和日期统计本来会被拒绝的次数。
@@ -539,14 +539,14 @@ print(_("all 14 requests served; the limiter said no to"), said.count(False), "|
 # they get through: with exponential backoff and no jitter, waiting exactly `Retry-After`, and with
 # `Retry-After` plus full jitter.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="6c734f93287d"
 # ### Что клиенты делают с ответом 429
 #
 # 50 клиентов одновременно отправляют по одному запросу при лимите 10 в секунду и повторяют, пока не
 # пройдут: с экспоненциальной задержкой без случайного разброса (jitter), с ожиданием ровно
 # `Retry-After` и с `Retry-After` плюс полный случайный разброс.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="6c734f93287d"
 # ### 客户端收到 429 之后怎么办
 #
 # 50 个客户端在同一时刻各发一个请求，限额是每秒 10 个，被拒绝就重试直到通过：分别使用不带抖动（jitter）的指数退避、严格等待 `Retry-After`，以及 `Retry-After` 加完全抖动。
