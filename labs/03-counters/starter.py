@@ -27,9 +27,11 @@ def record_view(r, page: str, now: float, ttl_ms: int = RETENTION_MS) -> int:
 
     Increment ``views:<page>:<day>`` and the score of ``page`` in ``top:<day>``.  Give each key the
     TTL ``ttl_ms`` when it is created and never extend it (``PEXPIRE key ttl NX`` sets a TTL only on
-    a key that has none).  Send everything in **one round trip** that Redis runs as one unit: a
-    MULTI/EXEC transaction (``r.pipeline(transaction=True)``) or a Lua script.  Then a crash cannot
-    leave a key without a TTL, and concurrent views are never lost.
+    a key that has none).  ``ttl_ms`` is in milliseconds: PEXPIRE takes it as it is (EXPIRE with
+    ``ttl_ms // 1000`` cuts it), and Redis counts it on its own clock.  Send everything in **one
+    round trip** that Redis runs as one unit: a MULTI/EXEC transaction
+    (``r.pipeline(transaction=True)``) or a Lua script; a pipeline without MULTI is not one unit.
+    Then a crash cannot leave a key without a TTL, and concurrent views are never lost.
     Cost: INCR, ZINCRBY (O(log N) in the number of pages that day) and two PEXPIRE, one round trip.
     """
     raise NotImplementedError("record_view: your code here")
