@@ -13,6 +13,7 @@ MAX = 2**63 - 1
 @points(1)
 @hint("separate-keys")
 def test_posts_are_counted_separately_hidden(lab, redis):
+    """Each post has its own view counter."""
     assert lab.count_view(90210) == 1
     assert lab.count_view(90210) == 2
     assert lab.count_view(90211) == 1
@@ -23,6 +24,7 @@ def test_posts_are_counted_separately_hidden(lab, redis):
 @points(2)
 @hint("ids-unique")
 def test_ids_are_unique_across_processes_hidden(lab, redis):
+    """Eighty ids asked for by four processes at once are all different."""
     results = lab.run_concurrently([("next_id", ("invoice",))] * 80, processes=4)
     errors = [res for res in results if isinstance(res, Exception)]
     assert not errors, f"next_id raised: {errors[0]}"
@@ -32,6 +34,7 @@ def test_ids_are_unique_across_processes_hidden(lab, redis):
 @points(2)
 @hint("take-views-race")
 def test_take_views_loses_nothing_under_load_hidden(lab, redis):
+    """No view is lost while take_views runs among views from other processes."""
     calls = []
     for i in range(300):
         calls.append(("count_view", (77,)))
@@ -48,6 +51,7 @@ def test_take_views_loses_nothing_under_load_hidden(lab, redis):
 @points(1)
 @hint("safe-incr-overflow")
 def test_safe_incr_reports_overflow_hidden(lab, redis):
+    """safe_incr reports an overflow at either end of 64 bits and keeps the value."""
     redis.set(redis.key("big"), MAX - 1)
     assert lab.safe_incr("big") == {"ok": True, "value": MAX}
     assert lab.safe_incr("big") == {"ok": False, "error": "overflow", "found": str(MAX)}
@@ -59,6 +63,7 @@ def test_safe_incr_reports_overflow_hidden(lab, redis):
 @points(1)
 @hint("safe-incr-wrong-type")
 def test_safe_incr_reports_wrong_type_hidden(lab, redis):
+    """safe_incr reports a key of another type by its TYPE and leaves it alone."""
     redis.rpush(redis.key("jobs"), "a", "b")
     try:
         report = lab.safe_incr("jobs")
@@ -71,6 +76,7 @@ def test_safe_incr_reports_wrong_type_hidden(lab, redis):
 @points(2)
 @hint("safe-incr-not-integer")
 def test_safe_incr_strict_integers_hidden(lab, redis):
+    """safe_incr reports ' 1', '007', '1.5', '' and 2**63 as not integers and keeps them."""
     for text in [" 1", "007", "1.5", "", "9223372036854775808"]:
         redis.set(redis.key("odd"), text)
         try:
@@ -84,6 +90,7 @@ def test_safe_incr_strict_integers_hidden(lab, redis):
 @points(2)
 @hint("cents-overflow")
 def test_deposit_refuses_overflow_hidden(lab, redis):
+    """deposit refuses to take a balance past 2**63 - 1 with OverflowError."""
     redis.set(redis.key("balance", 7), MAX - 100)
     assert lab.deposit(7, 100) == MAX
     with student_raises("OverflowError"):
@@ -94,6 +101,7 @@ def test_deposit_refuses_overflow_hidden(lab, redis):
 @points(1)
 @hint("cents-arguments")
 def test_deposit_checks_its_arguments_hidden(lab, redis):
+    """deposit refuses zero, negative amounts, True, strings and floats and writes nothing."""
     for bad, error in [(0, "ValueError"), (-500, "ValueError"), (True, "TypeError"), ("100", "TypeError"),
                        (10.0, "TypeError")]:
         with student_raises(error):
@@ -104,6 +112,7 @@ def test_deposit_checks_its_arguments_hidden(lab, redis):
 @points(1)
 @hint("add-up")
 def test_deposits_from_many_processes_add_up_hidden(lab, redis):
+    """Sixty deposits from four processes at once all arrive."""
     results = lab.run_concurrently([("deposit", (9, 25))] * 60, processes=4)
     errors = [res for res in results if isinstance(res, Exception)]
     assert not errors, f"deposit raised: {errors[0]}"
@@ -134,6 +143,7 @@ def at_once(proxies, name, *args):
 @hint("overdraft-race")
 def test_concurrent_withdrawals_never_overdraw_hidden(lab, redis):
     # Several rounds: in each, four processes try to take the same last 100 cents at the same moment.
+    """Four processes taking the last 100 cents at once: one succeeds, the balance ends at 0."""
     proxies = lab.parallel(4)
     try:
         for round_ in range(12):

@@ -6,6 +6,7 @@ from redis_course.labs.testing import hint, points
 @points(1)
 @hint("no-capacity")
 def test_event_without_capacity_sells_nothing_hidden(lab, redis):
+    """An event without seats sells nothing and counts nothing."""
     assert lab.take_ticket("unknown") is None
     redis.set(redis.key("event", "empty", "capacity"), 0)
     assert lab.take_ticket("empty") is None

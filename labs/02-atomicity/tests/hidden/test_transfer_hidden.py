@@ -14,6 +14,7 @@ def balance(redis, name):
 @points(1)
 @hint("amount")
 def test_amount_must_be_positive_whole_cents_hidden(lab, redis):
+    """transfer refuses zero, negative and fractional amounts with ValueError."""
     redis.set(redis.key("account", "alice"), 100)
     for bad in (0, -5, 2.5):
         with student_raises("ValueError"):
@@ -25,6 +26,7 @@ def test_amount_must_be_positive_whole_cents_hidden(lab, redis):
 @points(1)
 @hint("same-account")
 def test_transfer_to_the_same_account_is_refused_hidden(lab, redis):
+    """transfer to the same account is refused with ValueError."""
     redis.set(redis.key("account", "alice"), 100)
     with student_raises("ValueError"):
         lab.transfer("alice", "alice", 10)
@@ -34,6 +36,7 @@ def test_transfer_to_the_same_account_is_refused_hidden(lab, redis):
 @points(1)
 @hint("whole-cents")
 def test_balances_stay_whole_cents_hidden(lab, redis):
+    """Balances stay plain integers of cents that INCRBY accepts."""
     redis.set(redis.key("account", "alice"), 1000)
     for _ in range(3):
         assert lab.transfer("alice", "bob", 1) is True
@@ -47,6 +50,7 @@ def test_balances_stay_whole_cents_hidden(lab, redis):
 @points(1)
 @hint("missing-account")
 def test_missing_account_has_nothing_to_give_hidden(lab, redis):
+    """A missing account has a balance of 0 and gives nothing."""
     assert lab.transfer("ghost", "bob", 1) is False
     assert balance(redis, "ghost") == 0
     assert balance(redis, "bob") == 0
@@ -55,6 +59,7 @@ def test_missing_account_has_nothing_to_give_hidden(lab, redis):
 @points(3)
 @hint("negative")
 def test_concurrent_withdrawals_never_overdraw_hidden(lab, redis):
+    """Four processes taking the last 100 cents at once: one succeeds, the balance ends at 0."""
     redis.set(redis.key("account", "warmup"), 15)   # alone first: fails fast if wrong anyway
     assert [lab.transfer("warmup", "sink0", 10), lab.transfer("warmup", "sink0", 10)] == [True, False]
     assert redis.get(redis.key("account", "warmup")) == "5"

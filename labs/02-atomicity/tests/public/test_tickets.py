@@ -5,6 +5,7 @@ from redis_course.labs.testing import hint, points
 @points(2)
 @hint("seats")
 def test_tickets_are_numbered_until_sold_out(lab, redis):
+    """Seats are numbered 1, 2, 3, then the event is sold out."""
     redis.set(redis.key("event", "gig", "capacity"), 3)
     assert [lab.take_ticket("gig") for _ in range(5)] == [1, 2, 3, None, None]
     assert redis.get(redis.key("event", "gig", "sold")) == "3"
@@ -13,6 +14,7 @@ def test_tickets_are_numbered_until_sold_out(lab, redis):
 @points(3)
 @hint("oversell")
 def test_no_overselling_under_concurrency(lab, redis):
+    """Sixteen processes buying at once never get more tickets than seats, nor one seat twice."""
     redis.set(redis.key("event", "warmup", "capacity"), 1)   # alone first: fails fast if wrong anyway
     assert [lab.take_ticket("warmup"), lab.take_ticket("warmup")] == [1, None]
     events = [f"show{i}" for i in range(5)]

@@ -12,6 +12,7 @@ def balance(redis, name):
 @points(2)
 @hint("move")
 def test_transfer_moves_money(lab, redis):
+    """transfer moves the amount from one account to the other, down to 0."""
     redis.set(redis.key("account", "alice"), 100)
     redis.set(redis.key("account", "bob"), 5)
     assert lab.transfer("alice", "bob", 30) is True
@@ -25,6 +26,7 @@ def test_transfer_moves_money(lab, redis):
 @points(2)
 @hint("insufficient")
 def test_transfer_refuses_overdraft(lab, redis):
+    """transfer refuses more than the source holds and changes nothing."""
     redis.set(redis.key("account", "alice"), 20)
     assert lab.transfer("alice", "bob", 30) is False
     assert balance(redis, "alice") == 20
@@ -34,6 +36,7 @@ def test_transfer_refuses_overdraft(lab, redis):
 @points(3)
 @hint("conserve")
 def test_concurrent_transfers_keep_the_books(lab, redis):
+    """640 transfers from sixteen processes keep every balance as the successful transfers say."""
     names = [f"p{i}" for i in range(6)]
     for name in names:
         redis.set(redis.key("account", name), 50)

@@ -24,6 +24,7 @@ def keys_without_ttl(redis) -> list[str]:
 @points(2)
 @hint("utc-day")
 def test_day_boundary_is_utc_whatever_the_machine_zone_hidden(lab, redis):
+    """The day is UTC's whatever the machine's time zone."""
     late = ts(2024, 3, 5, 23, 30)  # 23:30 UTC: already 6 March in Tokyo, still 5 March in New York
     early = ts(2024, 3, 6, 0, 30)  # 00:30 UTC: still 5 March in New York
     try:
@@ -42,6 +43,7 @@ def test_day_boundary_is_utc_whatever_the_machine_zone_hidden(lab, redis):
 @points(2)
 @hint("expire-every-hit")
 def test_later_views_do_not_extend_the_ttl_hidden(lab, redis):
+    """Later views do not extend the TTL set when the key was created."""
     lab.record_view("home", NOON, 2000)
     time.sleep(0.3)
     lab.record_view("home", NOON, 2000)
@@ -87,6 +89,7 @@ def test_the_ttl_is_exact_to_the_millisecond_hidden(lab, redis):
 @points(3)
 @hint("crash")
 def test_a_crash_between_commands_leaves_no_key_without_ttl_hidden(lab, redis):
+    """A process that dies between two round trips leaves no key without a TTL."""
     crashed = 0
     for budget in range(0, 4):  # the process dies after 0, 1, 2, 3 round trips
         page = f"page-{budget}"
@@ -107,6 +110,7 @@ def test_a_crash_between_commands_leaves_no_key_without_ttl_hidden(lab, redis):
 @points(2)
 @hint("read-modify-write")
 def test_concurrent_views_are_all_counted_hidden(lab, redis):
+    """Two hundred views from eight processes at once are all counted."""
     results = lab.run_concurrently([("record_view", ("home", NOON))] * 200, processes=8)
     errors = [res for res in results if isinstance(res, Exception)]
     assert not errors, f"record_view raised: {errors[0]}"
@@ -118,6 +122,7 @@ def test_concurrent_views_are_all_counted_hidden(lab, redis):
 @points(1)
 @hint("week")
 def test_reading_creates_nothing_hidden(lab, redis):
+    """Reading the week, today and the ranking creates no key."""
     assert lab.last_7_days("never-seen", NOON) == [0] * 7
     assert lab.views_today("never-seen", NOON) == 0
     assert lab.top_pages(NOON, 5) == []
@@ -127,6 +132,7 @@ def test_reading_creates_nothing_hidden(lab, redis):
 @points(1)
 @hint("top")
 def test_top_pages_count_only_that_day_hidden(lab, redis):
+    """top_pages counts only the views of the day asked for."""
     for _ in range(4):
         lab.record_view("old-news", NOON - 86400)
     lab.record_view("home", NOON)
