@@ -76,7 +76,7 @@ def release(r, name: str, holder: str) -> bool:
 def refresh(r, name: str, holder: str, lease_ms: int) -> bool:
     """Extend ``holder``'s live lease to end ``lease_ms`` from now (a heartbeat while the work goes
     on).  Return False, changing nothing, if ``holder`` holds no live lease: a lease that has ended
-    is never revived (someone else may have the slot by now).
+    is never revived (someone else may have the slot by now).  ``lease_ms`` below 1: ValueError.
 
     One Lua script: TIME, ZSCORE, ZADD XX.  O(log N).
     """

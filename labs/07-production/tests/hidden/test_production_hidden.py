@@ -135,3 +135,23 @@ def test_a_stranger_release_never_frees_a_slot_of_a_full_limiter(lab, redis):
     assert lab.acquire("jobs", "c", 2, 60_000) is False, _("strangers' releases freed a slot")
     assert {"a", "b"} <= set(redis.zrange(redis.key("sem", "jobs"), 0, -1)), _(
         "a stranger's release took someone else's slot")
+
+
+@points(1)
+@hint("bugs")
+def test_arguments_below_one_are_refused_and_one_is_accepted(lab, redis):
+    """A limit, lease or budget below 1 is a ValueError; 1 is a valid value."""
+    from redis_course.labs.testing import student_raises
+
+    for args in (("jobs", "a", 0, 1_000), ("jobs", "a", 1, 0), ("jobs", "a", -1, 1_000)):
+        with student_raises("ValueError"):
+            lab.acquire(*args)
+    with student_raises("ValueError"):
+        lab.refresh("jobs", "a", 0)
+    with student_raises("ValueError"):
+        lab.admit("jobs", "a", 1, 1_000, 0, "open")
+    assert lab.acquire("jobs", "one", 1, 1) in (True, False)
+    assert lab.refresh("jobs", "one", 1) in (True, False)
+    answer = lab.admit("jobs", "b", 5, 1_000, 1, "closed")
+    assert answer in ({"admitted": True, "by": "redis"}, {"admitted": False, "by": "closed"}), _(
+        "admit returned {answer}", answer=answer)
