@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from redis_course.labs import report
-from redis_course.labs.check import render_table
+from redis_course.labs.check import render
 from redis_course.labs.errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
 from redis_course.labs.model import LabError, discover, find_lab, load_lab
 from redis_course.labs.redisbox import RunRedis
@@ -94,14 +94,74 @@ def test_reports_are_valid_and_localized(tmp_path):
     assert md.startswith("# Результаты проверки: s") and "`````text" in md and "скрытый тест" in md
 
 
-def test_check_table_has_localized_headers_and_hints():
+def test_check_shows_one_line_per_test_with_hint_in_the_students_language():
     lab, res = _result()
-    for lang, words in {"en": ["Lab", "Points", "Hint"], "ru": ["Работа", "Баллы", "Подсказка"],
-                        "zh": ["实验", "得分", "提示"]}.items():
-        table = render_table([(lab, res)], lang)
-        assert all(w in table for w in words), table
-        assert lab.hint("reset", lang) in table
-    assert "2/5" in render_table([(lab, res)], "en")
+    for lang, word in {"en": "Hint", "ru": "Подсказка", "zh": "提示"}.items():
+        text = render([(lab, res)], lang)
+        assert word in text and lab.hint("reset", lang) in text, text
+        assert lab.title(lang) in text
+    text = render([(lab, res)], "en")
+    lines = text.splitlines()
+    assert "2/5" in lines[0]
+    failing = [ln for ln in lines if ln.lstrip().startswith("✗")]
+    assert len(failing) == 2 and all("Hint: " in ln for ln in failing), text
+    assert not any(" = <" in ln or "where " in ln for ln in lines)
+
+
+def _not_written(n: int) -> LabResult:
+    tests = [TestResult(f"test_t{i}", "public", 0, 1, "failed", None,
+                        "count_view() is not written yet (it raises NotImplementedError).", "not-implemented")
+             for i in range(n)]
+    return LabResult("00-demo", "ok", tests)
+
+
+def test_check_of_every_lab_says_not_started_in_one_line():
+    lab = find_lab("00")
+    text = render([(lab, _not_written(3)), (lab, _not_written(2))], "en")
+    assert text.count("not started") == 2 and len(text.splitlines()) <= 8, text
+    assert render([(lab, _not_written(3))], "en").count("not written yet") == 3  # one lab: every test
+
+
+def test_an_import_error_is_said_once_and_no_test_is_listed(tmp_path):
+    lab = find_lab("00")
+    bad = tmp_path / "lab.py"
+    bad.write_text("def count_view(r, post_id)\n    return 1\n", encoding="utf-8")
+    tests = [TestResult(f"test_t{i}", "public", 0, 1, "error", None,
+                        "lab.py could not be imported: SyntaxError", "import-error") for i in range(3)]
+    res = LabResult("00-demo", "import-error", tests, message="loading the module failed: SyntaxError: line 1: expected ':'")
+    text = render([(lab, res)], "en", sources={"00-demo": bad})
+    assert text.count("SyntaxError") == 1 and "could not be imported" in text, text
+    assert "1 | def count_view(r, post_id)" in text and "tests fail" not in text, text
+    assert "No test ran (3 tests wait)" in text
+    zh = render([(lab, res)], "zh", sources={"00-demo": bad})
+    assert "SyntaxError" in zh and "could not be imported" not in zh, zh
+
+
+def test_parametrized_cases_share_one_line():
+    lab = find_lab("00")
+    tests = [TestResult("test_reset_returns_count_and_clears[a]", "public", 1, 1, "passed"),
+             TestResult("test_reset_returns_count_and_clears[b]", "public", 0, 1, "failed", None, "expected 3, got 0"),
+             TestResult("test_reset_returns_count_and_clears[c]", "public", 0, 1, "failed", None, "expected 3, got 1")]
+    text = render([(lab, LabResult("00-demo", "ok", tests))], "en")
+    assert len([ln for ln in text.splitlines() if "✗" in ln]) == 1
+    assert "1/3" in text and "case b; 2 cases of 3 fail" in text, text
+
+
+def test_summary_says_could_not_be_imported_with_plural_forms(monkeypatch):
+    from pathlib import Path
+
+    from redis_course.labs.report import GradeRow
+    from redis_course.labs.summary import Summary
+
+    rows = [GradeRow("a", "00-demo", 0, 8, "import-error"), GradeRow("b", "00-demo", 0, 8, "import-error"),
+            GradeRow("c", "00-demo", 8, 8, "ok")]
+    s = Summary.from_rows(rows, seconds=1.0, workers=1, backend="x", out=Path("/r"), reference_problems=[])
+    monkeypatch.setenv("COURSE_LANG", "en")
+    text = s.render()
+    assert "2 students' code could not be imported" in text and "crashed" not in text, text
+    assert "2 lab runs could not be imported" in text and "1 lab run ended normally" in text, text
+    monkeypatch.setenv("COURSE_LANG", "ru")
+    assert "crash" not in s.render() and "import-error" not in s.render()
 
 
 def test_student_raises_checks_the_type():

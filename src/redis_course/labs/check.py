@@ -1,22 +1,36 @@
-"""``course check [LAB] [--lang ru|en|zh]``: the student runs the public tests of one or all labs.
+"""``course check [LAB] [--lang ru|en|zh] [--verbose]``: the student runs the public tests of one or all labs.
 
 Each lab runs in the same isolated runner as grading, on a private Redis (redis-server when it is
 installed, else a fakeredis server), or on the server in ``REDIS_URL`` under a fresh key prefix.
-The table shows every test's points and, for each failure, what happened and the lab's hint in
-the student's language.
+
+What the student reads, in their language: one line per test (its title, its points, and for a
+failure what was expected and what the code did, in one phrase, then the lab's hint); a module that
+cannot be imported is said once, and no test is listed or scored; a lab whose functions all still
+raise NotImplementedError is one line when every lab is checked.  ``--verbose`` adds everything
+else: the whole failure message, the lines of the student's code it points at, what the code printed.
 """
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from pathlib import Path
 
+from ..l10n import N_, _, ngettext
 from .model import Lab, discover, find_lab
-from .runner import LabResult, run_lab
+from .runner import LabResult, TestResult, run_lab
 from .sandbox import ForkServer, Limits
 from .texts import t
 
 MARK = {"passed": "✓", "skipped": "–"}
+NOT_STARTED = "not-implemented"
+_IMPORT_FAILURES = [  # the sandbox's English words for a module that did not load -> the student's
+    (re.compile(r"^loading the module failed: (?P<error>.*)", re.S), N_("lab.py could not be imported: {error}")),
+    (re.compile(r"^the module did not load within (?P<seconds>[\d.]+) s"),
+     N_("lab.py could not be imported: loading it took more than {seconds} s")),
+    (re.compile(r"^the process ended while loading the module \((?P<error>.*)\)", re.S),
+     N_("lab.py could not be imported: the process ended while loading it ({error})")),
+]
 
 
 def width(text: str) -> int:
@@ -31,66 +45,181 @@ def fmt_points(x: float) -> str:
     return f"{x:g}"
 
 
-def render_table(results: list[tuple[Lab, LabResult]], lang: str = "en") -> str:
-    """The check table: lab, test, points earned / possible, result; failures with message and hint."""
-    rows: list[tuple[str, str, str, str, list[str]]] = []
-    total = max_total = 0.0
-    for lab, res in results:
-        total += res.points
-        max_total += res.max_points
-        if res.status in ("missing", "grader-error") or not res.tests:
-            rows.append((lab.id, "—", "0/0", t(res.status if res.status != "ok" else "skipped", lang),
-                         [res.message.strip().splitlines()[0]] if res.message.strip() else []))
+def import_failure(message: str, lang: str) -> list[str]:
+    """A module that did not load, in the student's words: its first line, then (verbose) the rest."""
+    text = (message or "").strip()
+    for pattern, words in _IMPORT_FAILURES:
+        m = pattern.match(text)
+        if m:
+            fields = m.groupdict()
+            first, *rest = fields.get("error", "").splitlines() or [""]
+            fields["error"] = first
+            return [_(words, lang=lang, **fields)] + rest
+    first, *rest = text.splitlines() or [""]
+    return [_("lab.py could not be imported: {error}", lang=lang, error=first)] + rest
+
+
+def syntax_error_lines(source: Path | None) -> list[str]:
+    """The student's line a SyntaxError points at, with a caret under the place (checked here, in the
+    trusted process, by compiling the file without running it)."""
+    if source is None or not Path(source).is_file():
+        return []
+    try:
+        compile(Path(source).read_bytes(), "lab.py", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        if not exc.text or not exc.lineno:
+            return []
+        text = exc.text.rstrip("\n").expandtabs()
+        stripped = text.lstrip()
+        col = max(0, (exc.offset or 1) - 1 - (len(text) - len(stripped)))
+        prefix = f"{exc.lineno} | "
+        return [prefix + stripped[:120], " " * (len(prefix) + min(col, 120)) + "^"]
+    except (ValueError, OSError):
+        return []
+    return []
+
+
+def _groups(tests: list[TestResult]) -> list[list[TestResult]]:
+    """The cases of one parametrized test together, in the order they ran."""
+    out: dict[str, list[TestResult]] = {}
+    for test in tests:
+        out.setdefault(test.name.split("[")[0], []).append(test)
+    return list(out.values())
+
+
+def _phrase(test: TestResult, lang: str) -> str:
+    """What went wrong in one test, in one line."""
+    first = (test.message or "").strip().splitlines()
+    text = first[0] if first else t(test.event or test.outcome, lang)
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def test_line(lab: Lab, group: list[TestResult], lang: str, title_w: int = 0) -> str:
+    """One line for one test (all its parametrized cases): mark, title, points, and for a failure
+    the phrase and the hint."""
+    counted = [x for x in group if x.counted]
+    points = sum(x.points for x in counted)
+    max_points = sum(x.max_points for x in counted)
+    failed = [x for x in group if not x.passed and x.outcome != "skipped"]
+    title = lab.test_title(group[0].name.split("[")[0], lang)
+    pts = f"{fmt_points(points)}/{fmt_points(max_points)}" if counted else "–"
+    if not failed:
+        mark = "✓" if counted else "–"
+        tail = "" if counted else "  " + _("skipped: {reason}", lang=lang, reason=group[0].message.strip()[:120])
+        return f"  {mark} {pad(title, title_w)}  {pts}{tail}".rstrip()
+    x = failed[0]
+    phrase = _phrase(x, lang)
+    if len(group) > 1:
+        case = x.name.partition("[")[2].rstrip("]")
+        phrase = ngettext("{phrase} (case {case}; {n} case of {total} fails)",
+                          "{phrase} (case {case}; {n} cases of {total} fail)", len(failed), lang=lang,
+                          phrase=phrase, case=case, total=len(group))
+    hint = lab.hint(x.hint, lang)
+    line = f"  ✗ {pad(title, title_w)}  {pts}  {phrase}"
+    if not hint:
+        return line
+    return line + (f"{t('hint', lang)}：{hint}" if lang == "zh" else f" — {t('hint', lang)}: {hint}")
+
+
+def _verbose_lines(group: list[TestResult]) -> list[str]:
+    out = []
+    for x in group:
+        if x.passed or x.outcome == "skipped":
             continue
-        first = True
-        for test in res.tests:
-            outcome = test.event if (test.event and not test.passed) else test.outcome
-            mark = MARK.get(test.outcome, "✗")
-            notes = []
-            if not test.passed and test.outcome != "skipped":
-                if test.message:
-                    notes.append(test.message.strip().splitlines()[0][:300])
-                hint = lab.hint(test.hint, lang)
-                if hint:
-                    notes.append(f"{t('hint', lang)}: {hint}")
-            pts = f"{fmt_points(test.points)}/{fmt_points(test.max_points)}" if test.counted else "–"
-            rows.append((lab.id if first else "", test.title, pts, f"{mark} {t(outcome, lang)}", notes))
-            first = False
-    head = (t("lab", lang), t("test", lang), t("points", lang), t("result", lang))
-    w = [max([width(head[i])] + [width(r[i]) for r in rows]) for i in range(4)]
-    line = lambda cells: "  ".join(pad(c, w[i]) for i, c in enumerate(cells)).rstrip()  # noqa: E731
-    out = [line(head), line(["-" * x for x in w])]
-    indent = " " * (w[0] + 2)
-    for r in rows:
-        out.append(line(r[:4]))
-        out.extend(f"{indent}  {note}" for note in r[4])
-    out.append(line(["-" * x for x in w]))
-    out.append(line([t("total", lang), "", f"{fmt_points(total)}/{fmt_points(max_total)}", ""]))
+        lines = (x.message or "").strip().splitlines()
+        if len(group) > 1 or len(lines) > 1:
+            out += [f"      {x.name}:"] + [f"        {ln}" for ln in lines]
+    return out
+
+
+def render_lab(lab: Lab, res: LabResult, lang: str = "en", *, verbose: bool = False, brief: bool = False,
+               source: Path | None = None) -> list[str]:
+    """The lines of one lab: a head line, then one line per test (or one line for the whole lab when
+    it could not be imported, or, with ``brief``, when nothing in it is written yet)."""
+    head = f"{lab.id}  {lab.title(lang)}"
+    score = f"{fmt_points(res.points)}/{fmt_points(res.max_points)}"
+    if res.status == "missing":
+        return [f"{head}  —", f"  ✗ {t('missing', lang)}"]
+    if res.status == "import-error":
+        first, *rest = import_failure(res.message, lang)
+        n = len(res.tests)
+        out = [f"{head}  {score}", f"  ✗ {first}"] + [f"    {ln}" for ln in syntax_error_lines(source)]
+        out += ["    " + ngettext("No test ran ({n} test waits): fix this line first.",
+                                 "No test ran ({n} tests wait): fix this line first.", n, lang=lang)]
+        return out + ([f"    {ln}" for ln in rest] if verbose else [])
+    if res.status == "grader-error" or not res.tests:
+        note = (res.message or "").strip().splitlines()
+        out = [f"{head}  —", f"  ✗ {t(res.status if res.status != 'ok' else 'skipped', lang)}"
+               + (f": {note[0]}" if note else "")]
+        return out + ([f"    {ln}" for ln in note[1:]] if verbose else [])
+    groups = _groups(res.tests)
+    failing = [g for g in groups if any(not x.passed and x.outcome != "skipped" for x in g)]
+    if brief and failing and len(failing) == len(groups) and all(
+            x.event == NOT_STARTED for g in groups for x in g if not x.passed):
+        return [f"{head}  {score}", "  ✗ " + _("not started: every test fails because the functions still raise "
+                                                "NotImplementedError. Run `python3 run.py check {number}` to "
+                                                "see them one by one.", lang=lang, number=lab.number)]
+    title_w = max(width(lab.test_title(g[0].name.split("[")[0], lang)) for g in groups)
+    out = [f"{head}  {score}"]
+    for g in groups:
+        out.append(test_line(lab, g, lang, title_w))
+        if verbose:
+            out += _verbose_lines(g)
+    if verbose and res.output.strip():
+        out += [f"  {t('your_output', lang)}:"] + [f"    {ln}" for ln in res.output.strip()[-1500:].splitlines()]
+    return out
+
+
+def render(results: list[tuple[Lab, LabResult]], lang: str = "en", *, verbose: bool = False,
+           sources: dict[str, Path] | None = None) -> str:
+    """The whole check: each lab, then the total and how many tests fail (``sources``: lab id -> the
+    file checked, to show the line of a syntax error)."""
+    brief = len(results) > 1 and not verbose
+    out: list[str] = []
+    for lab, res in results:
+        if out:
+            out.append("")
+        out += render_lab(lab, res, lang, verbose=verbose, brief=brief, source=(sources or {}).get(lab.id))
+    total = sum(r.points for _, r in results)
+    max_total = sum(r.max_points for _, r in results)
+    failing = sum(1 for _, r in results if r.status not in ("import-error", "missing") for g in _groups(r.tests)
+                  if any(not x.passed and x.outcome != "skipped" for x in g))
+    unloaded = sum(1 for _, r in results if r.status in ("import-error", "missing"))
+    out += ["", f"{t('total', lang)}  {fmt_points(total)}/{fmt_points(max_total)}"
+            + ("  " + ngettext("({n} test fails)", "({n} tests fail)", failing, lang=lang) if failing else "")
+            + ("  " + ngettext("({n} lab could not be imported)", "({n} labs could not be imported)", unloaded,
+                               lang=lang) if unloaded else "")]
     return "\n".join(out)
+
+
+def render_table(results: list[tuple[Lab, LabResult]], lang: str = "en", *, verbose: bool = False) -> str:
+    """Kept for callers of the former table: the same as :func:`render`."""
+    return render(results, lang, verbose=verbose)
 
 
 def run_check(lab_spec: str | None = None, *, lang: str = "en", backend: str = "auto",
               source: Path | None = None, root: Path | None = None, limits: Limits | None = None,
-              url: str | None = None) -> tuple[list[tuple[Lab, LabResult]], str]:
+              url: str | None = None, verbose: bool = False) -> tuple[list[tuple[Lab, LabResult]], str]:
     labs = [find_lab(lab_spec, root)] if lab_spec else discover(root)
     if url is None:
         url = os.environ.get("REDIS_URL") or None
-    results = []
+    results, sources = [], {}
     forkserver = ForkServer()  # one clean interpreter forks every lab's student processes
     try:
         for lab in labs:
             file = source if source is not None else lab.student_file
+            sources[lab.id] = file
             lim = limits or Limits(call_timeout_s=lab.timeout_s)
             results.append((lab, run_lab(lab, file, visibility=("public",), backend=backend, url=url, limits=lim,
                                          forkserver=forkserver)))
     finally:
         forkserver.close()
-    return results, render_table(results, lang)
+    return results, render(results, lang, verbose=verbose, sources=sources)
 
 
-def main(lab_spec: str | None, lang: str, backend: str = "auto", source: Path | None = None) -> int:
-    results, table = run_check(lab_spec, lang=lang, backend=backend, source=source)
-    import os
+def main(lab_spec: str | None, lang: str, backend: str = "auto", source: Path | None = None,
+         verbose: bool = False) -> int:
+    results, table = run_check(lab_spec, lang=lang, backend=backend, source=source, verbose=verbose)
 
     from ..backend import _describe_url
 
@@ -101,7 +230,13 @@ def main(lab_spec: str | None, lang: str, backend: str = "auto", source: Path | 
     backends = sorted({shown(r.backend) for _, r in results if r.backend})
     print(table)
     if backends:
-        print(f"\n{t('backend', lang)}: {', '.join(backends)}")
+        print(f"{t('backend', lang)}{'：' if lang == 'zh' else ': '}{', '.join(backends)}")
     ok = all(r.status == "ok" and r.points == r.max_points for _, r in results)
-    print(t("all_passed" if ok else "some_failed", lang))
+    if ok:
+        print(t("all_passed", lang))
+    elif all(r.status in ("import-error", "missing") for _, r in results if r.points < r.max_points):
+        print(_("Fix what stops lab.py from loading, then run the check again.", lang=lang))
+    else:
+        more = "" if verbose else ("" if lang == "zh" else " ") + _("`--verbose` shows every detail.", lang=lang)
+        print(t("some_failed", lang) + more)
     return 0 if ok else 1

@@ -30,6 +30,7 @@ def _limits(args: argparse.Namespace):
 def cmd_check(args: argparse.Namespace) -> int:
     from . import check
 
+    args.lang = args.lang or default_lang()
     os.environ["COURSE_LANG"] = args.lang
     source = Path(args.file) if args.file else None
     if args.solution:
@@ -38,7 +39,18 @@ def cmd_check(args: argparse.Namespace) -> int:
         from . import classroom
 
         return classroom.main(args.lab, args.lang, backend=args.backend)
-    return check.main(args.lab, args.lang, backend=args.backend, source=source)
+    return check.main(args.lab, args.lang, backend=args.backend, source=source, verbose=args.verbose)
+
+
+def default_lang() -> str:
+    """The student's language: ``COURSE_LANG`` when set, else the language the student edition was
+    released in (``edition.json``), else the locale's."""
+    from ..paths import edition
+
+    if os.environ.get("COURSE_LANG", "").strip():
+        return current_lang()
+    lang = edition().get("lang")
+    return lang if lang in LANGS else current_lang()
 
 
 def _solution(lab_spec: str | None) -> Path:
@@ -103,7 +115,10 @@ def cmd_labs(args: argparse.Namespace) -> int:
 def add_lab_commands(sub) -> None:
     c = sub.add_parser("check", help="run the public tests of one or all labs, with hints")
     c.add_argument("lab", nargs="?", help="lab number or folder, e.g. 01 or 01-incr (default: all)")
-    c.add_argument("--lang", choices=LANGS, default=current_lang())
+    c.add_argument("--lang", choices=LANGS, default=None,
+                   help="language of the report (default: COURSE_LANG, the student edition's, the locale's)")
+    c.add_argument("--verbose", "-v", action="store_true",
+                   help="every detail of each failure: the whole message, your code's lines, what it printed")
     c.add_argument("--backend", choices=["auto", "redis-server", "fakeredis"], default="auto",
                    help="the private Redis to use when REDIS_URL is not set (auto: redis-server if installed)")
     c.add_argument("--file", help="check this file instead of the lab's lab.py")

@@ -125,6 +125,52 @@ class Lab:
         d = self.tests_dir(visibility)
         return sorted(d.glob("test_*.py")) if d.is_dir() else []
 
+    @cached_property
+    def test_docs(self) -> dict[str, str]:
+        """Test function name -> its docstring's first line (the English title), from every test file here."""
+        out: dict[str, str] = {}
+        for visibility in VISIBILITIES:
+            for f in self.test_files(visibility):
+                for name, doc in test_docstrings(f.read_text(encoding="utf-8")):
+                    out[name] = doc
+        return out
+
+    def test_title(self, name: str, lang: str = "en") -> str:
+        """The title a student reads for test ``name`` (``test_x[case]`` too): its docstring in ``lang``
+        (catalog context ``test title``), else the name in words."""
+        func, _, case = name.partition("[")
+        doc = self.test_docs.get(func)
+        if doc:
+            from ..l10n import pgettext
+
+            title = pgettext(TITLE_CONTEXT, doc, lang=lang)
+        else:
+            words = func[5:] if func.startswith("test_") else func
+            title = (words[:-7] if words.endswith("_hidden") else words).replace("_", " ")
+        return f"{title} [{case[:-1]}]" if case else title
+
+
+TITLE_CONTEXT = "test title"
+
+
+def test_docstrings(source: str, *, lines: bool = False) -> list:
+    """(name, title) of each ``test_*`` function of a test module, in order: the title is its docstring's
+    first paragraph on one line.  ``lines=True``: (name, title, line number of the docstring)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test_"):
+            doc = (ast.get_docstring(node) or "").strip()
+            if doc:
+                title = " ".join(doc.split("\n\n")[0].split())
+                out.append((node.name, title, node.body[0].lineno) if lines else (node.name, title))
+    return out
+
 
 def load_lab(path: Path) -> Lab:
     meta_file = path / "lab.yml"

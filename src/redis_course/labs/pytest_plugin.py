@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from ..l10n import _
 from .errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
 from .proxy import LabProxy
 from .redisbox import RunRedis
@@ -182,23 +183,113 @@ def redis():
     yield _run.fresh_redis()
 
 
-def _describe(exc: BaseException) -> tuple[str, str | None]:
-    """A short message for a failed test and the event kind (timeout, crash, import-error)."""
+_compared: list[tuple[str, object, object]] = []  # the failing comparison of the running test
+
+
+def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object, right: object) -> None:
+    """Remember what a failing ``assert left <op> right`` compared; pytest's own explanation stays."""
+    _compared.append((op, left, right))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _compared.clear()
+
+
+def _short(value: object, n: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def _not_written(exc: StudentError) -> bool:
+    return exc.type == "NotImplementedError"
+
+
+def _student_errors(frame_locals: dict) -> list[StudentError]:
+    """StudentErrors a test kept in its variables (``errors = [r for r in results if ...]``)."""
+    found = []
+    for value in frame_locals.values():
+        items = value if isinstance(value, (list, tuple, set)) else \
+            list(value.values()) if isinstance(value, dict) else [value]
+        found += [x for x in list(items)[:1000] if isinstance(x, StudentError)]
+    return found
+
+
+def _assertion_source(excinfo) -> str | None:
+    """The failing ``assert`` statement's expression being compared, as written in the test."""
+    import ast
+
+    try:
+        entry = excinfo.traceback[-1]
+        source = str(entry.statement).strip()
+        node = ast.parse(source).body[0]
+    except Exception:  # noqa: BLE001 - a multi-line statement or no source: no expression then
+        return None
+    if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):
+        expr = ast.get_source_segment(source, node.test.left) or ""
+        return re.sub(r"^lab\.", "", expr)
+    return None
+
+
+def _student_traceback(exc: StudentError) -> list[str]:
+    return [ln for ln in exc.traceback.strip().splitlines()[1:] if ln.strip()][-6:]
+
+
+def _describe(exc: BaseException, excinfo=None) -> tuple[str, str | None]:
+    """What went wrong in one phrase (the first line), then details for ``--verbose``; and the event
+    kind (timeout, crash, import-error, not-implemented).  Words in the student's language; no pytest
+    internals (``assert not [StudentError(...)]``)."""
     if isinstance(exc, StudentImportError):
-        return f"Your module could not be used: {exc.detail}", "import-error"
+        return _("lab.py could not be imported: {detail}", detail=exc.detail), "import-error"
     if isinstance(exc, StudentTimeout):
-        return f"{exc.function}() did not finish within {exc.seconds:g} s", "timeout"
+        return _("{function}() did not finish within {seconds} s.", function=exc.function,
+                 seconds=format(exc.seconds, "g")), "timeout"
     if isinstance(exc, StudentCrash):
-        return f"{exc.function}(): {exc.detail}", "crash"
+        return _("{function}() ended its process: {detail}", function=exc.function, detail=exc.detail), "crash"
     if isinstance(exc, StudentError):
+        if _not_written(exc):
+            return _("{function}() is not written yet (it raises NotImplementedError).",
+                     function=exc.function), "not-implemented"
         where = exc.traceback.strip().splitlines()
         loc = f" ({where[-1].split(':')[0].strip()})" if where else ""
-        return f"{exc.function}() raised {exc.type}: {exc.message}{loc}", None
+        head = _("{function}() raised {type}: {message}", function=exc.function, type=exc.type,
+                 message=exc.message[:200]) + loc
+        return "\n".join([head] + _student_traceback(exc)), None
     if isinstance(exc, AssertionError):
-        lines = [ln for ln in (str(exc).strip() or "assertion failed").splitlines()
-                 if " = lab\n" not in ln + "\n" and " = <" not in ln and not re.search(r"where (lab\.\w+) = \1$", ln)]
-        return "\n".join(ln[:300] for ln in lines[:3]), None
-    return f"{type(exc).__name__}: {str(exc)[:500]}", None
+        text = str(exc).strip()
+        kept = None
+        if excinfo is not None:
+            try:
+                kept = _student_errors(excinfo.traceback[-1].frame.f_locals)
+            except Exception:  # noqa: BLE001
+                kept = None
+        cause = exc.__cause__ or exc.__context__  # raise AssertionError(...) from None inside except StudentError
+        if isinstance(cause, StudentError):
+            kept = [cause] + (kept or [])
+        if kept and all(_not_written(e) for e in kept):
+            return _("{function}() is not written yet (it raises NotImplementedError).",
+                     function=kept[0].function), "not-implemented"
+        message, sep, _explanation = text.partition("\nassert ")
+        if sep or not text.startswith("assert "):  # the test's own message
+            lines = [ln[:300] for ln in message.strip().splitlines()] or [_("a check failed")]
+            return "\n".join(lines[:5]), None
+        if kept:
+            e = kept[0]
+            return _("{function}() raised {type}: {message}", function=e.function, type=e.type,
+                     message=e.message[:200]), None
+        expr = _assertion_source(excinfo) if excinfo is not None else None
+        if _compared and _compared[-1][0] == "==":
+            _op, left, right = _compared[-1]
+            if expr:
+                return _("{expr}: expected {expected}, got {seen}", expr=expr, expected=_short(right),
+                         seen=_short(left)), None
+            return _("expected {expected}, got {seen}", expected=_short(right), seen=_short(left)), None
+        if _compared:
+            op, left, right = _compared[-1]
+            return _("expected {left} {op} {right}, which is false", left=_short(left), op=op,
+                     right=_short(right)), None
+        first = text.splitlines()[0][len("assert "):]
+        return _("this check failed: {check}", check=first[:200]), None
+    return f"{type(exc).__name__}: {str(exc)[:300]}", None
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -216,7 +307,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         rec["outcome"] = "failed" if report.when == "call" else "error"
         rec["points"] = 0.0
         if call.excinfo is not None and not rec["message"]:
-            rec["message"], rec["event"] = _describe(call.excinfo.value)
+            rec["message"], rec["event"] = _describe(call.excinfo.value, call.excinfo)
     elif report.passed and report.when == "call" and rec["outcome"] == "not-run":
         rec["outcome"] = "passed"
         rec["points"] = rec["max_points"]

@@ -12,9 +12,16 @@ from pathlib import Path
 
 from ..l10n import _, ngettext
 from .report import GradeRow
-from .texts import TEXTS, t
 
-CRASHED = ("crash", "import-error")
+#: How each status of a lab run is counted, in the instructor's words (plural forms of their language).
+STATUS_COUNTS = {
+    "ok": lambda n: ngettext("{n} lab run ended normally", "{n} lab runs ended normally", n),
+    "import-error": lambda n: ngettext("{n} lab run could not be imported", "{n} lab runs could not be imported", n),
+    "timeout": lambda n: ngettext("{n} lab run hit the time limit", "{n} lab runs hit the time limit", n),
+    "crash": lambda n: ngettext("{n} lab run crashed", "{n} lab runs crashed", n),
+    "missing": lambda n: ngettext("{n} lab had no lab.py", "{n} labs had no lab.py", n),
+    "grader-error": lambda n: ngettext("{n} lab run failed in the grader", "{n} lab runs failed in the grader", n),
+}
 
 
 @dataclass
@@ -31,6 +38,7 @@ class Summary:
     percents: list[float]
     reference_problems: list[str]
     lang: str = "en"
+    students_unimportable: int = 0
     logs: int = 0
     regraded: list[dict] = field(default_factory=list)  # {student, points, max_points} of each regraded student
 
@@ -52,7 +60,8 @@ class Summary:
         return cls(students=len(by_student), regraded=regraded, lab_runs=sum(1 for r in rows if r.status != "missing"),
                    statuses=statuses, percents=percents,
                    students_timed_out=sum(any(r.status == "timeout" for r in v) for v in by_student.values()),
-                   students_crashed=sum(any(r.status in CRASHED for r in v) for v in by_student.values()),
+                   students_crashed=sum(any(r.status == "crash" for r in v) for v in by_student.values()),
+                   students_unimportable=sum(any(r.status == "import-error" for r in v) for v in by_student.values()),
                    **run)  # type: ignore[arg-type]
 
     @property
@@ -69,6 +78,7 @@ class Summary:
         return {"students": self.students, "lab_runs": self.lab_runs, "seconds": round(self.seconds, 2),
                 "workers": self.workers, "backend": self.backend, "lang": self.lang, "statuses": self.statuses,
                 "students_timed_out": self.students_timed_out, "students_crashed": self.students_crashed,
+                "students_unimportable": self.students_unimportable,
                 "distribution": dict(self.distribution()),
                 "mean_percent": round(statistics.mean(self.percents), 1) if self.percents else None,
                 "median_percent": round(statistics.median(self.percents), 1) if self.percents else None,
@@ -89,11 +99,21 @@ class Summary:
                  backend=self.backend, rate=format(rate, ".1f"))
 
     def _statuses(self) -> str:
-        by_status = ", ".join(f"{t(k, _lang()) if k in TEXTS else k} {v}" for k, v in sorted(self.statuses.items()))
-        return "   ".join([
-            ngettext("{n} student timed out", "{n} students timed out", self.students_timed_out),
-            ngettext("{n} student crashed", "{n} students crashed", self.students_crashed),
-            _("Lab runs by status: {list}", list=by_status)])
+        """Students whose code timed out, crashed or could not be imported, then lab runs by status:
+        each a count with the plural form of the instructor's language; zero counts are left out."""
+        parts = [ngettext("{n} student timed out", "{n} students timed out", self.students_timed_out),
+                 ngettext("{n} student crashed", "{n} students crashed", self.students_crashed),
+                 ngettext("{n} student's code could not be imported", "{n} students' code could not be imported",
+                          self.students_unimportable)]
+        parts = [p for p, n in zip(parts, (self.students_timed_out, self.students_crashed, self.students_unimportable))
+                 if n]
+        runs = []
+        for status, n in sorted(self.statuses.items()):
+            if status in STATUS_COUNTS:
+                runs.append(STATUS_COUNTS[status](n))
+            else:
+                runs.append(f"{status} {n}")
+        return "   ".join(parts + [_("Lab runs: {list}", list=", ".join(runs))])
 
     def render(self) -> str:
         d = self.to_dict()
@@ -112,8 +132,3 @@ class Summary:
                                   "The grader's logs of {n} failed runs are in logs/.", self.logs))
         return "\n".join(lines)
 
-
-def _lang() -> str:
-    from ..l10n import current_lang
-
-    return current_lang()

@@ -16,6 +16,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "timeout": {"en": "time limit", "ru": "превышен лимит времени", "zh": "超时"},
     "crash": {"en": "process crashed", "ru": "процесс упал", "zh": "进程崩溃"},
     "import-error": {"en": "module not loaded", "ru": "модуль не загрузился", "zh": "模块无法加载"},
+    "not-implemented": {"en": "not written yet", "ru": "ещё не написана", "zh": "尚未实现"},
     "missing": {"en": "no lab.py", "ru": "нет lab.py", "zh": "缺少 lab.py"},
     "grader-error": {"en": "grader error", "ru": "ошибка проверки", "zh": "评分程序出错"},
     "backend": {"en": "Redis used", "ru": "Redis для проверки", "zh": "使用的 Redis"},
