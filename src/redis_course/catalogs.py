@@ -1,8 +1,9 @@
 """The gettext catalogs as translators work on them: extract, update, check, report.
 
 * :func:`extract` reads every ``_()``, ``gettext``, ``ngettext``, ``pgettext``, ``npgettext`` and ``N_``
-  call in ``src/``, ``notebooks/*.py`` and ``labs/`` with Babel's Python extractor and returns the
-  template (the English messages, their plural forms, contexts and the files that use them).
+  call in ``src/``, ``notebooks/*.py`` and ``labs/`` with Babel's Python extractor, and the labs'
+  test titles and starter docstrings (:func:`lab_messages`), and returns the template (the English
+  messages, their plural forms, contexts and the files that use them).
 * :func:`update` merges the template into ``locale/<lang>/LC_MESSAGES/course.po``: translations are
   kept, a message whose English changed gets its old translation marked *fuzzy* (shown in English
   until a translator confirms it), messages no longer in the code stay (status lists them).  The
@@ -76,7 +77,42 @@ def extract(root: Path | None = None):
             if not (message[0] if isinstance(message, tuple) else message):
                 continue
             template.add(message, None, [(rel, lineno)], auto_comments=comments, context=context)
+    for rel, lineno, message, context, comment in lab_messages(root):
+        old = template.get(message, context=context)
+        if old is not None:
+            old.locations.append((rel, lineno))
+        else:
+            template.add(message, None, [(rel, lineno)], auto_comments=[comment], context=context)
     return template
+
+
+def lab_messages(root: Path | None = None) -> list[tuple[str, int, str, str, str]]:
+    """What a student reads in a lab that is not a ``_()`` call: (file, line, message, context, comment).
+
+    * each test's title, its docstring (``labs/*/tests/**/test_*.py``), in context ``test title``;
+    * the docstrings of ``labs/*/starter.py`` (the module's, each function's and class's), in context
+      ``starter``: ``course release --lang`` writes ``lab.py`` with them in that language.
+    """
+    from .labs.model import TITLE_CONTEXT, test_docstrings
+    from .labs.starter import STARTER_CONTEXT, docstrings
+
+    root = Path(root or paths.ROOT)
+    out = []
+    for path in sorted((root / "labs").glob("[0-9][0-9]-*/tests/**/test_*.py")):
+        rel = path.relative_to(root).as_posix()
+        for _name, title, lineno in test_docstrings(path.read_text(encoding="utf-8"), lines=True):
+            out.append((rel, lineno, title, TITLE_CONTEXT, "Translators: the title of a lab test, one short line."))
+    for path in sorted((root / "labs").glob("[0-9][0-9]-*/starter.py")):
+        rel = path.relative_to(root).as_posix()
+        try:
+            found = docstrings(path.read_text(encoding="utf-8"))
+        except SyntaxError:
+            continue
+        for d in found:
+            out.append((rel, d.lineno, d.text, STARTER_CONTEXT,
+                        "Translators: a docstring of the lab file students complete; keep ``code`` and "
+                        "Redis commands as they are, and the line breaks."))
+    return out
 
 
 def _header(path: Path) -> bytes:

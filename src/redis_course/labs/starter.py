@@ -15,6 +15,7 @@ starters; ``course labs sync --check`` (and a test) fails when one is stale.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from .model import Lab, discover
@@ -99,3 +100,67 @@ def sync(labs: list[Lab] | None = None, check: bool = False) -> list[Path]:
             solution = path.with_name("solution.py")
             path.write_text(make_starter(solution.read_text(encoding="utf-8"), str(solution)), encoding="utf-8")
     return stale
+
+
+# -------------------------------------------------------------- the starter's docstrings, translated
+STARTER_CONTEXT = "starter"
+
+
+@dataclass(frozen=True)
+class Docstring:
+    """A docstring of a starter: its cleaned text (the catalog's message) and where its literal is."""
+    text: str
+    lineno: int
+    col: int
+    end_lineno: int
+    end_col: int
+    indent: str
+
+
+def docstrings(source: str) -> list[Docstring]:
+    """The module's, each function's and each class's docstring, in source order."""
+    import ast
+    import inspect
+
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    out = []
+    for node in [tree, *ast.walk(tree)]:
+        if not isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        body = node.body
+        if not (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            continue
+        c = body[0].value
+        line = lines[c.lineno - 1]
+        out.append(Docstring(inspect.cleandoc(c.value), c.lineno, c.col_offset, c.end_lineno, c.end_col_offset,
+                             line[:len(line) - len(line.lstrip())]))
+    return sorted(set(out), key=lambda d: (d.lineno, d.col))
+
+
+def _literal(text: str, indent: str) -> str:
+    body = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    if body.endswith('"'):
+        body = body[:-1] + '\\"'
+    lines = body.split("\n")
+    if len(lines) == 1:
+        return f'"""{body}"""'
+    rest = "\n".join(indent + ln if ln.strip() else "" for ln in lines[1:])
+    return f'"""{lines[0]}\n{rest}\n{indent}"""'
+
+
+def translate_docstrings(source: str, lang: str) -> str:
+    """``source`` with every docstring in ``lang`` where the catalog has it (context ``starter``);
+    the code is untouched, so the starter works the same in every language."""
+    from ..l10n import pgettext
+
+    lines = source.splitlines(keepends=True)
+    for d in reversed(docstrings(source)):
+        text = pgettext(STARTER_CONTEXT, d.text, lang=lang)
+        if text == d.text:
+            continue
+        head = lines[d.lineno - 1][:d.col]
+        tail = lines[d.end_lineno - 1][d.end_col:]
+        lines[d.lineno - 1:d.end_lineno] = [head + _literal(text, d.indent) + tail]
+    return "".join(lines)
