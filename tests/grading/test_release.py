@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from redis_course.labs.model import discover
-from redis_course.labs.release import release, strip_markdown, strip_notebook, strip_percent_script
+from redis_course.labs.release import release, strip_catalog, strip_markdown, strip_notebook, strip_percent_script
 from redis_course.labs.starter import make_starter, solution_lines
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +53,33 @@ def hidden_secrets() -> dict[str, str]:
             doc = ast.get_docstring(ast.parse(w.read_text(encoding="utf-8"))) or ""
             if len(doc) >= MIN_LINE:
                 secrets[doc.splitlines()[0]] = f"{lab.id}/wrong/{w.name}"
+    secrets.update(hidden_messages())
     return secrets
+
+
+def hidden_messages() -> dict[str, str]:
+    """Hidden tests' titles and failure messages that no public file uses, in English and in every
+    translation the instructor's catalogs hold: none may ship."""
+    from redis_course import catalogs
+
+    out = {}
+    ru, zh = catalogs.read("ru"), catalogs.read("zh")
+    for m in catalogs.extract():
+        files = {loc[0] for loc in m.locations}
+        if not m.id or not files or not all("/tests/hidden/" in f for f in files):
+            continue
+        ids = m.id if isinstance(m.id, (list, tuple)) else [m.id]
+        texts = list(ids)
+        for cat in (ru, zh):
+            t = cat.get(ids[0], context=m.context)
+            if t is not None and not t.fuzzy:  # a fuzzy string is another message's translation
+                texts += [x for x in (t.string if isinstance(t.string, (list, tuple)) else [t.string]) if x]
+        for text in texts:
+            for line in text.splitlines():  # a line of a message, without its {fields}
+                for part in re.split(r"\{[^}]*\}", line):
+                    if len(part.strip()) >= 12:
+                        out[part.strip()] = f"{sorted(files)[0]} ({m.context or 'message'})"
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +102,8 @@ def test_labs_hold_only_student_files(edition):
 def test_nothing_hidden_leaks(edition):
     secrets = hidden_secrets()
     assert any("canary" in s for s in secrets), "the demo lab's grader canary was not found"
+    titles = {s for s, origin in secrets.items() if "(test title)" in origin}
+    assert {"Each post of the grader canary has a counter of its own", "评分金丝雀的每篇文章都有自己的计数器"} <= titles
     leaks = []
     for f in edition.rglob("*"):
         if not f.is_file():
@@ -134,3 +162,32 @@ def test_release_refuses_to_write_inside_the_repository():
 
     with pytest.raises(ReleaseError):
         release(ROOT / "labs" / "student-edition")
+
+
+def test_released_catalogs_drop_entries_only_private_files_use():
+    po = ('msgid ""\nmsgstr ""\n"Language: ru\\n"\n\n'
+          '#: labs/00-demo/tests/hidden/test_views_hidden.py\nmsgctxt "test title"\nmsgid "Secret"\nmsgstr "Тайна"\n\n'
+          '#: labs/00-demo/tests/hidden/test_views_hidden.py\n#: labs/00-demo/tests/public/test_views.py\n'
+          'msgid "Shared"\nmsgstr "Общее"\n\n'
+          '#: labs/00-demo/starter.py\nmsgctxt "starter"\nmsgid "Doc"\nmsgstr "Док"\n\n'
+          'msgid "Unused"\nmsgstr "Не нужно"\n')  # no file named: kept (tests/student/ uses some)
+    out = strip_catalog(po)
+    assert "Secret" not in out and "Тайна" not in out and "Doc" not in out
+    assert "Shared" in out and "Unused" in out and "hidden" not in out and out.startswith('msgid ""')
+
+
+@pytest.fixture(scope="module")
+def edition_zh(tmp_path_factory) -> Path:
+    return release(tmp_path_factory.mktemp("release") / "student-zh", lang="zh")
+
+
+def test_release_in_chinese_checks_lab_00_in_chinese(edition_zh):
+    lab_py = (edition_zh / "labs" / "00-demo" / "lab.py").read_text(encoding="utf-8")
+    assert "统计页面浏览量" in lab_py and "count page views" not in lab_py
+    compile(lab_py, "lab.py", "exec")
+    res = _course(edition_zh, "check", "00")  # no --lang: the edition's language
+    assert res.returncode == 1, res.stdout + res.stderr
+    english = [ln for ln in res.stdout.splitlines()
+               if re.search(r"\b[A-Za-z]+(?:[ \t]+[A-Za-z]+){3}\b", ln)]
+    assert not english, res.stdout
+    assert "总计" in res.stdout and "尚未实现" in res.stdout, res.stdout

@@ -72,7 +72,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
     from ..l10n import _
 
-    out = release.release(Path(args.out), force=args.force)
+    out = release.release(Path(args.out), force=args.force, lang=args.lang)
     print(_("Student edition written to {out}.", out=out))
     return 0
 
@@ -130,6 +130,8 @@ def add_lab_commands(sub) -> None:
     r = sub.add_parser("release", help="write the student edition of the repository to OUT")
     r.add_argument("out")
     r.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    r.add_argument("--lang", choices=LANGS, default="en",
+                   help="the students' language: lab.py docstrings, the README's first section, check's default")
     r.set_defaults(func=cmd_release)
 
     g = sub.add_parser("grade", help="grade SUBMISSIONS (one folder or zip per student)")

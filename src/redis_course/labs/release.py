@@ -2,8 +2,12 @@
 
 What changes on the way out:
 
-* ``labs/NN-topic/``: ``lab.py`` (the starter, regenerated from the solution), lab.yml, hints.yml,
-  tests/public/ and any other lab file; never solution.py, starter.py, tests/hidden/ or wrong/.
+* ``labs/NN-topic/``: ``lab.py`` (the starter, regenerated from the solution, its docstrings in the
+  edition's language with ``--lang``), lab.yml, hints.yml, tests/public/ and any other lab file; never
+  solution.py, starter.py, tests/hidden/ or wrong/.
+* the catalogs (``locale/*/LC_MESSAGES/*.po``): an entry used only by files that stay behind (hidden
+  tests, solutions, known-wrong code, the starters' docstrings, already in lab.py) is dropped, and
+  no entry names such a file, so a hidden test's title or message never ships, in any language.
 * notebooks: cells tagged ``solution`` are dropped (sources ``notebooks/*.py`` and ``*.ipynb``);
   every other cell keeps its outputs, which the lesson needs.
 * pages (``*.md``): ``<!-- BEGIN SOLUTION -->`` … ``<!-- END SOLUTION -->`` blocks are dropped.
@@ -33,7 +37,7 @@ from ..backend import CourseError
 from ..l10n import _
 from .edition import write_student_files
 from .model import LAB_DIR, discover
-from .starter import BEGIN, make_starter
+from .starter import BEGIN, make_starter, translate_docstrings
 
 SKIP_TOP = {".git", ".venv", "build", "site", "test-artifacts", ".pytest_cache", "node_modules", ".ci-cache"}
 SKIP_NAMES = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".DS_Store"}
@@ -97,6 +101,7 @@ class Edition:
     root: Path
     out: Path
     force: bool = False
+    lang: str = "en"   # the language of lab.py's docstrings, the README's first section and `check`
 
 
 #: How a copied file changes on the way out: (does it apply to this relative path, new text from old).
@@ -142,20 +147,51 @@ def write_labs(ed: Edition) -> None:
         solution = lab_dir / "solution.py"
         if LAB_DIR.match(lab_dir.name) and solution.exists():
             (ed.out / "labs" / lab_dir.name).mkdir(parents=True, exist_ok=True)
-            (ed.out / "labs" / lab_dir.name / "lab.py").write_text(
-                make_starter(solution.read_text(encoding="utf-8"), str(solution)), encoding="utf-8")
+            starter = make_starter(solution.read_text(encoding="utf-8"), str(solution))
+            (ed.out / "labs" / lab_dir.name / "lab.py").write_text(translate_docstrings(starter, ed.lang),
+                                                                   encoding="utf-8")
+
+
+def _private_location(path: str) -> bool:
+    return _lab_private(path) or _skipped(path)
+
+
+def strip_catalog(text: str) -> str:
+    """A .po file without the entries only private files use, and without naming those files."""
+    out = []
+    for entry in re.split(r"\n{2,}", text.strip("\n")):
+        lines = entry.split("\n")
+        if not out and any(ln.startswith('msgid ""') for ln in lines) and not any(ln.startswith("msgctxt") for ln in lines):
+            out.append(entry)  # the header
+            continue
+        locations = [loc for ln in lines if ln.startswith("#: ") for loc in ln[3:].split()]
+        files = [loc.rsplit(":", 1)[0] if loc.rsplit(":", 1)[-1].isdigit() else loc for loc in locations]
+        public = [f for f in files if not _private_location(f)]
+        if files and not public:
+            continue  # used only by hidden tests, solutions, wrong/ or starters (already in lab.py)
+        kept = [ln for ln in lines if not ln.startswith("#: ")]
+        at = next((i for i, ln in enumerate(kept) if not ln.startswith("#")), len(kept))
+        kept[at:at] = [f"#: {f}" for f in sorted(set(public))]
+        out.append("\n".join(kept))
+    return "\n\n".join(out) + "\n"
+
+
+def strip_catalogs(ed: Edition) -> None:
+    for po in sorted(ed.out.glob("src/redis_course/locale/*/LC_MESSAGES/*.po")):
+        po.write_text(strip_catalog(po.read_text(encoding="utf-8")), encoding="utf-8")
 
 
 def student_files(ed: Edition) -> None:
-    write_student_files(ed.out, discover(ed.out / "labs"))
+    write_student_files(ed.out, discover(ed.out / "labs"), first_lang=ed.lang, lang=ed.lang)
 
 
-STEPS: list[Callable[[Edition], None]] = [copy_files, write_labs, student_files]
+STEPS: list[Callable[[Edition], None]] = [copy_files, write_labs, strip_catalogs, student_files]
 
 
-def release(out: Path, *, force: bool = False, root: Path | None = None) -> Path:
-    """Write the student edition of the repository at ``root`` (default: this one) to ``out``."""
-    ed = Edition(root=(root or paths.ROOT).resolve(), out=Path(out).resolve(), force=force)
+def release(out: Path, *, force: bool = False, root: Path | None = None, lang: str = "en") -> Path:
+    """Write the student edition of the repository at ``root`` (default: this one) to ``out``, its
+    labs' docstrings and its README first in ``lang``; ``check`` there speaks ``lang`` by default."""
+    ed = Edition(root=(root or paths.ROOT).resolve(), out=Path(out).resolve(), force=force, lang=lang)
     prepare(ed)
     for step in STEPS:
         step(ed)
