@@ -4,8 +4,14 @@
 
 Sequence: (as root) new namespaces → fork: the outer process stays root and only waits, relaying a
 kill to the inner one, which is PID 1 of its namespace (killing it kills every process it made) →
-private mounts (repository, submissions and outputs hidden; private /tmp) → resource limits → own
-uid → output to a size-limited file → import the student's module → answer requests.
+private mounts (an allow-list: the system's folders, Python, the course's source, the socket's
+folder; size-limited tmpfs for the work folder and /tmp) → resource limits → own uid → output to
+the grader's file (a descriptor) → import the student's module → answer requests.
+
+Under bubblewrap (``mode`` ``bwrap``) the namespaces and mounts are made by ``bwrap`` before this
+process starts.  Without isolation (``none``) an outer process still stays behind as a subreaper:
+when the inner one ends or is stopped, it kills every process the student's code left, daemons
+included.
 
 Protocol (JSON lines): requests ``{"id", "fn", "args", "kwargs"}`` arrive on ``req_fd``; replies
 ``{"id", "ok": value}``, ``{"id", "error": {type, message, traceback}}`` or ``{"id", "crash": why}`` go
@@ -19,10 +25,6 @@ import os
 import signal
 import sys
 import traceback
-
-
-#: Top-level folders a process needs as they are (programs, libraries, configuration, devices).
-SYSTEM_DIRS = {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "dev", "proc", "sys"}
 
 
 def _send(fd: int, obj: dict) -> None:
@@ -89,24 +91,88 @@ def _isolate(cfg: dict) -> tuple[int, int]:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
     iso.mount_proc()
     keep = [os.path.realpath(p) for p in cfg["keep"]]
-    # An allow-list, not only a deny-list: every top-level folder but the system's own is covered, with
-    # just what the child needs bound back, so another checkout of the course (its solutions, hidden
-    # tests), other users' homes and data folders are out of sight wherever they are.
-    private = [os.path.realpath(d) for d in cfg.get("private", [])]
-    for name in sorted(os.listdir("/")):
-        top = os.path.join("/", name)
-        if name in SYSTEM_DIRS or top in private or os.path.islink(top) or not os.path.isdir(top):
-            continue
-        iso.overlay_empty(top, keep)
-    for d in private:
-        iso.overlay_empty(d, keep, mode=0o1777)
-    for d in cfg.get("hide", []):
-        iso.overlay_empty(d, keep)
+    iso.allow_only(keep, [os.path.realpath(d) for d in cfg.get("private", [])], cfg.get("hide", []))
     iso.expose(keep, uid, gid, keep)
+    # the work folder: a size-limited tmpfs holding a copy of the module, the student's writable space
+    with open(cfg["module"], "rb") as f:
+        source = f.read()
+    iso.mount("tmpfs", cfg["workdir"], "tmpfs", iso.MS_NOSUID | iso.MS_NODEV,
+              f"mode=700,size={int(cfg['limits'].get('tmp_mb', 64))}m,nr_inodes=4096")
+    with open(cfg["module"], "wb") as f:
+        f.write(source)
     os.chown(cfg["workdir"], uid, gid)
-    for name in os.listdir(cfg["workdir"]):
-        os.chown(os.path.join(cfg["workdir"], name), uid, gid)
+    os.chown(cfg["module"], uid, gid)
     return uid, gid
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _reaper(cfg: dict) -> None:
+    """Without namespaces: fork; the outer process (a subreaper, running no student code) waits and,
+    when the inner one ends or a stop arrives, kills every process left below it, then exits."""
+    from redis_course.labs import isolation as iso
+
+    iso.prctl(PR_SET_CHILD_SUBREAPER, 1)
+    stops = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    inner = os.fork()
+    if not inner:
+        for sig in stops:
+            signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
+        iso.prctl(iso.PR_SET_PDEATHSIG, signal.SIGKILL)
+        return
+    os.close(cfg["req_fd"])
+    os.close(cfg["out_fd"])
+    me = os.getpid()
+
+    def children() -> list[int]:
+        out = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat", "rb") as f:
+                        stat = f.read()
+                    if int(stat[stat.rindex(b")") + 2:].split()[1]) == me:
+                        out.append(int(entry))
+                except (OSError, ValueError, IndexError):
+                    pass
+        return out
+
+    def finish(code: int) -> None:
+        for _ in range(1000):  # kill what is left; orphans of killed ones become ours in turn
+            pids = children()
+            if not pids:
+                break
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            try:
+                while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                    pass
+            except ChildProcessError:
+                break
+        os._exit(code & 0xFF)
+
+    def stop(*_: object) -> None:
+        finish(137)
+
+    for sig in stops:
+        signal.signal(sig, stop)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            finish(0)
+        if pid == inner:
+            break
+    finish(os.waitstatus_to_exitcode(status))
 
 
 def main(config_json: str) -> None:
@@ -130,19 +196,27 @@ def serve_forks(sock_fd: int) -> None:
     sock = socket.socket(fileno=sock_fd)
     while True:
         try:
-            data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)
         except OSError:
             os._exit(0)
         if not data:
             os._exit(0)
         cfg = json.loads(data)
-        cfg["req_fd"], cfg["resp_fd"] = fds
+        wanted = [cfg["req_fd"], cfg["resp_fd"], cfg["out_fd"]]
+        cfg["req_fd"], cfg["resp_fd"], cfg["out_fd"] = fds
         pid = os.fork()
         if pid == 0:
             try:
                 sock.close()
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 os.setsid()
+                if "exec" in cfg:  # bubblewrap: the descriptors at the numbers its command line names
+                    import fcntl
+
+                    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 512) for fd in fds]
+                    for src, dst in zip(high, wanted):
+                        os.dup2(src, dst, inheritable=True)
+                    os.execv(cfg["exec"][0], cfg["exec"])
                 run(cfg)
             finally:
                 os._exit(70)
@@ -157,12 +231,14 @@ def run(cfg: dict) -> None:
     sys.dont_write_bytecode = True
     from redis_course.labs import isolation as iso
 
-    root = cfg.get("isolate") and os.geteuid() == 0
+    root = cfg.get("mode", "namespaces" if cfg.get("isolate") else "none") == "namespaces" and os.geteuid() == 0
     if root:
         uid, gid = _isolate(cfg)
         nproc = limits["nproc"]
     else:
         uid = gid = -1
+        if cfg.get("mode") != "bwrap":  # bwrap's PID namespace ends everything with it; here a subreaper does
+            _reaper(cfg)
         nproc = iso.processes_of(os.getuid()) + limits["nproc"]
     os.chdir(cfg["workdir"])
     iso.set_limits(limits["cpu_s"], limits["memory_mb"], nproc, limits["fsize_mb"], limits["nofile"])
@@ -170,7 +246,7 @@ def run(cfg: dict) -> None:
         iso.drop_privileges(uid, gid)
         iso.prctl(iso.PR_SET_PDEATHSIG, signal.SIGKILL)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file too big: an OSError, not a silent death
-    out = os.open("output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    out = cfg["out_fd"] if "out_fd" in cfg else os.open("output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(out, 1)

@@ -35,6 +35,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     source = Path(args.file) if args.file else None
     if args.solution:
         source = _solution(args.lab)
+    from .isolation import mode
+
+    if mode() == "none":  # one line, then the check as usual
+        from ..l10n import _
+
+        print(_("Note: bubblewrap (`bwrap`) is not usable here, so your lab code runs unisolated, "
+                "as you, with resource limits only."))
     if args.classroom:
         from . import classroom
 
@@ -82,7 +89,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     summary = grade.grade(Path(args.submissions), Path(args.out), labs=args.lab or None, lang=args.lang,
                           backend=args.backend, workers=args.workers, limits=_limits(args),
-                          progress=not args.no_progress, student=args.student)
+                          progress=not args.no_progress, student=args.student, isolate=not args.no_isolation)
     print(summary.render())
     return 0 if summary.ok else 1
 
@@ -148,6 +155,8 @@ def add_lab_commands(sub) -> None:
     g.add_argument("--memory-mb", dest="memory_mb", type=int, help="address-space limit of student code")
     g.add_argument("--cpu-s", dest="cpu_s", type=float, help="CPU seconds per student process")
     g.add_argument("--no-progress", action="store_true")
+    g.add_argument("--no-isolation", action="store_true",
+                   help="grade even where student code cannot be isolated (not root and no bubblewrap)")
     g.set_defaults(func=cmd_grade)
 
     gs = sub.add_parser("gradescope", help="write a Gradescope autograder (zip) for LAB")

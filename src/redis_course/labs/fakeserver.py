@@ -19,12 +19,14 @@ def make_server(path: str):
 
 
 def _isolate(path: str, keep: list[str]) -> None:
-    """As root: no network, only the socket's folder and Python visible, then run as ``nobody``."""
+    """As root: no network, only the socket's folder and Python visible, then run as ``nobody``
+    (under bubblewrap the runner made the same namespaces before this process started)."""
     from . import isolation as iso
     uid, gid = iso.unprivileged_ids()
     iso.unshare(iso.CLONE_NEWNS | iso.CLONE_NEWNET | iso.CLONE_NEWIPC)
     iso.make_mounts_private()
     keep = [os.path.realpath(k) for k in [os.path.dirname(path), *keep]]
+    iso.allow_only(keep, ["/tmp", "/var/tmp", "/dev/shm"])  # its Lua has io and os: it sees what it needs only
     iso.expose(keep, uid, gid, keep)
     iso.drop_privileges(uid, gid)
 

@@ -90,19 +90,32 @@ def _finish(out: Path, rows: list[GradeRow], plan: Plan, outcome: Outcome, start
     return summary
 
 
+def require_isolation(isolate: bool) -> None:
+    """Grading refuses to run students' code unisolated unless told so (``--no-isolation``)."""
+    from .isolation import mode
+
+    if isolate and mode() == "none":
+        raise GradingError(_("Student code cannot be isolated here (run as root, or install bubblewrap so that "
+                             "`bwrap` works for this user), so grading stops; pass --no-isolation to grade "
+                             "without isolation on purpose."))
+
+
 def grade(submissions: Path, out: Path, *, labs: list[str] | None = None, lang: str | None = None,
           backend: str = "auto", workers: int | None = None, limits: Limits | None = None,
-          progress: bool = True, root: Path | None = None, student: str | None = None) -> Summary:
-    """Grade SUBMISSIONS into ``out`` (or, with ``student``, regrade that one student there)."""
+          progress: bool = True, root: Path | None = None, student: str | None = None,
+          isolate: bool = True) -> Summary:
+    """Grade SUBMISSIONS into ``out`` (or, with ``student``, regrade that one student there).
+    ``isolate=False`` (``--no-isolation``) runs student code without namespaces where they are missing."""
     started = time.monotonic()
+    require_isolation(isolate)
     submissions, out = Path(submissions).resolve(), Path(out).resolve()
     if student is not None:
         if labs:
             raise GradingError(_("--student regrades the labs listed in grades.csv; leave out --lab."))
         return regrade(submissions, out, student, lang=lang, backend=backend, workers=workers, limits=limits,
-                       progress=progress, root=root)
+                       progress=progress, root=root, isolate=isolate)
     plan = Plan(_labs(labs, root), backend, workers or 0, limits, progress=progress, lang=lang or "en",
-                logs=out / "logs")
+                logs=out / "logs", isolate=isolate)
     entries(submissions)  # an empty or missing folder is an error before RESULTS is touched
     out.mkdir(parents=True, exist_ok=True)
     for sub in OUTPUTS:
@@ -137,14 +150,15 @@ def _merge(old: list[GradeRow], name: str, new: list[GradeRow]) -> list[GradeRow
 
 def regrade(submissions: Path, out: Path, wanted: str, *, lang: str | None = None, backend: str = "auto",
             workers: int | None = None, limits: Limits | None = None, progress: bool = True,
-            root: Path | None = None) -> Summary:
+            root: Path | None = None, isolate: bool = True) -> Summary:
     """Grade one student again into an existing RESULTS folder; nobody else's files change."""
     started = time.monotonic()
+    require_isolation(isolate)
     old_rows, previous = _previous(out)
     student = find_student(submissions, wanted)
     lab_ids = list(dict.fromkeys(r.lab for r in old_rows))
     plan = Plan(_labs(lab_ids, root), backend, workers or 0, limits, progress=progress,
-                lang=lang or previous.get("lang") or "en", logs=out / "logs")
+                lang=lang or previous.get("lang") or "en", logs=out / "logs", isolate=isolate)
     shutil.rmtree(out / "logs" / "students" / student.file, ignore_errors=True)  # this run writes them anew
     subs, outcome = _run(submissions, out, plan, root, student)
     remove_student(out, student, logs=False)

@@ -115,6 +115,25 @@ def overlay_empty(directory: str, keep: list[str], mode: int = 0o755, size_mb: i
             os.close(fd)
 
 
+def allow_only(keep: list[str], private: list[str] = (), hide: list[str] = ()) -> None:
+    """The allow-list of paths (in a private mount namespace, as root): every top-level folder but the
+    system's own is covered by an empty tmpfs with exactly the ``keep`` paths bound back, so another
+    checkout of the course beside this one (its solutions, hidden tests), the grader's run folder
+    (run.json, results.json, pytest.log), other users' homes and data folders are out of sight
+    wherever they are; ``private`` folders become empty, writable ones; ``hide`` folders are covered
+    even inside a system folder."""
+    for name in sorted(os.listdir("/")):
+        top = os.path.join("/", name)
+        if name in SYSTEM_DIRS or name in ("dev", "proc", "sys") or top in private or os.path.islink(top) \
+                or not os.path.isdir(top):
+            continue
+        overlay_empty(top, keep)
+    for d in private:
+        overlay_empty(d, keep, mode=0o1777)
+    for d in hide:
+        overlay_empty(d, keep)
+
+
 def _traversable(st: os.stat_result, uid: int, gid: int) -> bool:
     if st.st_uid == uid:
         return bool(st.st_mode & 0o100)
@@ -254,10 +273,12 @@ SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc")
 
 
 def bwrap_command(argv: list[str], *, read_only: list[str], writable: list[str], network: bool,
-                  tmp_mb: int, chdir: str, hide: list[str] = ()) -> list[str]:
+                  tmp_mb: int, chdir: str, hide: list[str] = (), scratch: str | None = None,
+                  files: list[str] = ()) -> list[str]:
     """``argv`` under bubblewrap with the same allow-list as the root path: the system folders, then
-    exactly ``read_only`` and ``writable``; a private /proc, /dev, size-limited /tmp; no network
-    unless ``network``; its own PID namespace, killed with its parent; no capabilities."""
+    exactly ``read_only`` and ``writable``; a private /proc, /dev, size-limited /tmp; ``scratch`` a
+    size-limited tmpfs too, with ``files`` bound read-only into it; no network unless ``network``;
+    its own PID namespace, killed with its parent; no capabilities."""
     binary = bwrap_binary()
     assert binary, "bwrap is not usable here"
     args = [binary, "--unshare-all", *(["--share-net"] if network else []), "--die-with-parent",
@@ -277,4 +298,8 @@ def bwrap_command(argv: list[str], *, read_only: list[str], writable: list[str],
             args += ["--ro-bind", p, p]
     for p in writable:
         args += ["--bind", p, p]
+    if scratch:
+        args += ["--perms", "0700", "--size", str(tmp_mb << 20), "--tmpfs", scratch]
+        for f in files:
+            args += ["--ro-bind", f, f]
     return args + ["--chdir", chdir, "--", *argv]

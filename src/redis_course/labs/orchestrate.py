@@ -66,6 +66,7 @@ class Plan:
     logs: Path | None = None  # RESULTS/logs: where the logs of failed runs go
     progress: bool = True
     lang: str = "en"
+    isolate: bool = True  # False: --no-isolation
 
     def __post_init__(self) -> None:
         self.workers = self.workers or os.cpu_count() or 2
@@ -101,7 +102,8 @@ class Grader:
             self.forkservers.append(self.local.forkserver)
         limits = self.plan.limits or Limits(call_timeout_s=lab.timeout_s)
         return run_lab(lab, file, visibility=("public", "hidden"), backend=self.plan.backend, limits=limits,
-                       hide=self.plan.hide, forkserver=self.local.forkserver, keep_log=log)
+                       hide=self.plan.hide, forkserver=self.local.forkserver, keep_log=log,
+                       isolate=self.plan.isolate)
 
     def _log_path(self, sub: Submission | None, lab: Lab) -> Path | None:
         if self.plan.logs is None:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..backend import CourseError, connect
 from ..servers import PrivateRedis, redis_server_binary
+from . import isolation
 from .isolation import unprivileged_ids
 
 BACKENDS = ("auto", "redis-server", "fakeredis")
@@ -90,10 +91,15 @@ class RunRedis:
         return self._server.url if self._server is not None else f"unix://{self.socket_path}"
 
     def _fake_command(self) -> list[str]:
-        return [sys.executable, "-I", "-S", "-c",
+        argv = [sys.executable, "-I", "-S", "-c",
                 "import sys; sys.path[:0] = sys.argv[1].split(':'); "
                 "from redis_course.labs.fakeserver import main; main(sys.argv[2:])",
                 _import_path(), str(self.socket_path), *_python_paths()]
+        if not self.root and isolation.mode() == "bwrap":  # fakeredis' Lua has io and os: the same walls
+            sock_dir = str(self.socket_path.parent)
+            argv = isolation.bwrap_command(argv, read_only=_python_paths(), writable=[sock_dir], network=False,
+                                           tmp_mb=16, chdir=sock_dir)
+        return argv
 
     def start(self, timeout: float = 10.0) -> "RunRedis":
         self.launch()
@@ -109,7 +115,7 @@ class RunRedis:
         if self.socket_path.exists():
             self.socket_path.unlink()
         self._fake = subprocess.Popen(self._fake_command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL, start_new_session=True, cwd=self.dir)
+                                      stderr=subprocess.DEVNULL, start_new_session=True, cwd=self.socket_path.parent)
         return self
 
     def wait_ready(self, timeout: float = 10.0) -> "RunRedis":

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths
+from . import isolation as iso
 from .model import Lab
-from .sandbox import ForkServer, Limits, make_run_dir
+from .sandbox import ENV_ISOLATION, ForkServer, Limits, make_run_dir
 
 STATUSES = ("ok", "missing", "import-error", "timeout", "crash", "grader-error")
 
@@ -107,13 +108,15 @@ def wall_timeout(lab: Lab, limits: Limits, n_tests: int) -> float:
 def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] = ("public",),
             backend: str = "auto", url: str | None = None, limits: Limits | None = None,
             hide: tuple[str, ...] = (), run_dir: Path | None = None, keep_dir: bool = False,
-            forkserver: "ForkServer | None" = None, keep_log: Path | None = None) -> LabResult:
+            forkserver: "ForkServer | None" = None, keep_log: Path | None = None,
+            isolate: bool = True) -> LabResult:
     """Grade ``source_file`` (the student's lab.py) with the lab's tests of the given visibilities.
 
     ``backend``: ``auto`` / ``redis-server`` / ``fakeredis`` (a private server for this run), or
     ``url`` (then ``url`` is used under a fresh key prefix: a student's own REDIS_URL).
     ``keep_log``: where to copy the grader's log (its end, owner-only) when the run does not end ``ok``;
-    the copy is made after the run, when no student process is left.
+    the copy is made after the run, when no student process is left.  ``isolate=False``: student code
+    runs without namespaces (:func:`.isolation.mode`); the log's first line says how it ran.
     """
     started = time.monotonic()
     if source_file is None or not Path(source_file).is_file():
@@ -130,23 +133,28 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     cfg = {"lab_dir": str(lab.path), "source_file": str(source_file), "run_dir": str(run_dir),
            "results": str(results), "limits": limits.to_dict(), "backend": "url" if url else backend,
            "url": url or "", "hide": [str(h) for h in hide]}
-    (run_dir / "run.json").write_text(json.dumps(cfg), encoding="utf-8")
-    (run_dir / "pytest.ini").write_text(INI, encoding="utf-8")
+    _private_write(run_dir / "run.json", json.dumps(cfg))  # hidden-test names: the grader's eyes only
+    _private_write(run_dir / "pytest.ini", INI)
+    mode = iso.mode(isolate)
     cmd = [sys.executable, "-m", "pytest", "-p", "redis_course.labs.pytest_plugin", "-p", "no:cacheprovider",
            "-c", str(run_dir / "pytest.ini"), "--rootdir", str(lab.path), "--confcutdir", str(lab.path),
            "--import-mode=importlib", "-q", "--no-header", "-p", "no:randomly", *files]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COURSE_LAB_"))}
     env.update(COURSE_LAB_RUN=str(run_dir / "run.json"), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
-               PYTHONDONTWRITEBYTECODE="1")
+               PYTHONDONTWRITEBYTECODE="1", **{ENV_ISOLATION: mode})
     pass_fds: tuple[int, ...] = ()
     if forkserver is not None:  # one fork server serves one worker's runs, one after the other
         env["COURSE_LAB_FORKSERVER"] = str(forkserver.fileno())
         pass_fds = (forkserver.fileno(),)
     log = run_dir / "pytest.log"
     timed_out = False
-    with open(log, "wb") as out:
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(f"{describe(mode, limits)}\n".encode())
+        out.flush()
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=run_dir,
-                                start_new_session=True, stdin=subprocess.DEVNULL, pass_fds=pass_fds)
+                                start_new_session=True, stdin=subprocess.DEVNULL, pass_fds=pass_fds,
+                                umask=0o077)  # results.json and the rest: the grader's only
         try:
             proc.wait(wall_timeout(lab, limits, len(files) * 10))
         except subprocess.TimeoutExpired:
@@ -162,6 +170,23 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     if own_dir and not keep_dir:
         shutil.rmtree(run_dir, ignore_errors=True)
     return result
+
+
+MODES = {"namespaces": "namespaces as root (own mounts, PIDs, network, uid)",
+         "bwrap": "bubblewrap (own mounts, PIDs, network, user namespace)",
+         "none": "none: student code runs as this user, unisolated"}
+
+
+def describe(mode: str, limits: Limits) -> str:
+    """The grading log's first line: how student code was isolated and limited."""
+    return f"isolation: {MODES.get(mode, mode)}; limits: rlimits (CPU {limits.cpu_s:g} s, address space " \
+           f"{limits.memory_mb} MiB, {limits.nproc} processes)"
+
+
+def _private_write(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 def _keep_log(log: Path, dest: Path, limit: int = 1 << 20) -> None:

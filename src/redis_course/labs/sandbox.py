@@ -5,9 +5,12 @@ over a pipe and reads JSON replies with a deadline and a size limit.  A child th
 (:class:`StudentTimeout`), one that dies or sends garbage is reported (:class:`StudentCrash`), and
 the next call starts a fresh one.
 
-When the grader is root the child also gets its own namespaces, mounts, uid and no network (see
-:mod:`.isolation`); otherwise it runs as the same user with resource limits only — that is the
-student checking their own code on their own machine.
+Where the child runs is :func:`.isolation.mode`: ``namespaces`` when the grader is root (own
+namespaces, an allow-list of paths, own uid, no network), ``bwrap`` for another user where
+bubblewrap works (the same allow-list and namespaces, made by ``bwrap``), or ``none`` (resource
+limits only, the same user: ``--no-isolation``, or ``check`` without bubblewrap).  In every mode a
+child and whatever it starts end with it (a PID namespace, or a subreaper that kills what is left).
+``COURSE_LAB_ISOLATION`` (set by the runner) says which one a grading run uses.
 """
 from __future__ import annotations
 
@@ -26,7 +29,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
+from . import isolation as iso
 from .errors import InjectedCrash, StudentCrash, StudentError, StudentImportError, StudentTimeout
+
+ENV_ISOLATION = "COURSE_LAB_ISOLATION"
 
 BOOT = ("import sys; sys.path[:0] = sys.argv[1].split(':'); "
         "from redis_course.labs._child import main; main(sys.argv[2])")
@@ -46,6 +52,7 @@ class Limits:
     fsize_mb: int = 16             # largest file it may write (its output included)
     nofile: int = 64               # open files
     max_message: int = 1 << 20     # largest reply accepted, bytes
+    tmp_mb: int = 64               # writable space (a tmpfs) when isolated
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -116,11 +123,11 @@ class ForkServer:
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         theirs.close()
 
-    def spawn(self, cfg: dict, req_r: int, resp_w: int) -> int:
+    def spawn(self, cfg: dict, fds: list[int]) -> int:
         import socket
 
         with self._lock:
-            socket.send_fds(self._sock, [json.dumps(cfg).encode()], [req_r, resp_w])
+            socket.send_fds(self._sock, [json.dumps(cfg).encode()], fds)
             self._sock.settimeout(30)
             reply = self._sock.recv(1 << 12)
         if not reply:
@@ -176,7 +183,7 @@ class Sandbox:
     prefix: str
     run_dir: Path
     limits: Limits = field(default_factory=Limits)
-    isolate: bool | None = None    # default: when root
+    isolate: bool | str | None = None  # a mode (namespaces, bwrap, none), False: none; default: the machine's
     hide: tuple[str, ...] = ()     # folders the child must not see (repository, submissions, outputs)
     forkserver: ForkServer | None = None  # fork instead of starting an interpreter (faster)
 
@@ -189,7 +196,12 @@ class Sandbox:
         self._ready = False
         self.import_failure: StudentImportError | None = None
         if self.isolate is None:
-            self.isolate = is_root()
+            self.mode = os.environ.get(ENV_ISOLATION) or iso.mode()
+        elif isinstance(self.isolate, str):
+            self.mode = self.isolate
+        else:
+            self.mode = iso.mode(bool(self.isolate))
+        self.isolate = self.mode != "none"
 
     # -- life cycle ------------------------------------------------------------------------------
     def spawn(self) -> None:
@@ -200,28 +212,36 @@ class Sandbox:
         (self.workdir / "lab.py").write_bytes(self.source)
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
+        # what the student prints: a file of the grader's that the child only gets as a descriptor
+        out_w = os.open(self.workdir / "output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
         where = urlparse(self.url)
         network = where.scheme != "unix"
+        sock_dir = os.path.dirname(where.path) if not network else ""
         cfg = {
             "module": str(self.workdir / "lab.py"), "workdir": str(self.workdir), "url": self.url,
-            "prefix": self.prefix, "req_fd": req_r, "resp_fd": resp_w, "isolate": bool(self.isolate),
-            "network": network, "limits": self.limits.to_dict(), "private": list(PRIVATE_DIRS),
-            "hide": [os.path.realpath(h) for h in self.hide],
-            "keep": [str(self.workdir), os.path.dirname(where.path) if not network else "",
-                     *python_paths()],
+            "prefix": self.prefix, "req_fd": req_r, "resp_fd": resp_w, "out_fd": out_w, "mode": self.mode,
+            "isolate": self.mode == "namespaces", "network": network, "limits": self.limits.to_dict(),
+            "private": list(PRIVATE_DIRS), "hide": [os.path.realpath(h) for h in self.hide],
+            "keep": [k for k in (str(self.workdir), sock_dir, *python_paths()) if k],
         }
-        cfg["keep"] = [k for k in cfg["keep"] if k]
+        fds = [req_r, resp_w, out_w]
+        if self.mode == "bwrap":
+            inner = [sys.executable, "-I", "-S", "-c", BOOT, import_path(), json.dumps(cfg)]
+            cfg = {**cfg, "exec": iso.bwrap_command(
+                inner, read_only=[*python_paths(), *([sock_dir] if sock_dir else [])], writable=[],
+                scratch=str(self.workdir), files=[str(self.workdir / "lab.py")], network=network,
+                tmp_mb=self.limits.tmp_mb, chdir=str(self.workdir), hide=cfg["hide"])}
         try:
             if self.forkserver is not None:
-                self.proc = _ForkedProcess(self.forkserver.spawn(cfg, req_r, resp_w))  # type: ignore[assignment]
+                self.proc = _ForkedProcess(self.forkserver.spawn(cfg, fds))  # type: ignore[assignment]
             else:
+                argv = cfg.get("exec") or [sys.executable, "-I", "-S", "-c", BOOT, import_path(), json.dumps(cfg)]
                 self.proc = subprocess.Popen(
-                    [sys.executable, "-I", "-S", "-c", BOOT, import_path(), json.dumps(cfg)],
-                    pass_fds=(req_r, resp_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    argv, pass_fds=tuple(fds), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL, start_new_session=True, cwd=self.workdir, close_fds=True)
         finally:
-            os.close(req_r)
-            os.close(resp_w)
+            for fd in fds:
+                os.close(fd)
         self._req_fd, self._resp_fd, self._buf, self._ready = req_w, resp_r, b"", False
         os.set_blocking(self._resp_fd, False)
 
@@ -271,12 +291,12 @@ class Sandbox:
         self._ready = False
         if proc is not None and proc.poll() is None:
             try:
-                if self.isolate:
-                    proc.send_signal(signal.SIGTERM)  # the root outer process kills the namespace
-                    try:
-                        proc.wait(2)
-                    except subprocess.TimeoutExpired:
-                        pass
+                # the outer process (root's relay, bwrap, or the subreaper) ends everything inside first
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(2)
+                except subprocess.TimeoutExpired:
+                    pass
                 os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
