@@ -4,7 +4,7 @@ Every function takes the Redis client ``r`` first: a single server or a cluster 
 names with ``r.key(...)``: ``r.key("hot", "home", 3)`` is ``hot:home:3`` under your run's prefix.
 
 In a cluster every key lives in one of 16384 hash slots: CRC16 of the key modulo 16384, or of its
-*hash tag* (the text between the first ``{`` and the next ``}``) if it has one.  A command, a
+*hash tag* if it has one (the text inside its first pair of braces: ``user:17`` in ``{user:17}:views``).  A command, a
 MULTI/EXEC transaction or a script may only touch keys of one slot; otherwise the cluster answers
 ``CROSSSLOT``.  So: keys that are used together share a hash tag; keys that must be spread out over
 the cluster do not.  Your code is graded on a server that refuses cross-slot commands, as a cluster
