@@ -155,3 +155,22 @@ def test_arguments_below_one_are_refused_and_one_is_accepted(lab, redis):
     answer = lab.admit("jobs", "b", 5, 1_000, 1, "closed")
     assert answer in ({"admitted": True, "by": "redis"}, {"admitted": False, "by": "closed"}), _(
         "admit returned {answer}", answer=answer)
+
+
+@points(1)
+@hint("key-ttl")
+def test_the_key_expires_with_its_longest_lease(lab, redis):
+    """The sorted set expires in ms with its longest lease, never sooner."""
+    key = redis.key("sem", "jobs")
+    assert lab.acquire("jobs", "long", 3, 60_000) is True
+    assert lab.acquire("jobs", "short", 3, 1_000) is True
+    assert lab.refresh("jobs", "short", 2_000) is True
+    ttl = redis.pttl(key)
+    assert 50_000 <= ttl <= 60_000, _(
+        "after leases of 60,000, 1,000 and 2,000 ms the key must expire in at most 60,000 ms and not much less, "
+        "saw a PTTL of {ttl} ms", ttl=ttl)
+    assert lab.refresh("jobs", "long", 120_000) is True
+    ttl = redis.pttl(key)
+    assert 110_000 <= ttl <= 120_000, _(
+        "after refresh to 120,000 ms the key must expire in at most 120,000 ms and not much less, "
+        "saw a PTTL of {ttl} ms", ttl=ttl)
