@@ -133,9 +133,11 @@ def test_every_key_has_a_ttl_hidden(lab, redis):
         for _i in range(3):
             fn("ttl-b", [[5, 3_600_000]], 1)          # the server's clock
     keys = redis.course_keys()
-    assert keys, "no key was written"
+    assert keys, _("expected a key to be written, saw none")
     for k in keys:
-        assert redis.pttl(k) > 0, _("expected every key to have a TTL, saw {key} without one").format(key=redis.unprefixed(k))
+        assert redis.pttl(k) > 0, _(
+            "expected every key to have a TTL, saw {key} without one").format(
+            key=redis.unprefixed(k))
 
 
 @points(2)
@@ -212,14 +214,21 @@ def test_retry_after_is_exact_hidden(lab, redis):
         for tag, (limits, cost, times) in scenarios.items():
             client = f"retry-{name}-{tag}"
             for t in times:
-                assert fn(client, limits, cost, now + t)["allowed"] is True, _("{name} {tag}: expected to be allowed, saw it denied").format(name=name, tag=tag)
+                assert fn(client, limits, cost, now + t)["allowed"] is True, _(
+                    "{name} {tag}: expected to be allowed, saw it denied").format(
+                    name=name, tag=tag)
             d = fn(client, limits, cost, now + 1017)
-            assert d["allowed"] is False and d["retry_after_ms"] > 0, _("{name} {tag}: expected a denial with a wait, saw {seen}").format(name=name, tag=tag, seen=d)
+            assert d["allowed"] is False and d["retry_after_ms"] > 0, _(
+                "{name} {tag}: expected a denial with a wait, saw {seen}").format(
+                name=name, tag=tag, seen=d)
             later = now + 1017 + d["retry_after_ms"]
             if d["retry_after_ms"] > 1:
-                assert fn(client, limits, cost, later - 1)["allowed"] is False, \
-                    _("{name} {tag}: expected a denial 1 ms before retry_after_ms, saw it allowed").format(name=name, tag=tag)
-            assert fn(client, limits, cost, later)["allowed"] is True, _("{name} {tag}: expected to be allowed at retry_after_ms, saw it denied").format(name=name, tag=tag)
+                assert fn(client, limits, cost, later - 1)["allowed"] is False, _(
+                    "{name} {tag}: expected a denial 1 ms before retry_after_ms, saw it allowed").format(
+                    name=name, tag=tag)
+            assert fn(client, limits, cost, later)["allowed"] is True, _(
+                "{name} {tag}: expected to be allowed at retry_after_ms, saw it denied").format(
+                name=name, tag=tag)
 
 
 @points(2)
@@ -232,7 +241,9 @@ def test_a_denied_request_counts_in_no_limit_hidden(lab, redis):
         fn = getattr(lab, name)
         f = lambda t: fn(f"atomic-{name}", limits, 1, T0 + t)  # noqa: E731
         assert [f(0)["allowed"], f(0)["allowed"]] == [True, True], name
-        assert [f(t)["allowed"] for t in (10, 20, 30, 40)] == [False] * 4, _("{name}: expected denials while the second is full").format(name=name)
+        assert [f(t)["allowed"] for t in (10, 20, 30, 40)] == [False] * 4, _(
+            "{name}: expected denials while the second is full").format(
+            name=name)
         assert f(1000) == {"allowed": True, "remaining": 0, "retry_after_ms": 0}, \
             _("{name}: expected the denied requests not to count in the minute, saw them counted").format(name=name)
         assert f(1001) == {"allowed": False, "remaining": 0, "retry_after_ms": last_retry[name]}, name

@@ -37,20 +37,26 @@ def test_a_dead_workers_tasks_run_again_and_acked_ones_never_hidden(lab, redis):
     redis.set(q(redis, "ids"), 200)
     calls = [("claim", (1000, 5000, 5))] * 48            # call k runs in process k % 4
     results = lab.run_concurrently(calls, processes=4)
-    assert not [res for res in results if isinstance(res, Exception)], "claim raised"
+    assert not [res for res in results if isinstance(res, Exception)], _(
+        "expected every claim to return, saw one raise")
     dead = {row[0] for k, rows in enumerate(results) if k % 4 == 0 for row in rows}   # process 0 dies
     alive = [row for k, rows in enumerate(results) if k % 4 != 0 for row in rows]
     assert dead and alive
-    assert sorted([row[0] for row in alive] + sorted(dead)) == list(range(1, 201)), "a task was claimed twice or not at all"
-    assert all(lab.ack(row[0], row[2]) == "acked" for row in alive), "ack of a live claim was refused"
-    assert lab.recover(5999, 3) == {"requeued": 0, "dead": 0}, "a lease was cut short"
+    assert sorted([row[0] for row in alive] + sorted(dead)) == list(range(1, 201)), _(
+        "expected every task claimed exactly once, saw one claimed twice or not at all")
+    assert all(lab.ack(row[0], row[2]) == "acked" for row in alive), _(
+        "expected the ack of a live claim to be accepted, saw it refused")
+    assert lab.recover(5999, 3) == {"requeued": 0, "dead": 0}, _(
+        "expected no lease to end before its time, saw one cut short")
     assert lab.recover(6000, 3) == {"requeued": len(dead), "dead": 0}
     again = lab.claim(6000, 5000, 500)
-    assert sorted(row[0] for row in again) == sorted(dead), "the dead worker's tasks did not come back"
+    assert sorted(row[0] for row in again) == sorted(dead), _(
+        "expected the dead worker's tasks to come back, saw them missing")
     assert {row[2] for row in again} == {2}
     assert all(lab.ack(row[0], row[2]) == "acked" for row in again)
     assert lab.recover(10**12, 3) == {"requeued": 0, "dead": 0}
-    assert lab.claim(10**12, 5000, 500) == [], "an acknowledged task was handed out again"
+    assert lab.claim(10**12, 5000, 500) == [], _(
+        "expected an acknowledged task never to be handed out again, saw it handed out")
     assert redis.zcard(q(redis, "due")) + redis.zcard(q(redis, "processing")) == 0
     assert redis.hlen(q(redis, "tasks")) == 0
 
@@ -82,12 +88,13 @@ def test_a_task_that_kills_its_workers_is_dead_lettered_after_max_attempts_hidde
     assert lab.claim(0, 1000) == [[poison, "parse-huge-file", 1], [fine, "send-mail", 1]]
     assert lab.ack(fine, 1) == "acked"
     # the worker that took the poison task died: its lease runs out
-    assert lab.recover(1000, 2) == {"requeued": 1, "dead": 0}, "attempt 1 of 2 ran out: retry"
+    assert lab.recover(1000, 2) == {"requeued": 1, "dead": 0}, _("expected attempt 1 of 2 that ran out to be retried")
     assert lab.claim(1000, 1000) == [[poison, "parse-huge-file", 2]]
     # and so did the next one
-    assert lab.recover(2000, 2) == {"requeued": 0, "dead": 1}, "attempt 2 of 2 ran out: dead"
+    assert lab.recover(2000, 2) == {"requeued": 0, "dead": 1}, _(
+        "expected attempt 2 of 2 that ran out to be dead-lettered")
     assert redis.hget(q(redis, "dead"), str(poison)) == "lease expired"
-    assert lab.claim(10**9, 1000) == [], "a dead task was handed out again"
+    assert lab.claim(10**9, 1000) == [], _("expected a dead task never to be handed out again, saw it handed out")
     once = lab.schedule("flaky", 0)
     [[_, _, attempt]] = lab.claim(10**9, 1000)
     assert lab.fail(once, attempt, "no retries allowed", 10**9, 1) == "dead"
@@ -136,7 +143,9 @@ def test_flushes_under_traffic_lose_nothing_hidden(lab, redis):
         assert got == made, _("{customer}: expected the {made} units counted in the database, saw {seen}").format(
             customer=customer, made=made, seen=got)
         reported = sum(res.get(customer, 0) for res in results)
-        assert reported <= made, _("{customer}: expected flush to report at most what was counted, saw more").format(customer=customer)
+        assert reported <= made, _(
+            "{customer}: expected flush to report at most what was counted, saw more").format(
+            customer=customer)
 
 
 @points(2)
@@ -153,10 +162,14 @@ def test_crash_after_crash_then_flushes_hidden(lab, redis):
         lab.faults.crash_at(step)
         with pytest.raises(InjectedCrash):
             lab.flush(db)
-        assert int(redis.hget(key, "acme") or 0) == 0, _("expected the batch to have left the live hash before the crash at {step}, saw it still there").format(step=step)
+        assert int(redis.hget(key, "acme") or 0) == 0, _(
+            "expected the batch to have left the live hash before the crash at {step}, saw it still there").format(
+            step=step)
         lab.flush(db)
         lab.flush(db)
-        assert ledger_total(db, "acme") == total, _("expected {total} units of acme after a crash at {step} and two flushes, saw {seen}").format(total=total, step=step, seen=ledger_total(db, "acme"))
+        assert ledger_total(db, "acme") == total, _(
+            "expected {total} units of acme after a crash at {step} and two flushes, saw {seen}").format(
+            total=total, step=step, seen=ledger_total(db, "acme"))
         assert ledger_total(db, "globex") == total // 7
     assert lab.flush(db) == {}
 

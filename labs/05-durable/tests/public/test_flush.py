@@ -48,13 +48,19 @@ def test_a_crash_at_any_step_loses_nothing_and_counts_nothing_twice(lab, redis, 
     with pytest.raises(InjectedCrash):
         lab.flush(db)
     # it died after doing the step: the batch had left the live hash, and only a commit reached SQL
-    assert int(redis.hget(redis.key("usage"), "acme") or 0) == 0, _("expected the batch to have left the live hash before the crash at {step}, saw it still there").format(step=step)
-    assert ledger_total(db, "acme") == (10 if step == "committed" else 0), _("expected only a commit to reach the database before the crash at {step}").format(step=step)
+    assert int(redis.hget(redis.key("usage"), "acme") or 0) == 0, _(
+        "expected the batch to have left the live hash before the crash at {step}, saw it still there").format(
+        step=step)
+    assert ledger_total(db, "acme") == (10 if step == "committed" else 0), _(
+        "expected only a commit to reach the database before the crash at {step}").format(
+        step=step)
     use(redis, "acme", 1)                    # traffic goes on after the crash
     use(redis, "globex", 6)
     lab.flush(db)
     lab.flush(db)
     got = {c: ledger_total(db, c) for c in ("acme", "initech", "globex")}
-    assert got == {"acme": 11, "initech": 4, "globex": 6}, _("expected {want} after a crash at {step} and two flushes, saw {seen}").format(want={"acme": 11, "initech": 4, "globex": 6}, step=step, seen=got)
+    assert got == {"acme": 11, "initech": 4, "globex": 6}, _(
+        "expected {want} after a crash at {step} and two flushes, saw {seen}").format(
+        want={"acme": 11, "initech": 4, "globex": 6}, step=step, seen=got)
     assert lab.flush(db) == {}
     assert ledger_total(db, "acme") == 11

@@ -42,12 +42,16 @@ def test_ack_finishes_the_task_once(lab, redis):
     [[task_id, payload, attempt]] = lab.claim(20, 1000)
     assert (task_id, payload, attempt) == (task, "bill-42", 1)
     assert lab.ack(task_id, attempt) == "acked"
-    assert lab.ack(task_id, attempt) == "unknown", "a second ack of a finished task"
-    assert lab.ack(99, 1) == "unknown", "an ack of a task that was never scheduled"
+    assert lab.ack(task_id, attempt) == "unknown", _("expected a second ack of a finished task to answer \"unknown\"")
+    assert lab.ack(99, 1) == "unknown", _("expected an ack of a task never scheduled to answer \"unknown\"")
     for part in ("due", "processing"):
-        assert redis.zcard(q(redis, part)) == 0, _("expected queue:{part} to no longer hold the acknowledged task").format(part=part)
+        assert redis.zcard(q(redis, part)) == 0, _(
+            "expected queue:{part} to no longer hold the acknowledged task").format(
+            part=part)
     for part in ("tasks", "attempts", "dead"):
-        assert not redis.hexists(q(redis, part), str(task_id)), _("expected queue:{part} to no longer hold the acknowledged task").format(part=part)
+        assert not redis.hexists(q(redis, part), str(task_id)), _(
+            "expected queue:{part} to no longer hold the acknowledged task").format(
+            part=part)
 
 
 @points(2)
@@ -60,10 +64,11 @@ def test_a_task_whose_lease_ends_comes_back_and_the_old_claim_is_stale(lab, redi
     assert lab.claim(1499, 500) == []
     assert lab.recover(1500) == {"requeued": 1, "dead": 0}
     assert redis.zscore(q(redis, "due"), str(task)) == 1500
-    assert lab.ack(task, 1) == "stale", "the lease of attempt 1 ran out: its ack must be refused"
-    assert redis.zscore(q(redis, "due"), str(task)) == 1500, "a refused ack changed the queue"
+    assert lab.ack(task, 1) == "stale", _(
+        "expected the ack of attempt 1, whose lease ran out, to be refused as \"stale\"")
+    assert redis.zscore(q(redis, "due"), str(task)) == 1500, _("expected a refused ack to leave the queue as it was")
     assert lab.claim(1500, 500) == [[task, "resize", 2]]
-    assert lab.ack(task, 1) == "stale", "a stale claim (attempt 1) acknowledged a task that attempt 2 owns"
+    assert lab.ack(task, 1) == "stale", _("expected the ack of attempt 1 to be refused while attempt 2 owns the task")
     assert lab.ack(task, 2) == "acked"
 
 
@@ -83,8 +88,8 @@ def test_a_failing_task_is_retried_then_dead_lettered_with_its_reason(lab, redis
     assert lab.fail(task, 3, "card declined", 4000, 3) == "dead"
     assert redis.hget(q(redis, "dead"), str(task)) == "card declined"
     assert redis.zcard(q(redis, "due")) + redis.zcard(q(redis, "processing")) == 0
-    assert redis.hget(q(redis, "tasks"), str(task)) == "charge-card", "a dead task keeps its payload"
-    assert lab.claim(10**9, 1000) == [], "a dead task was handed out again"
+    assert redis.hget(q(redis, "tasks"), str(task)) == "charge-card", _("expected a dead task to keep its payload")
+    assert lab.claim(10**9, 1000) == [], _("expected a dead task never to be handed out again, saw it handed out")
     assert lab.ack(task, 3) == "stale"
 
 

@@ -60,8 +60,9 @@ def test_counters_of_one_user_share_a_slot(lab, redis):
         lab.user_incr(18, counter)
     slots_17 = {key_slot(k) for k in redis.course_keys("*user:17*")}
     slots_18 = {key_slot(k) for k in redis.course_keys("*user:18*")}
-    assert len(slots_17) == 1 and len(slots_18) == 1, "the counters of one user are in different slots"
-    assert slots_17 != slots_18, "two users share one slot: the hash tag is coarser than one user"
+    assert len(slots_17) == 1 and len(slots_18) == 1, _("expected one user's counters in one slot, saw them in several")
+    assert slots_17 != slots_18, _(
+        "expected two users in two slots, saw them share one: the hash tag is coarser than one user")
 
 
 @points(2)
@@ -74,5 +75,5 @@ def test_a_retried_increment_counts_once(lab, redis):
     assert lab.incr_once("orders", "req-1") == 1
     assert redis.get(redis.key("counter", "{orders}")) == "6"
     marker = redis.key("counter", "{orders}", "req", "req-1")
-    assert 0 < redis.ttl(marker) <= 3600, "the marker of a request id must expire"
+    assert 0 < redis.ttl(marker) <= 3600, _("expected the marker of a request id to expire within 3600 s")
     assert key_slot(marker) == key_slot(redis.key("counter", "{orders}"))
