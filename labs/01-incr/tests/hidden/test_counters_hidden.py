@@ -10,15 +10,26 @@ GRADER_CANARY = "grader-canary-01-incr-8c2e5a71"  # must never appear in a stude
 MAX = 2**63 - 1
 
 
+def returns(call, expected, seen):
+    """The failure message of a function that returned something else."""
+    return _("expected {call} to return {expected}, saw {seen}").format(call=call, expected=expected, seen=seen)
+
+
+def holds(key, expected, seen):
+    """The failure message of a key that holds something else."""
+    return _("expected {key} to hold {expected}, saw {seen}").format(key=key, expected=expected, seen=seen)
+
+
 @points(1)
 @hint("separate-keys")
 def test_posts_are_counted_separately_hidden(lab, redis):
     """Each post has its own view counter."""
-    assert lab.count_view(90210) == 1
-    assert lab.count_view(90210) == 2
-    assert lab.count_view(90211) == 1
-    assert lab.view_count(90210) == 2
-    assert redis.get(redis.key("views", "post", 90211)) == "1"
+    for call, post, expected in [("count_view", 90210, 1), ("count_view", 90210, 2), ("count_view", 90211, 1),
+                                 ("view_count", 90210, 2)]:
+        seen = getattr(lab, call)(post)
+        assert seen == expected, returns(f"{call}({post})", expected, seen)
+    seen = redis.get(redis.key("views", "post", 90211))
+    assert seen == "1", holds("views:post:90211", "1", seen)
 
 
 @points(2)
@@ -27,8 +38,9 @@ def test_ids_are_unique_across_processes_hidden(lab, redis):
     """Eighty ids asked for by four processes at once are all different."""
     results = lab.run_concurrently([("next_id", ("invoice",))] * 80, processes=4)
     errors = [res for res in results if isinstance(res, Exception)]
-    assert not errors, f"next_id raised: {errors[0]}"
-    assert sorted(results) == list(range(1, 81)), "two processes got the same id"
+    assert not errors, _("expected no error, saw {seen}").format(seen=errors[:1])
+    assert sorted(results) == list(range(1, 81)), _("expected the ids 1 to 80, each once, saw {seen}").format(
+        seen=sorted(results)[:10])
 
 
 @points(2)
@@ -42,10 +54,12 @@ def test_take_views_loses_nothing_under_load_hidden(lab, redis):
             calls.append(("take_views", (77,)))
     results = lab.run_concurrently(calls, processes=4)
     errors = [res for res in results if isinstance(res, Exception)]
-    assert not errors, f"a call raised: {errors[0]}"
+    assert not errors, _("expected no error, saw {seen}").format(seen=errors[:1])
     taken = sum(res for (name, _), res in zip(calls, results) if name == "take_views")
     left = int(redis.get(redis.key("views", "post", 77)) or 0)
-    assert taken + left == 300, f"{300 - taken - left} of 300 views were lost between reading and resetting"
+    assert taken + left == 300, _(
+        "expected 300 views taken or left in the counter, saw {seen}: views were lost or counted twice between "
+        "reading and resetting").format(seen=taken + left)
 
 
 @points(1)
@@ -53,11 +67,16 @@ def test_take_views_loses_nothing_under_load_hidden(lab, redis):
 def test_safe_incr_reports_overflow_hidden(lab, redis):
     """safe_incr reports an overflow at either end of 64 bits and keeps the value."""
     redis.set(redis.key("big"), MAX - 1)
-    assert lab.safe_incr("big") == {"ok": True, "value": MAX}
-    assert lab.safe_incr("big") == {"ok": False, "error": "overflow", "found": str(MAX)}
+    for args, expected in [(("big",), {"ok": True, "value": MAX}),
+                           (("big",), {"ok": False, "error": "overflow", "found": str(MAX)})]:
+        seen = lab.safe_incr(*args)
+        assert seen == expected, returns("safe_incr", expected, seen)
     redis.set(redis.key("small"), -MAX - 1)
-    assert lab.safe_incr("small", -1) == {"ok": False, "error": "overflow", "found": str(-MAX - 1)}
-    assert redis.get(redis.key("big")) == str(MAX)
+    expected = {"ok": False, "error": "overflow", "found": str(-MAX - 1)}
+    seen = lab.safe_incr("small", -1)
+    assert seen == expected, returns("safe_incr", expected, seen)
+    seen = redis.get(redis.key("big"))
+    assert seen == str(MAX), holds("big", MAX, seen)
 
 
 @points(1)
@@ -68,9 +87,12 @@ def test_safe_incr_reports_wrong_type_hidden(lab, redis):
     try:
         report = lab.safe_incr("jobs")
     except StudentError as e:
-        raise AssertionError(f"safe_incr crashed with {e.type}: {e.message}") from None
-    assert report == {"ok": False, "error": "wrong_type", "found": "list"}
-    assert redis.lrange(redis.key("jobs"), 0, -1) == ["a", "b"]
+        raise AssertionError(_("expected a report, saw safe_incr raise {seen}").format(
+            seen=f"{e.type}: {e.message}")) from None
+    expected = {"ok": False, "error": "wrong_type", "found": "list"}
+    assert report == expected, returns("safe_incr", expected, report)
+    seen = redis.lrange(redis.key("jobs"), 0, -1)
+    assert seen == ["a", "b"], holds("jobs", ["a", "b"], seen)
 
 
 @points(2)
@@ -82,9 +104,12 @@ def test_safe_incr_strict_integers_hidden(lab, redis):
         try:
             report = lab.safe_incr("odd", 2)
         except StudentError as e:
-            raise AssertionError(f"safe_incr crashed on {text!r} with {e.type}: {e.message}") from None
-        assert report == {"ok": False, "error": "not_integer", "found": text}, f"value {text!r}"
-        assert redis.get(redis.key("odd")) == text, f"safe_incr changed {text!r}"
+            raise AssertionError(_("expected a report, saw safe_incr raise {seen}").format(
+                seen=f"{e.type}: {e.message}")) from None
+        expected = {"ok": False, "error": "not_integer", "found": text}
+        assert report == expected, returns("safe_incr", expected, report)
+        seen = redis.get(redis.key("odd"))
+        assert seen == text, holds("odd", repr(text), repr(seen))
 
 
 @points(2)
@@ -92,10 +117,12 @@ def test_safe_incr_strict_integers_hidden(lab, redis):
 def test_deposit_refuses_overflow_hidden(lab, redis):
     """deposit refuses to take a balance past 2**63 - 1 with OverflowError."""
     redis.set(redis.key("balance", 7), MAX - 100)
-    assert lab.deposit(7, 100) == MAX
+    seen = lab.deposit(7, 100)
+    assert seen == MAX, returns("deposit(7, 100)", MAX, seen)
     with student_raises("OverflowError"):
         lab.deposit(7, 1)
-    assert redis.get(redis.key("balance", 7)) == str(MAX), "the balance changed"
+    seen = redis.get(redis.key("balance", 7))
+    assert seen == str(MAX), holds("balance:7", MAX, seen)
 
 
 @points(1)
@@ -106,7 +133,7 @@ def test_deposit_checks_its_arguments_hidden(lab, redis):
                        (10.0, "TypeError")]:
         with student_raises(error):
             lab.deposit(8, bad)
-    assert redis.exists(redis.key("balance", 8)) == 0, "a refused deposit wrote to Redis"
+    assert redis.exists(redis.key("balance", 8)) == 0, _("expected a refused deposit to write nothing, saw it write")
 
 
 @points(1)
@@ -115,8 +142,9 @@ def test_deposits_from_many_processes_add_up_hidden(lab, redis):
     """Sixty deposits from four processes at once all arrive."""
     results = lab.run_concurrently([("deposit", (9, 25))] * 60, processes=4)
     errors = [res for res in results if isinstance(res, Exception)]
-    assert not errors, f"deposit raised: {errors[0]}"
-    assert redis.get(redis.key("balance", 9)) == "1500", "some deposits were lost"
+    assert not errors, _("expected no error, saw {seen}").format(seen=errors[:1])
+    seen = redis.get(redis.key("balance", 9))
+    assert seen == "1500", holds("balance:9", 1500, seen)
 
 
 def at_once(proxies, name, *args):
@@ -153,10 +181,11 @@ def test_concurrent_withdrawals_never_overdraw_hidden(lab, redis):
             ok = [res for res in results if not isinstance(res, Exception)]
             refused = [res for res in results if isinstance(res, StudentError) and res.type == "ValueError"]
             others = [res for res in results if isinstance(res, Exception) and not any(res is x for x in refused)]
-            assert not others, f"withdraw failed unexpectedly: {others[0]}"
+            assert not others, _("expected no error, saw {seen}").format(seen=others[:1])
             balance = redis.get(redis.key("balance", account))
-            assert balance == "0", f"100 cents, four withdrawals of 100 at once: the balance ended at {balance}"
-            assert ok == [0] and len(refused) == 3, f"{len(ok)} of four withdrawals of the last 100 cents succeeded"
+            assert balance == "0", holds(f"balance:{account}", 0, balance)
+            assert ok == [0] and len(refused) == 3, _(
+                "expected one of four withdrawals of the last 100 cents to succeed, saw {seen}").format(seen=len(ok))
     finally:
         for p in proxies:
             p.close()
@@ -214,8 +243,8 @@ def test_take_views_is_one_step_even_when_its_commands_are_sent_apart_hidden(lab
     assert not errors, _("expected no error, saw {seen}").format(seen=errors[:1])
     left = int(redis.get(redis.key("views", "post", 78)) or 0)
     assert sum(taken) + left == 450, _(
-        "expected 450 views taken or left in the counter, saw {seen}: views were lost between reading and "
-        "resetting").format(seen=sum(taken) + left)
+        "expected 450 views taken or left in the counter, saw {seen}: views were lost or counted twice between "
+        "reading and resetting").format(seen=sum(taken) + left)
 
 
 @points(1)

@@ -3,15 +3,28 @@ from redis_course.l10n import _
 from redis_course.labs.testing import hint, points
 
 
+def returns(call, expected, seen):
+    """The failure message of a function that returned something else."""
+    return _("expected {call} to return {expected}, saw {seen}").format(call=call, expected=expected, seen=seen)
+
+
+def holds(key, expected, seen):
+    """The failure message of a key that holds something else."""
+    return _("expected {key} to hold {expected}, saw {seen}").format(key=key, expected=expected, seen=seen)
+
+
 @points(1)
 @hint("no-capacity")
 def test_event_without_capacity_sells_nothing_hidden(lab, redis):
     """An event without seats sells nothing and counts nothing."""
-    assert lab.take_ticket("unknown") is None
+    seen = lab.take_ticket("unknown")
+    assert seen is None, returns('take_ticket("unknown")', None, seen)
     redis.set(redis.key("event", "empty", "capacity"), 0)
-    assert lab.take_ticket("empty") is None
+    seen = lab.take_ticket("empty")
+    assert seen is None, returns('take_ticket("empty")', None, seen)
     for event in ("unknown", "empty"):
-        assert int(redis.get(redis.key("event", event, "sold")) or 0) == 0
+        seen = int(redis.get(redis.key("event", event, "sold")) or 0)
+        assert seen == 0, holds(f"event:{event}:sold", _("nothing or 0"), seen)
 
 
 

@@ -1,9 +1,20 @@
 """Hidden tests of lab 02, transfers: only the grader runs these."""
 import re
 
+from redis_course.l10n import _
 from redis_course.labs.testing import hint, points, student_raises
 
 GRADER_CANARY = "grader-canary-02-atomicity-4c8e1a7f"  # the release test proves this never leaves the repo
+
+
+def returns(call, expected, seen):
+    """The failure message of a function that returned something else."""
+    return _("expected {call} to return {expected}, saw {seen}").format(call=call, expected=expected, seen=seen)
+
+
+def holds(key, expected, seen):
+    """The failure message of a key that holds something else."""
+    return _("expected {key} to hold {expected}, saw {seen}").format(key=key, expected=expected, seen=seen)
 
 
 def balance(redis, name):
@@ -19,8 +30,9 @@ def test_amount_must_be_positive_whole_cents_hidden(lab, redis):
     for bad in (0, -5, 2.5):
         with student_raises("ValueError"):
             lab.transfer("alice", "bob", bad)
-    assert balance(redis, "alice") == 100
-    assert balance(redis, "bob") == 0
+    for name, expected in (("alice", 100), ("bob", 0)):
+        seen = balance(redis, name)
+        assert seen == expected, holds(f"account:{name}", expected, seen)
 
 
 @points(1)
@@ -30,7 +42,8 @@ def test_transfer_to_the_same_account_is_refused_hidden(lab, redis):
     redis.set(redis.key("account", "alice"), 100)
     with student_raises("ValueError"):
         lab.transfer("alice", "alice", 10)
-    assert balance(redis, "alice") == 100
+    seen = balance(redis, "alice")
+    assert seen == 100, holds("account:alice", 100, seen)
 
 
 @points(1)
@@ -39,11 +52,12 @@ def test_balances_stay_whole_cents_hidden(lab, redis):
     """Balances stay plain integers of cents that INCRBY accepts."""
     redis.set(redis.key("account", "alice"), 1000)
     for _ in range(3):
-        assert lab.transfer("alice", "bob", 1) is True
+        seen = lab.transfer("alice", "bob", 1)
+        assert seen is True, returns('transfer("alice", "bob", 1)', True, seen)
     for name, value in (("alice", "997"), ("bob", "3")):
         stored = redis.get(redis.key("account", name))
-        assert re.fullmatch(r"\d+", stored or ""), f"account:{name} holds {stored!r}, not whole cents"
-        assert stored == value
+        assert re.fullmatch(r"\d+", stored or ""), holds(f"account:{name}", _("whole cents"), repr(stored))
+        assert stored == value, holds(f"account:{name}", value, stored)
         assert redis.incrby(redis.key("account", name), 0) == int(value)   # other code can INCRBY it
 
 
@@ -51,9 +65,11 @@ def test_balances_stay_whole_cents_hidden(lab, redis):
 @hint("missing-account")
 def test_missing_account_has_nothing_to_give_hidden(lab, redis):
     """A missing account has a balance of 0 and gives nothing."""
-    assert lab.transfer("ghost", "bob", 1) is False
-    assert balance(redis, "ghost") == 0
-    assert balance(redis, "bob") == 0
+    seen = lab.transfer("ghost", "bob", 1)
+    assert seen is False, returns('transfer("ghost", "bob", 1)', False, seen)
+    for name in ("ghost", "bob"):
+        seen = balance(redis, name)
+        assert seen == 0, holds(f"account:{name}", _("nothing or 0"), seen)
 
 
 @points(3)
@@ -61,8 +77,10 @@ def test_missing_account_has_nothing_to_give_hidden(lab, redis):
 def test_concurrent_withdrawals_never_overdraw_hidden(lab, redis):
     """Four processes taking the last 100 cents at once: one succeeds, the balance ends at 0."""
     redis.set(redis.key("account", "warmup"), 15)   # alone first: fails fast if wrong anyway
-    assert [lab.transfer("warmup", "sink0", 10), lab.transfer("warmup", "sink0", 10)] == [True, False]
-    assert redis.get(redis.key("account", "warmup")) == "5"
+    seen = [lab.transfer("warmup", "sink0", 10), lab.transfer("warmup", "sink0", 10)]
+    assert seen == [True, False], returns('transfer("warmup", "sink0", 10)', "True, False", seen)
+    seen = redis.get(redis.key("account", "warmup"))
+    assert seen == "5", holds("account:warmup", 5, seen)
     redis.delete(redis.key("account", "sink0"))
     # 13 accounts with 100 each; 16 processes take 10 at a time from all of them until they are empty
     sources = [f"drain{i}" for i in range(13)]
@@ -71,10 +89,12 @@ def test_concurrent_withdrawals_never_overdraw_hidden(lab, redis):
     calls = [("transfer", (sources[j % 13], f"sink{j % 16}", 10)) for j in range(13 * 30)]
     results = lab.run_concurrently(calls, processes=16)
     errors = [res for res in results if isinstance(res, Exception)]
-    assert not errors, f"transfer raised: {errors[0]}"
+    assert not errors, _("expected no error, saw {seen}").format(seen=errors[:1])
     final = {name: balance(redis, name) for name in sources}
-    assert min(final.values()) >= 0, f"a balance went below zero: {final}"
-    assert sum(results) == 130, f"{sum(results)} withdrawals of 10 succeeded from 13 x 100"
+    assert min(final.values()) >= 0, _("expected no balance below zero, saw {seen}").format(seen=final)
+    assert sum(results) == 130, _("expected 130 transfers of 10 to succeed from 13 x 100, saw {seen}").format(
+        seen=sum(results))
     sinks = sum(balance(redis, f"sink{i}") for i in range(16))
-    assert sinks + sum(final.values()) == 1300, "money was created or lost"
-    assert set(final.values()) == {0}
+    assert sinks + sum(final.values()) == 1300, _(
+        "expected 1300 cents in all, saw {seen}: money was created or lost").format(seen=sinks + sum(final.values()))
+    assert set(final.values()) == {0}, _("expected every source to end at 0, saw {seen}").format(seen=final)

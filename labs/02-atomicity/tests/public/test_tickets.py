@@ -1,5 +1,16 @@
 """Public tests of lab 02, tickets: run them with `python3 run.py check 02`."""
+from redis_course.l10n import _
 from redis_course.labs.testing import hint, points
+
+
+def returns(call, expected, seen):
+    """The failure message of a function that returned something else."""
+    return _("expected {call} to return {expected}, saw {seen}").format(call=call, expected=expected, seen=seen)
+
+
+def holds(key, expected, seen):
+    """The failure message of a key that holds something else."""
+    return _("expected {key} to hold {expected}, saw {seen}").format(key=key, expected=expected, seen=seen)
 
 
 @points(2)
@@ -7,8 +18,10 @@ from redis_course.labs.testing import hint, points
 def test_tickets_are_numbered_until_sold_out(lab, redis):
     """Seats are numbered 1, 2, 3, then the event is sold out."""
     redis.set(redis.key("event", "gig", "capacity"), 3)
-    assert [lab.take_ticket("gig") for _ in range(5)] == [1, 2, 3, None, None]
-    assert redis.get(redis.key("event", "gig", "sold")) == "3"
+    seen = [lab.take_ticket("gig") for _i in range(5)]
+    assert seen == [1, 2, 3, None, None], returns('take_ticket("gig")', "1, 2, 3, None, None", seen)
+    seen = redis.get(redis.key("event", "gig", "sold"))
+    assert seen == "3", holds("event:gig:sold", 3, seen)
 
 
 @points(3)
@@ -16,18 +29,21 @@ def test_tickets_are_numbered_until_sold_out(lab, redis):
 def test_no_overselling_under_concurrency(lab, redis):
     """Sixteen processes buying at once never get more tickets than seats, nor one seat twice."""
     redis.set(redis.key("event", "warmup", "capacity"), 1)   # alone first: fails fast if wrong anyway
-    assert [lab.take_ticket("warmup"), lab.take_ticket("warmup")] == [1, None]
+    seen = [lab.take_ticket("warmup"), lab.take_ticket("warmup")]
+    assert seen == [1, None], returns('take_ticket("warmup")', "1, None", seen)
     events = [f"show{i}" for i in range(5)]
     for event in events:
         redis.set(redis.key("event", event, "capacity"), 40)
     calls = [("take_ticket", (events[j % len(events)],)) for j in range(400)]   # 80 buyers per show
     results = lab.run_concurrently(calls, processes=16)
     errors = [res for res in results if isinstance(res, Exception)]
-    assert not errors, f"take_ticket raised: {errors[0]}"
+    assert not errors, _("expected no error, saw {seen}").format(seen=errors[:1])
     for event in events:
         got = [res for (_, (ev,)), res in zip(calls, results) if ev == event]
         seats = sorted(res for res in got if res is not None)
-        assert len(seats) <= 40, f"{event}: {len(seats)} tickets sold for 40 seats"
-        assert len(set(seats)) == len(seats), f"{event}: two buyers got the same seat"
-        assert seats == list(range(1, 41)), f"{event}: seats sold {seats[:5]}..., expected 1..40"
-        assert redis.get(redis.key("event", event, "sold")) == "40"
+        assert len(seats) <= 40, _("expected at most 40 tickets for {event}, saw {seen}").format(
+            event=event, seen=len(seats))
+        assert seats == list(range(1, 41)), _("expected seats 1 to 40 for {event}, each sold once, saw {seen}").format(
+            event=event, seen=seats[:8])
+        seen = redis.get(redis.key("event", event, "sold"))
+        assert seen == "40", holds(f"event:{event}:sold", 40, seen)

@@ -8,6 +8,16 @@ from redis_course.labs.testing import InjectedCrash, hint, points
 GRADER_CANARY = "grader-canary-03-counters-9b27e4c1"  # the release test proves this never leaves the repo
 
 
+def returns(call, expected, seen):
+    """The failure message of a function that returned something else."""
+    return _("expected {call} to return {expected}, saw {seen}").format(call=call, expected=expected, seen=seen)
+
+
+def holds(key, expected, seen):
+    """The failure message of a key that holds something else."""
+    return _("expected {key} to hold {expected}, saw {seen}").format(key=key, expected=expected, seen=seen)
+
+
 def ts(*args) -> float:
     return datetime(*args, tzinfo=timezone.utc).timestamp()
 
@@ -30,14 +40,18 @@ def test_day_boundary_is_utc_whatever_the_machine_zone_hidden(lab, redis):
     try:
         for zone in ["Asia/Tokyo", "America/New_York"]:
             lab.faults.set_machine_timezone(zone)
-            assert lab.day_of(late) == "2024-03-05", f"with the machine in {zone}"
-            assert lab.day_of(early) == "2024-03-06", f"with the machine in {zone}"
+            for when, expected in ((late, "2024-03-05"), (early, "2024-03-06")):
+                seen = lab.day_of(when)
+                assert seen == expected, _(
+                    "expected day_of({when}) to return {expected} with the machine in {zone}, saw {seen}").format(
+                    when=when, expected=expected, zone=zone, seen=seen)
         lab.record_view("home", late)
         lab.record_view("home", early)
     finally:
         lab.faults.set_machine_timezone(None)
-    assert redis.get(redis.key("views", "home", "2024-03-05")) == "1"
-    assert redis.get(redis.key("views", "home", "2024-03-06")) == "1"
+    for day in ("2024-03-05", "2024-03-06"):
+        seen = redis.get(redis.key("views", "home", day))
+        assert seen == "1", holds(f"views:home:{day}", 1, seen)
 
 
 @points(2)
@@ -50,7 +64,9 @@ def test_later_views_do_not_extend_the_ttl_hidden(lab, redis):
     for key in (redis.key("views", "home", "2024-03-05"), redis.key("top", "2024-03-05")):
         left = redis.pttl(key)
         # created 300+ ms ago with 2000 ms: at most 1700 ms left; a TTL set again would be near 2000
-        assert 0 < left <= 1850, f"{redis.unprefixed(key)}: {left} ms left, the TTL was extended"
+        assert 0 < left <= 1850, _(
+            "expected {key} to have at most 1850 ms left, saw {seen}: the TTL was extended").format(
+            key=redis.unprefixed(key), seen=left)
 
 
 @points(3)
@@ -101,10 +117,10 @@ def test_a_crash_between_commands_leaves_no_key_without_ttl_hidden(lab, redis):
             crashed += 1
         finally:
             lab.faults.arm_crash(None)
-        assert keys_without_ttl(redis) == [], (
-            f"after a crash following round trip {budget} these keys have no TTL and never expire: "
-            f"{keys_without_ttl(redis)}")
-    assert crashed >= 1, "the simulated crash never happened"
+        assert keys_without_ttl(redis) == [], _(
+            "expected every key to have a TTL after a crash following round trip {n}, saw these without one: "
+            "{seen}").format(n=budget, seen=keys_without_ttl(redis))
+    assert crashed >= 1, _("expected at least one crash, saw {seen}").format(seen=crashed)
 
 
 @points(2)
@@ -113,20 +129,25 @@ def test_concurrent_views_are_all_counted_hidden(lab, redis):
     """Two hundred views from eight processes at once are all counted."""
     results = lab.run_concurrently([("record_view", ("home", NOON))] * 200, processes=8)
     errors = [res for res in results if isinstance(res, Exception)]
-    assert not errors, f"record_view raised: {errors[0]}"
-    assert sorted(results) == list(range(1, 201)), "two views got the same number: an update was lost"
-    assert redis.get(redis.key("views", "home", "2024-03-05")) == "200"
-    assert redis.zscore(redis.key("top", "2024-03-05"), "home") == 200
+    assert not errors, _("expected no error, saw {seen}").format(seen=errors[:1])
+    assert sorted(results) == list(range(1, 201)), _(
+        "expected each count from 1 to 200 returned once, saw {seen}").format(seen=sorted(results)[:10])
+    seen = redis.get(redis.key("views", "home", "2024-03-05"))
+    assert seen == "200", holds("views:home:2024-03-05", 200, seen)
+    seen = redis.zscore(redis.key("top", "2024-03-05"), "home")
+    assert seen == 200, holds("top:2024-03-05 home", 200, seen)
 
 
 @points(1)
 @hint("week")
 def test_reading_creates_nothing_hidden(lab, redis):
     """Reading the week, today and the ranking creates no key."""
-    assert lab.last_7_days("never-seen", NOON) == [0] * 7
-    assert lab.views_today("never-seen", NOON) == 0
-    assert lab.top_pages(NOON, 5) == []
-    assert redis.course_keys("*") == []
+    for call, args, expected in [("last_7_days", ("never-seen", NOON), [0] * 7),
+                                 ("views_today", ("never-seen", NOON), 0), ("top_pages", (NOON, 5), [])]:
+        seen = getattr(lab, call)(*args)
+        assert seen == expected, returns(call, expected, seen)
+    seen = [redis.unprefixed(k) for k in redis.course_keys("*")]
+    assert seen == [], _("expected reading to create no key, saw {seen}").format(seen=seen)
 
 
 @points(1)
@@ -138,5 +159,6 @@ def test_top_pages_count_only_that_day_hidden(lab, redis):
     lab.record_view("home", NOON)
     lab.record_view("home", NOON)
     lab.record_view("about", NOON)
-    assert lab.top_pages(NOON, 10) == [["home", 2], ["about", 1]]
-    assert lab.top_pages(NOON - 86400, 1) == [["old-news", 4]]
+    for args, expected in [((NOON, 10), [["home", 2], ["about", 1]]), ((NOON - 86400, 1), [["old-news", 4]])]:
+        seen = lab.top_pages(*args)
+        assert seen == expected, returns("top_pages", expected, seen)
