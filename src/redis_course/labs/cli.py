@@ -35,6 +35,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     source = Path(args.file) if args.file else None
     if args.solution:
         source = _solution(args.lab)
+    if args.wrong:
+        source = _wrong(args.lab, args.wrong)
     from .isolation import mode
 
     if mode() == "none":  # one line, then the check as usual
@@ -47,6 +49,17 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         return classroom.main(args.lab, args.lang, backend=args.backend)
     return check.main(args.lab, args.lang, backend=args.backend, source=source, verbose=args.verbose)
+
+
+def _wrong(lab_spec: str | None, name: str) -> Path:
+    """The composed module of ``labs/NN/wrong/NAME.py`` (solution.py with its definitions in place)."""
+    from ..backend import CourseError
+    from .model import find_lab
+    from .wrong import composed_path
+
+    if not lab_spec:
+        raise CourseError("--wrong needs a lab number, e.g. `python3 run.py check 00 --wrong reset_keeps_key`.")
+    return composed_path(find_lab(lab_spec), name)
 
 
 def default_lang() -> str:
@@ -130,6 +143,7 @@ def add_lab_commands(sub) -> None:
                    help="the private Redis to use when REDIS_URL is not set (auto: redis-server if installed)")
     c.add_argument("--file", help="check this file instead of the lab's lab.py")
     c.add_argument("--solution", action="store_true", help="check the reference solution (instructors)")
+    c.add_argument("--wrong", metavar="NAME", help="check the known-wrong implementation wrong/NAME.py (lab authors)")
     c.add_argument("--classroom", action="store_true",
                    help="also report the points to GitHub Classroom (in its autograding workflow)")
     c.set_defaults(func=cmd_check)

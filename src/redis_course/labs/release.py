@@ -41,7 +41,7 @@ from .starter import BEGIN, make_starter, translate_docstrings
 
 SKIP_TOP = {".git", ".venv", "build", "site", "test-artifacts", ".pytest_cache", "node_modules", ".ci-cache"}
 SKIP_NAMES = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".DS_Store"}
-INSTRUCTOR_ONLY = {"tests/grading", "bench/grading_bench.py", "README.md", ".github"}
+INSTRUCTOR_ONLY = {"tests/grading", "bench/grading_bench.py", "README.md", "labs/README.md", ".github"}
 LAB_PRIVATE = {"solution.py", "starter.py", "wrong", "tests/hidden"}
 MD_SOLUTION = re.compile(r"[ \t]*<!--\s*BEGIN SOLUTION\s*-->.*?<!--\s*END SOLUTION\s*-->[ \t]*\n?", re.S)
 GENERATED_MD = re.compile(r"^docs/[^/]+/[^/]+/(notebook\.md|notebook_files/.*|.*\.ipynb)$")
