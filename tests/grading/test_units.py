@@ -316,3 +316,43 @@ def test_every_wrong_file_composes_and_differs_from_the_solution():
         for w in wrongs(lab):
             compile(w.source(), str(w.path), "exec")
             assert not redundant(lab, w.path), w.path
+
+
+# ---------------------------------------------------------------- what a failure says, in one phrase
+def test_failure_phrases_hide_pytest_internals():
+    from redis_course.labs.pytest_plugin import _describe
+
+    own = AssertionError("some views were lost\nassert not [StudentError('x')]\n +  where [..] = <lab>")
+    assert _describe(own) == ("some views were lost", None)
+    try:
+        try:
+            raise StudentError("NotImplementedError", "your code here", "safe_incr")
+        except StudentError as e:
+            raise AssertionError(f"safe_incr crashed with {e.type}") from None
+    except AssertionError as exc:
+        assert _describe(exc) == ("safe_incr() is not written yet (it raises NotImplementedError).", "not-implemented")
+    text, event = _describe(StudentError("ValueError", "no", "reset", "Traceback:\n  line 3, in reset\nValueError: no"))
+    assert text.splitlines()[0] == "reset() raised ValueError: no (ValueError)" or "raised ValueError: no" in text
+    assert event is None
+    bare, _ = _describe(AssertionError("assert not [StudentError('ValueError: no')]"))
+    assert "assert not" not in bare and "StudentError" not in bare, bare
+
+
+def test_lab_titles_and_starter_docstrings_are_extracted_and_translated():
+    from redis_course.catalogs import lab_messages
+    from redis_course.labs.starter import translate_docstrings
+
+    found = {(ctx, msg) for _f, _l, msg, ctx, _c in lab_messages()}
+    assert ("test title", "The first view of a post counts 1") in found
+    assert ("test title", "Each post of the grader canary has a counter of its own") in found
+    assert any(ctx == "starter" and msg.startswith("Lab 00 (demo)") for ctx, msg in found)
+    lab = find_lab("00")
+    assert lab.test_title("test_first_view_is_one", "ru") == "Первый просмотр поста даёт 1"
+    assert lab.test_title("test_first_view_is_one[x]", "zh") == "文章的第一次浏览计为 1 [x]"
+    starter = lab.starter_file.read_text(encoding="utf-8")
+    zh = translate_docstrings(starter, "zh")
+    compile(zh, "lab.py", "exec")
+    assert "统计页面浏览量" in zh and "Count one view" not in zh
+    assert [ln for ln in zh.splitlines() if "raise" in ln or "def " in ln] == \
+        [ln for ln in starter.splitlines() if "raise" in ln or "def " in ln]  # the code is untouched
+    assert translate_docstrings(starter, "en") == starter

@@ -34,7 +34,7 @@ def _test_entry(lab: Lab, test, lang: str) -> dict:
     hint = lab.hint(test.hint, lang)
     if hint and not test.passed:
         message = f"{message}\n{t('hint', lang)}: {hint}".strip()
-    return {"name": test.title, "status": "pass" if test.passed else "fail", "score": test.points,
+    return {"name": lab.test_title(test.name, lang), "status": "pass" if test.passed else "fail", "score": test.points,
             "message": "" if test.passed else message, "line_no": 0, "filename": f"labs/{lab.id}/lab.py",
             "test_code": f"python3 run.py check {lab.number}", "execution_time": f"{test.duration:.2f}s"}
 

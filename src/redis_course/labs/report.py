@@ -100,7 +100,8 @@ def feedback_markdown(student: str, results: list[tuple[Lab, LabResult]], lang: 
             out += [_fence(res.message.strip()[:2000]), ""]
         out += [f"| {t('test', lang)} | {t('points', lang)} | {t('result', lang)} |", "|---|---|---|"]
         for test in res.tests:
-            title = test.title.replace("|", "/") + (f" ({t('hidden_test', lang)})" if test.visibility == "hidden" else "")
+            title = lab.test_title(test.name, lang).replace("|", "/") + (
+                f" ({t('hidden_test', lang)})" if test.visibility == "hidden" else "")
             outcome = test.event if (test.event and not test.passed) else test.outcome
             mark = "✓" if test.passed else ("–" if test.outcome == "skipped" else "✗")
             out.append(f"| {title} | {test.points:g} / {test.max_points:g} | {mark} {t(outcome, lang)} |")
@@ -108,7 +109,7 @@ def feedback_markdown(student: str, results: list[tuple[Lab, LabResult]], lang: 
         for test in res.tests:
             text = test_output(test, lab, lang)
             if text and not test.passed:
-                out += [f"### ✗ {test.title}", "", _fence(text), ""]
+                out += [f"### ✗ {lab.test_title(test.name, lang)}", "", _fence(text), ""]
         if res.output.strip():
             out += [f"### {t('your_output', lang)}", "", _fence(res.output.strip()[-1500:]), ""]
     return "\n".join(out).rstrip() + "\n"
@@ -121,7 +122,8 @@ def gradescope_results(results: list[tuple[Lab, LabResult]], lang: str) -> dict:
             if test.outcome == "skipped":
                 continue
             tests.append({
-                "name": f"{lab.id}: {test.title}", "score": _num(test.points), "max_score": _num(test.max_points),
+                "name": f"{lab.id}: {lab.test_title(test.name, lang)}", "score": _num(test.points),
+                "max_score": _num(test.max_points),
                 "status": "passed" if test.passed else "failed",
                 "output": test_output(test, lab, lang),
                 "visibility": GRADESCOPE_VISIBILITY.get(test.visibility, "after_published"),
