@@ -74,7 +74,8 @@ def safe_incr(r, name: str, amount: int = 1) -> dict:
     Python) is a programming error: raise ``TypeError`` and write nothing.
 
     Use INCRBY (O(1)); Redis checks the value and refuses atomically, so do not predict the result
-    with GET first: another process can change the value between your GET and your INCRBY. redis-py raises ``redis.exceptions.ResponseError`` for each refusal; its message tells them
+    with GET first: another process can change the value between your GET and your INCRBY.
+    redis-py raises ``redis.exceptions.ResponseError`` for each refusal; its message tells them
     apart (``WRONGTYPE ...``, ``... would overflow``, ``value is not an integer or out of range``).
     Only after a refusal read what the key holds (GET or TYPE, O(1)), for the report.
     """
