@@ -16,8 +16,63 @@ def test_result_is_a_dict_with_three_fields(lab, redis):
     want = {"allowed": True, "remaining": 4, "retry_after_ms": 0}
     for name in ("fixed_window", "sliding_window", "token_bucket"):
         d = getattr(lab, name)("shape", [[5, MIN]], 1, T0)
-        assert isinstance(d, dict) and d == want, _("{name}: expected {want}, saw {seen}").format(
-            name=name, want=want, seen=d)
+        assert isinstance(d, dict) and d == want and d["allowed"] is True, _(
+            "{name}: expected {want}, saw {seen}").format(name=name, want=want, seen=d)
+
+
+@points(1)
+@hint("limit-then-deny")
+def test_fixed_window_allows_the_limit_then_denies(lab, redis):
+    """The fixed window allows the limit, then denies with the right wait"""
+    got = [lab.fixed_window("alice", [[3, MIN]], 1, T0 + 1000) for _ in range(4)]
+    assert [d["allowed"] for d in got] == [True, True, True, False]
+    assert [d["remaining"] for d in got] == [2, 1, 0, 0]
+    assert got[3]["retry_after_ms"] == MIN - 1000
+
+
+@points(1)
+@hint("limit-then-deny")
+def test_sliding_window_allows_the_limit_then_denies(lab, redis):
+    """The sliding window allows the limit, then denies with the right wait"""
+    got = [lab.sliding_window("alice", [[3, MIN]], 1, T0 + 1000 * i) for i in range(4)]
+    assert [d["allowed"] for d in got] == [True, True, True, False]
+    assert [d["remaining"] for d in got] == [2, 1, 0, 0]
+    assert got[3]["retry_after_ms"] == MIN - 3000
+
+
+@points(1)
+@hint("limit-then-deny")
+def test_token_bucket_allows_the_limit_then_denies(lab, redis):
+    """The token bucket allows the limit, then denies with the right wait"""
+    got = [lab.token_bucket("alice", [[5, MIN]], 1, T0) for _ in range(6)]
+    assert [d["allowed"] for d in got] == [True] * 5 + [False]
+    assert [d["remaining"] for d in got] == [4, 3, 2, 1, 0, 0]
+    assert got[5]["retry_after_ms"] == MIN // 5
+
+
+@points(1)
+@hint("cost")
+def test_a_request_takes_its_cost_and_a_denied_one_takes_nothing(lab, redis):
+    """A request takes its cost and a denied one takes nothing"""
+    f = lambda cost: lab.fixed_window("bulk", [[10, MIN]], cost, T0 + 1000)  # noqa: E731
+    assert f(4) == {"allowed": True, "remaining": 6, "retry_after_ms": 0}
+    assert f(4) == {"allowed": True, "remaining": 2, "retry_after_ms": 0}
+    assert f(3) == {"allowed": False, "remaining": 2, "retry_after_ms": MIN - 1000}
+    assert f(2) == {"allowed": True, "remaining": 0, "retry_after_ms": 0}   # the denied 3 took nothing
+
+
+@points(1)
+@hint("all-limits")
+def test_every_limit_must_allow(lab, redis):
+    """A request is allowed only when every limit has room"""
+    limits = [[3, 1000], [5, MIN]]                 # 3 per second and 5 per minute
+    f = lambda t: lab.fixed_window("pair", limits, 1, T0 + t)  # noqa: E731
+    assert [f(0)["allowed"] for _ in range(3)] == [True, True, True]
+    assert f(10) == {"allowed": False, "remaining": 0, "retry_after_ms": 990}     # the second is full
+    assert f(1000) == {"allowed": True, "remaining": 1, "retry_after_ms": 0}      # the minute has 1 left
+    assert f(1001) == {"allowed": True, "remaining": 0, "retry_after_ms": 0}
+    assert f(2000) == {"allowed": False, "remaining": 0, "retry_after_ms": MIN - 2000}  # the minute is full
+
 
 PAUSE_LUA = """
 local t = redis.call('TIME')
