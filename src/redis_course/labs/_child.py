@@ -213,6 +213,9 @@ def serve_forks(sock_fd: int) -> None:
                 if "exec" in cfg:  # bubblewrap: the descriptors at the numbers its command line names
                     import fcntl
 
+                    if cfg.get("cgroup"):
+                        iso.join_cgroup(cfg["cgroup"])
+
                     high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 512) for fd in fds]
                     for src, dst in zip(high, wanted):
                         os.dup2(src, dst, inheritable=True)
@@ -231,6 +234,8 @@ def run(cfg: dict) -> None:
     sys.dont_write_bytecode = True
     from redis_course.labs import isolation as iso
 
+    if cfg.get("cgroup"):  # before anything else: every process from here on is in it
+        iso.join_cgroup(cfg["cgroup"])
     root = cfg.get("mode", "namespaces" if cfg.get("isolate") else "none") == "namespaces" and os.geteuid() == 0
     if root:
         uid, gid = _isolate(cfg)

@@ -20,7 +20,7 @@ def _limits(args: argparse.Namespace):
     from .sandbox import Limits
 
     kw = {}
-    for name in ("call_timeout_s", "memory_mb", "cpu_s"):
+    for name in ("call_timeout_s", "memory_mb", "cpu_s", "lab_budget_s"):
         v = getattr(args, name, None)
         if v is not None:
             kw[name] = v
@@ -168,6 +168,8 @@ def add_lab_commands(sub) -> None:
     g.add_argument("--call-timeout", dest="call_timeout_s", type=float, help="seconds per function call")
     g.add_argument("--memory-mb", dest="memory_mb", type=int, help="address-space limit of student code")
     g.add_argument("--cpu-s", dest="cpu_s", type=float, help="CPU seconds per student process")
+    g.add_argument("--lab-budget", dest="lab_budget_s", type=float,
+                   help="seconds all calls of one lab may take together (default 60)")
     g.add_argument("--no-progress", action="store_true")
     g.add_argument("--no-isolation", action="store_true",
                    help="grade even where student code cannot be isolated (not root and no bubblewrap)")

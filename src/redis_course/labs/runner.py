@@ -102,7 +102,9 @@ def _status(tests: list[TestResult], import_error: str | None) -> str:
 
 
 def wall_timeout(lab: Lab, limits: Limits, n_tests: int) -> float:
-    return 30 + limits.start_timeout_s + n_tests * (limits.call_timeout_s * 3 + 5)
+    """The whole run's limit: student code is held to ``lab_budget_s`` by the sandbox; this adds the
+    grader's own work (server, collection, a restart or two) and covers a grader that hangs."""
+    return 60 + limits.start_timeout_s + limits.lab_budget_s + n_tests * 2
 
 
 def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] = ("public",),
@@ -179,8 +181,13 @@ MODES = {"namespaces": "namespaces as root (own mounts, PIDs, network, uid)",
 
 def describe(mode: str, limits: Limits) -> str:
     """The grading log's first line: how student code was isolated and limited."""
-    return f"isolation: {MODES.get(mode, mode)}; limits: rlimits (CPU {limits.cpu_s:g} s, address space " \
-           f"{limits.memory_mb} MiB, {limits.nproc} processes)"
+    cg = iso.cgroup_version()
+    how = (f"cgroup {cg} (memory {limits.memory_mb} MiB, {limits.nproc} processes, one CPU) and rlimits"
+           if cg else f"rlimits only, no writable cgroup (address space {limits.memory_mb} MiB, "
+                      f"{limits.nproc} processes)")
+    scratch = f", writable space tmpfs {limits.tmp_mb} MiB" if mode != "none" else ""
+    return (f"isolation: {MODES.get(mode, mode)}; limits: {how}, CPU {limits.cpu_s:g} s{scratch}; "
+            f"time: {limits.call_timeout_s:g} s per call, {limits.lab_budget_s:g} s for the lab")
 
 
 def _private_write(path: Path, text: str) -> None:

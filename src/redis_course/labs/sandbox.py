@@ -53,6 +53,7 @@ class Limits:
     nofile: int = 64               # open files
     max_message: int = 1 << 20     # largest reply accepted, bytes
     tmp_mb: int = 64               # writable space (a tmpfs) when isolated
+    lab_budget_s: float = 60.0     # wall time all calls of one lab's run may take together
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -99,6 +100,54 @@ def make_run_dir(prefix: str = "course-grade-") -> Path:
 
 
 _ids = itertools.count(1)
+
+
+class Budget:
+    """The wall time one lab's run may spend in student code (calls and imports), whatever the
+    number of calls: time counts while at least one call is under way (calls at once count once).
+    One per grading process: a run is one process."""
+
+    def __init__(self, seconds: float) -> None:
+        import threading
+
+        self.seconds, self.used, self.active, self.since = seconds, 0.0, 0, 0.0
+        self._lock = threading.Lock()
+
+    def left(self) -> float:
+        with self._lock:
+            busy = time.monotonic() - self.since if self.active else 0.0
+            return self.seconds - self.used - busy
+
+    def __enter__(self) -> "Budget":
+        with self._lock:
+            if self.active == 0:
+                self.since = time.monotonic()
+            self.active += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self.active -= 1
+            if self.active == 0:
+                self.used += time.monotonic() - self.since
+
+
+_budgets: dict[float, Budget] = {}
+
+
+def process_budget(seconds: float) -> Budget:
+    """This process's budget (a grading process runs one lab for one student)."""
+    if seconds not in _budgets:
+        _budgets[seconds] = Budget(seconds)
+    return _budgets[seconds]
+
+
+class BudgetExhausted(StudentTimeout):
+    """The lab's time budget ran out: no more student code runs in this run."""
+
+    def __init__(self, function: str, seconds: float) -> None:
+        super().__init__(function, seconds)
+        self.args = (f"{function}: the lab's time budget of {seconds:g} s for all calls ran out",)
 
 FORK_BOOT = ("import sys; sys.path[:0] = sys.argv[1].split(':'); "
              "from redis_course.labs._child import serve_forks; serve_forks(int(sys.argv[2]))")
@@ -186,6 +235,7 @@ class Sandbox:
     isolate: bool | str | None = None  # a mode (namespaces, bwrap, none), False: none; default: the machine's
     hide: tuple[str, ...] = ()     # folders the child must not see (repository, submissions, outputs)
     forkserver: ForkServer | None = None  # fork instead of starting an interpreter (faster)
+    budget: Budget | None = None   # default: this process's (see :func:`process_budget`)
 
     def __post_init__(self) -> None:
         self.proc: subprocess.Popen | None = None
@@ -202,6 +252,9 @@ class Sandbox:
         else:
             self.mode = iso.mode(bool(self.isolate))
         self.isolate = self.mode != "none"
+        if self.budget is None:
+            self.budget = process_budget(self.limits.lab_budget_s)
+        self.cgroup: iso.CGroup | None = None
 
     # -- life cycle ------------------------------------------------------------------------------
     def spawn(self) -> None:
@@ -225,6 +278,9 @@ class Sandbox:
             "keep": [k for k in (str(self.workdir), sock_dir, *python_paths()) if k],
         }
         fds = [req_r, resp_w, out_w]
+        self.cgroup = _new_cgroup(self.limits)
+        if self.cgroup is not None:
+            cfg["cgroup"] = self.cgroup.procs_files
         if self.mode == "bwrap":
             inner = [sys.executable, "-I", "-S", "-c", BOOT, import_path(), json.dumps(cfg)]
             cfg = {**cfg, "exec": iso.bwrap_command(
@@ -250,10 +306,17 @@ class Sandbox:
             return
         if self.proc is None:
             self.spawn()
+        left = self.budget.left()
+        if left <= 0:
+            self.kill()
+            raise BudgetExhausted("", self.limits.lab_budget_s)
         try:
-            msg = self._read(time.monotonic() + self.limits.start_timeout_s, "")
+            with self.budget:
+                msg = self._read(time.monotonic() + min(self.limits.start_timeout_s, left), "")
         except StudentTimeout:
             self.kill()
+            if left < self.limits.start_timeout_s:
+                raise BudgetExhausted("", self.limits.lab_budget_s) from None
             self.import_failure = StudentImportError("", f"the module did not load within "
                                                          f"{self.limits.start_timeout_s:g} s")
             raise self.import_failure from None
@@ -304,6 +367,9 @@ class Sandbox:
                 proc.wait(5)
             except subprocess.TimeoutExpired:
                 pass
+        if self.cgroup is not None:  # whatever is left in it, however it got away
+            self.cgroup.remove()
+            self.cgroup = None
         if self.workdir is not None:
             self._last_output = self.output_tail()
             shutil.rmtree(self.workdir, ignore_errors=True)
@@ -331,10 +397,17 @@ class Sandbox:
             self.kill()
             raise StudentCrash(fn, "the student's process had ended") from None
         timeout = self.limits.call_timeout_s if timeout is None else timeout
+        left = self.budget.left()
+        if left <= 0:
+            self.kill()
+            raise BudgetExhausted(fn, self.limits.lab_budget_s)
         try:
-            msg = self._read(time.monotonic() + timeout, fn)
+            with self.budget:
+                msg = self._read(time.monotonic() + min(timeout, left), fn)
         except StudentTimeout:
             self.kill()
+            if left < timeout:
+                raise BudgetExhausted(fn, self.limits.lab_budget_s) from None
             raise StudentTimeout(fn, timeout) from None
         except StudentCrash:
             self.kill()
@@ -411,6 +484,16 @@ class Sandbox:
             return os.read(fd, limit).decode("utf-8", "replace")
         finally:
             os.close(fd)
+
+
+def _new_cgroup(limits: Limits) -> "iso.CGroup | None":
+    """A cgroup with the process limits, where this machine lets the grader make one (else rlimits)."""
+    if iso.cgroup_version() is None:
+        return None
+    try:
+        return iso.CGroup(f"sb-{os.getpid()}-{secrets.token_hex(6)}", limits.memory_mb, limits.nproc)
+    except OSError:
+        return None
 
 
 def _exit_reason(code: int | None) -> str:

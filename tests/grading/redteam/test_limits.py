@@ -1,0 +1,101 @@
+"""Findings: per-student limits were rlimits of one process, writable space was the grader's disk,
+and time was limited per call only.
+
+* A submission whose every call sleeps just under the per-call timeout held a grading worker for
+  minutes and ended ``ok``: now all calls of a lab's run share a wall-time budget, and running out
+  is ``timeout``.
+* Memory and processes: where the grader may make cgroups (v1 or v2) each student's process tree
+  gets one with the memory and process limits; elsewhere rlimits, and the grading log's first line
+  says which.
+* Writable space is a size-limited tmpfs (work folder and /tmp) on the isolated paths, so a
+  submission cannot fill the disk with files under the per-file limit.
+
+Each test runs on every grading path this machine can run (see ``redteam_paths.py``).
+"""
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from redis_course.labs import isolation
+
+sys.path.insert(0, str(Path(__file__).parent))
+from redteam_paths import PATHS, grade_cli, skip_unless_possible  # noqa: E402
+from test_paths import _checkout_copy  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+HERE = Path(__file__).parent
+BUDGET_S = 8
+TMP_MB = 64
+
+
+@pytest.fixture(scope="module", params=PATHS)
+def graded(request):
+    """The three submissions graded once per path (call timeout 3 s, lab budget 8 s)."""
+    path = request.param
+    skip_unless_possible(path)
+    shared = Path(tempfile.mkdtemp(prefix="course-redteam-limits-"))
+    os.chmod(shared, 0o755)
+    _checkout_copy(shared / "checkout")
+    for name in ("sleep_under_timeout", "fill_disk", "cgroup_probe"):
+        d = shared / "submissions" / name / "00-demo"
+        d.mkdir(parents=True)
+        shutil.copy(HERE / "lab00" / f"{name}.py", d / "lab.py")
+    started = time.monotonic()
+    res = grade_cli(path, shared / "submissions", shared / "results", "--lab-budget", str(BUDGET_S),
+                    env={"PYTHONPATH": str(shared / "checkout" / "src"), "COURSE_ROOT": str(shared / "checkout")})
+    seconds = time.monotonic() - started
+    assert res.returncode in (0, 1), res.stderr[-2000:]
+    out = shared / "results"
+    with open(out / "grades.csv", newline="", encoding="utf-8-sig") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    feedback = {name: (out / "feedback" / f"{name}.md").read_text(encoding="utf-8") for name in rows}
+    log = out / "logs" / "students" / "sleep_under_timeout" / "00-demo.log"
+    yield {"path": path, "rows": rows, "feedback": feedback, "seconds": seconds,
+           "log": log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""}
+    shutil.rmtree(shared, ignore_errors=True)
+
+
+def test_calls_under_the_timeout_run_out_of_the_labs_budget(graded):
+    row = graded["rows"]["sleep_under_timeout"]
+    assert row["status"] == "timeout", row
+    assert float(row["points"]) == 0
+    # two labs' worth of runs (the reference and three students on two workers): the budget, not
+    # a per-call timeout times the number of calls, bounds each
+    assert graded["seconds"] < 240, f"grading took {graded['seconds']:.0f} s"
+
+
+def test_the_log_says_which_isolation_and_limits_were_used(graded):
+    first = graded["log"].splitlines()[0] if graded["log"] else ""
+    assert first.startswith("isolation: "), graded["log"][:500]
+    assert ("cgroup v" in first) == (graded["path"] == "namespaces" and isolation.cgroup_version() is not None) \
+        or graded["path"] != "namespaces", first
+    assert ("rlimits only" in first) or ("cgroup v" in first), first
+
+
+def test_writable_space_is_a_size_limited_tmpfs(graded):
+    if graded["path"] == "none":
+        pytest.skip("--no-isolation: the work folder is on the grader's disk, limited per file only")
+    text = graded["feedback"]["fill_disk"]
+    wrote = [line for line in text.splitlines() if line.startswith("fill_disk wrote")]
+    assert wrote, text[-1500:]
+    mib = int(wrote[-1].split()[2])
+    assert mib <= 2 * TMP_MB, f"wrote {mib} MiB"
+
+
+def test_memory_and_processes_are_limited_by_a_cgroup(graded):
+    if graded["path"] != "namespaces" or isolation.cgroup_version() is None:
+        pytest.skip("no cgroup the grader may write here (not root, none delegated): rlimits, said in the log")
+    text = graded["feedback"]["cgroup_probe"]
+    probe = [line for line in text.splitlines() if line.startswith("cgroup ")]
+    assert probe, text[-1500:]
+    _, mem, pids = probe[-1].split()
+    assert mem == str(1024 << 20) and pids == "32", probe[-1]
