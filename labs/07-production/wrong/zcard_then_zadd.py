@@ -14,5 +14,6 @@ def acquire(r, name, holder, limit, lease_ms):
     if held >= int(limit):
         return False
     r.zadd(key, {holder: now + int(lease_ms)})
-    r.pexpire(key, int(lease_ms), gt=True)
+    if r.pttl(key) < int(lease_ms):
+        r.pexpire(key, int(lease_ms))
     return True
