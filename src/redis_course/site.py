@@ -9,14 +9,16 @@ a Russian stemmer for Russian, jieba-segmented Chinese for Chinese, and results 
 from __future__ import annotations
 
 import functools
+import gzip
 import http.server
+import io
 import os
 import re
-import shutil
 import socketserver
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import yaml
@@ -193,13 +195,29 @@ def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = N
     if "ru" in langs:
         fold_yo(out / "ru" / "search" / "search_index.json")
     from .charts import FONT_FILE
+    from .webfont import write_web_font
 
     for lang in langs:  # Chinese glyphs for a machine without a CJK font (course.css, @font-face)
-        (out / lang / "assets" / "fonts").mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(FONT_FILE, out / lang / "assets" / "fonts" / FONT_FILE.name)
+        drop_source_maps(out / lang)
+        write_web_font(FONT_FILE, out / lang)
     (out / "index.html").write_text(ROOT_INDEX, encoding="utf-8")
     (out / "sitemap.xml").write_text(sitemap_index(base_url(site_url), langs), encoding="utf-8")
     return out
+
+
+_SOURCE_MAP_COMMENT = re.compile(rb"\n?(?://# sourceMappingURL=[^\n]*|/\*# sourceMappingURL=[^*]*\*/)\s*$")
+
+
+def drop_source_maps(site_lang_dir: Path) -> None:
+    """Delete Material's ``*.map`` files (3.9 MB over three languages, for debugging its own bundle)
+    and the comments that point to them, so a published site ships only what readers load."""
+    for path in site_lang_dir.rglob("*.map"):
+        path.unlink()
+    for path in list(site_lang_dir.rglob("*.js")) + list(site_lang_dir.rglob("*.css")):
+        data = path.read_bytes()
+        stripped = _SOURCE_MAP_COMMENT.sub(b"\n", data)
+        if stripped != data:
+            path.write_bytes(stripped)
 
 
 def sitemap_index(base: str, langs=LANGS) -> str:
@@ -231,9 +249,52 @@ class SiteBuildError(RuntimeError):
     pass
 
 
+# Text a browser loads (pages, styles, scripts, the search index, SVG icons): sent gzip-compressed when
+# the browser accepts it, a third to a sixth of its size (a static host such as GitHub Pages does the same).
+COMPRESSIBLE = {".html", ".css", ".js", ".mjs", ".json", ".svg", ".xml", ".txt", ".ipynb", ".py", ".wasm"}
+_GZIP_CACHE: dict[tuple[str, int, int], bytes] = {}  # (path, mtime_ns, size) → gzip body; each file compressed once
+_GZIP_LOCK = threading.Lock()
+
+
+def gzipped(path: Path) -> bytes:
+    """``path`` gzip-compressed (level 6), from the cache while the file is unchanged: O(file size) once."""
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    with _GZIP_LOCK:
+        body = _GZIP_CACHE.get(key)
+    if body is None:
+        body = gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)
+        with _GZIP_LOCK:
+            for old in [k for k in _GZIP_CACHE if k[0] == key[0]]:
+                del _GZIP_CACHE[old]
+            _GZIP_CACHE[key] = body
+    return body
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, fmt: str, *args) -> None:  # keep the terminal readable
         pass
+
+    def send_head(self):
+        """Material's pages, scripts and search index gzip-compressed when the browser accepts gzip."""
+        accepts = "gzip" in self.headers.get("Accept-Encoding", "")
+        url_path = self.path.split("?", 1)[0].split("#", 1)[0]
+        target = Path(self.translate_path(self.path))
+        if target.is_dir() and url_path.endswith("/"):
+            target = target / "index.html"
+        if not accepts or target.suffix not in COMPRESSIBLE or not target.is_file():
+            return super().send_head()
+        try:
+            body = gzipped(target)
+        except OSError:
+            return super().send_head()
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(target)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Vary", "Accept-Encoding")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
 
     def end_headers(self) -> None:
         self.send_header("Cache-Control", "no-store")
