@@ -12,3 +12,16 @@ window.addEventListener("click", function (ev) {
   target.hash = id && document.getElementById(id) ? location.hash : "";
   link.href = target.href;
 }, true);
+
+/* Material asks for a sitemap.xml beside every <link rel="alternate"> when the page loads, to rewrite
+   the language links (which the handler above makes unnecessary).  The course's alternates are the
+   same page in each language (site_hooks.py), with no sitemap beside them: four requests a page that
+   fail and log errors.  They are hidden from the theme's one look-up, made when the document is
+   loaded (its listener was added first), and are back right after, for search engines. */
+(function () {
+  var alternates = document.querySelectorAll("link[rel=alternate][hreflang]");
+  alternates.forEach(function (link) { link.setAttribute("rel", "x-course-alternate"); });
+  document.addEventListener("DOMContentLoaded", function () {
+    alternates.forEach(function (link) { link.setAttribute("rel", "alternate"); });
+  }, {once: true});
+})();
