@@ -127,8 +127,10 @@ def _verbose_lines(group: list[TestResult]) -> list[str]:
         if x.passed or x.outcome == "skipped":
             continue
         lines = (x.message or "").strip().splitlines()
-        if len(group) > 1 or len(lines) > 1:
+        if len(group) > 1:  # every case, by name
             out += [f"      {x.name}:"] + [f"        {ln}" for ln in lines]
+        else:  # the first line is on the test's line already
+            out += [f"      {ln}" for ln in lines[1:]]
     return out
 
 

@@ -231,7 +231,8 @@ def _assertion_source(excinfo) -> str | None:
 
 
 def _student_traceback(exc: StudentError) -> list[str]:
-    return [ln for ln in exc.traceback.strip().splitlines()[1:] if ln.strip()][-6:]
+    """The student's lines the error went through (``line 14, in count_view: return ...``), for --verbose."""
+    return [ln for ln in exc.traceback.strip().splitlines() if ln.strip()][-6:]
 
 
 def _describe(exc: BaseException, excinfo=None) -> tuple[str, str | None]:

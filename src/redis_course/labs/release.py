@@ -7,12 +7,14 @@ What changes on the way out:
   solution.py, starter.py, tests/hidden/ or wrong/.
 * the catalogs (``locale/*/LC_MESSAGES/*.po``): an entry used only by files that stay behind (hidden
   tests, solutions, known-wrong code, the starters' docstrings, already in lab.py) is dropped, and
-  no entry names such a file, so a hidden test's title or message never ships, in any language.
+  no entry names such a file, and a fuzzy entry's string (a guess Babel copied from a similar entry,
+  never shown) is emptied, so a hidden test's title or message never ships, in any language.
 * notebooks: cells tagged ``solution`` are dropped (sources ``notebooks/*.py`` and ``*.ipynb``);
   every other cell keeps its outputs, which the lesson needs.
 * pages (``*.md``): ``<!-- BEGIN SOLUTION -->`` … ``<!-- END SOLUTION -->`` blocks are dropped.
 * ``.py`` files under notebooks/: ``# BEGIN SOLUTION`` regions become NotImplementedError, as in labs.
 * instructor-only: tests/grading/ (red-team submissions, leak tests), bench/grading_bench.py, the
+  mutation bench and its list of equivalent mutants (diffs of the solutions), labs/README.md, the
   instructor's README.md and CI workflows (.github/), and everything git ignores or builds (.git,
   .venv, build/, site/, caches).
 * added (:mod:`.edition`): a README for students, ``edition.json`` (``{"edition": "student"}``: the
@@ -41,7 +43,8 @@ from .starter import BEGIN, make_starter, translate_docstrings
 
 SKIP_TOP = {".git", ".venv", "build", "site", "test-artifacts", ".pytest_cache", "node_modules", ".ci-cache"}
 SKIP_NAMES = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".DS_Store"}
-INSTRUCTOR_ONLY = {"tests/grading", "bench/grading_bench.py", "README.md", "labs/README.md", ".github"}
+INSTRUCTOR_ONLY = {"tests/grading", "bench/grading_bench.py", "README.md", "labs/README.md", ".github",
+                   "bench/mutation_bench.py", "bench/mutation_equivalent.txt"}  # mutants are diffs of solutions
 LAB_PRIVATE = {"solution.py", "starter.py", "wrong", "tests/hidden"}
 MD_SOLUTION = re.compile(r"[ \t]*<!--\s*BEGIN SOLUTION\s*-->.*?<!--\s*END SOLUTION\s*-->[ \t]*\n?", re.S)
 GENERATED_MD = re.compile(r"^docs/[^/]+/[^/]+/(notebook\.md|notebook_files/.*|.*\.ipynb)$")
@@ -156,6 +159,20 @@ def _private_location(path: str) -> bool:
     return _lab_private(path) or _skipped(path)
 
 
+def _blank_strings(lines: list[str]) -> list[str]:
+    out, in_str = [], False
+    for ln in lines:
+        if ln.startswith("msgstr"):
+            out.append(ln.split(" ", 1)[0] + ' ""')
+            in_str = True
+        elif in_str and ln.startswith('"'):
+            continue
+        else:
+            out.append(ln)
+            in_str = False
+    return out
+
+
 def strip_catalog(text: str) -> str:
     """A .po file without the entries only private files use, and without naming those files."""
     out = []
@@ -170,6 +187,8 @@ def strip_catalog(text: str) -> str:
         if files and not public:
             continue  # used only by hidden tests, solutions, wrong/ or starters (already in lab.py)
         kept = [ln for ln in lines if not ln.startswith("#: ")]
+        if any(ln.startswith("#,") and "fuzzy" in ln for ln in kept):
+            kept = _blank_strings(kept)  # a fuzzy string is a guess copied from another entry: maybe a hidden one
         at = next((i for i, ln in enumerate(kept) if not ln.startswith("#")), len(kept))
         kept[at:at] = [f"#: {f}" for f in sorted(set(public))]
         out.append("\n".join(kept))
