@@ -101,10 +101,11 @@ def base_url(site_url: str | None = None) -> str:
 
 
 def write_config(lang: str, site_dir: Path | None = None, config_dir: Path | None = None,
-                 site_url: str | None = None) -> Path:
+                 site_url: str | None = None, console: dict | None = None) -> Path:
     """Write ``mkdocs.<lang>.yml`` into ``config_dir`` (default ``build/``); paths in it are relative
     to that folder.  The site goes to ``site_dir`` (default ``site/<lang>``), published at
-    ``base_url(site_url) + lang + "/"`` (canonical links, sitemap, hreflang alternates)."""
+    ``base_url(site_url) + lang + "/"`` (canonical links, sitemap, hreflang alternates).  ``console`` is the
+    browser console's manifest (:func:`redis_course.webconsole.assets.prepare`); without it, no console."""
     config_dir = Path(config_dir or paths.BUILD)
     config_dir.mkdir(parents=True, exist_ok=True)
 
@@ -121,8 +122,11 @@ def write_config(lang: str, site_dir: Path | None = None, config_dir: Path | Non
         "theme": {"language": lang, "custom_dir": rel(paths.ROOT / "overrides")},
         "plugins": [{"search": _search(lang, config_dir)}],
         "nav": nav(lang),
-        "hooks": [rel(Path(__file__).with_name("site_hooks.py")), rel(Path(__file__).with_name("mkdocs_hooks.py"))],
+        "hooks": [rel(Path(__file__).with_name("site_hooks.py")), rel(Path(__file__).with_name("mkdocs_hooks.py")),
+                  rel(Path(__file__).parent / "webconsole" / "hook.py")],
     }
+    if console:
+        cfg["extra"] = {"console": console}
     out = config_dir / f"mkdocs.{lang}.yml"
     out.write_text(yaml.safe_dump(cfg, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return out
@@ -169,15 +173,18 @@ def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = N
     """Build ``<site_dir>/<lang>/`` for each language with ``mkdocs build`` (``--strict``: warnings
     fail) and the root ``index.html`` that sends readers to their language.  ``site_dir`` defaults to
     ``site/``; another folder (tests build into a temporary one) leaves ``site/`` and ``build/`` alone."""
+    from .webconsole import assets
+
     out = Path(site_dir) if site_dir else paths.SITE
     out.mkdir(parents=True, exist_ok=True)
+    console = assets.prepare(log=log)  # the browser console's runtime (None: built without consoles)
     with tempfile.TemporaryDirectory(prefix="course-mkdocs-") as tmp:
         procs = {}
         for lang in langs:  # the languages are independent: build them side by side
             if site_dir:
-                cfg = write_config(lang, site_dir=out / lang, config_dir=Path(tmp), site_url=site_url)
+                cfg = write_config(lang, site_dir=out / lang, config_dir=Path(tmp), site_url=site_url, console=console)
             else:
-                cfg = write_config(lang, site_url=site_url)
+                cfg = write_config(lang, site_url=site_url, console=console)
             # No -q: it raises mkdocs' log level to ERROR, and --strict then never sees a warning.
             cmd = [sys.executable, "-m", "mkdocs", "build", "-f", str(cfg)] + (["--strict"] if strict else [])
             procs[lang] = subprocess.Popen(cmd, cwd=paths.ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -200,6 +207,10 @@ def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = N
     for lang in langs:  # Chinese glyphs for a machine without a CJK font (course.css, @font-face)
         drop_source_maps(out / lang)
         write_web_font(FONT_FILE, out / lang)
+    if console:
+        assets.install(out, console)
+    else:
+        shutil.rmtree(out / assets.SITE_FOLDER, ignore_errors=True)
     (out / "index.html").write_text(ROOT_INDEX, encoding="utf-8")
     (out / "sitemap.xml").write_text(sitemap_index(base_url(site_url), langs), encoding="utf-8")
     return out
@@ -271,6 +282,9 @@ def gzipped(path: Path) -> bytes:
     return body
 
 
+CONSOLE_FOLDER = "console"  # webconsole.assets.SITE_FOLDER (not imported: serving needs no console code)
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, fmt: str, *args) -> None:  # keep the terminal readable
         pass
@@ -296,8 +310,14 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         self.end_headers()
         return io.BytesIO(body)
 
+
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
+                      ".mjs": "text/javascript", ".wasm": "application/wasm", ".whl": "application/zip"}
+
     def end_headers(self) -> None:
-        self.send_header("Cache-Control", "no-store")
+        # the console's runtime has versioned or content-hashed names: browsers keep it; pages are always fresh
+        immutable = self.path.startswith(f"/{CONSOLE_FOLDER}/")
+        self.send_header("Cache-Control", "public, max-age=31536000, immutable" if immutable else "no-store")
         super().end_headers()
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:

@@ -1,0 +1,201 @@
+"""The console's runtime in the built site: Pyodide from npm, three wheels from PyPI, the course's Python.
+
+Everything is pinned by version and checksum, downloaded once into the cache
+(``$COURSE_CACHE``, else ``$XDG_CACHE_HOME/redis-course``, else ``~/.cache/redis-course``), verified,
+and copied into ``site/console/`` by :func:`install`; the pages of every language share that copy.
+File names carry a version or a content hash, so a host may let browsers cache them for ever.
+
+* npm ``pyodide`` — CPython compiled to WebAssembly with its standard library (no packages);
+* PyPI ``fakeredis``, ``redis``, ``sortedcontainers`` — pure-Python wheels, the versions the course
+  locks, loaded by ``pyodide.loadPackage`` from the site itself (no micropip, no CDN);
+* ``course-<hash>.zip`` — :mod:`redis_course.transcripts` (the formatter the page tests use),
+  :mod:`redis_course.compat` and :mod:`.session`, so the browser prints what the tests check;
+* ``worker-<hash>.mjs`` — the Web Worker that runs them.
+
+Without network (or with ``COURSE_CONSOLE=0``) :func:`prepare` returns ``None`` and one sentence, and
+the site is built without consoles.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import os
+import shutil
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..l10n import _
+
+PYODIDE_VERSION = "314.0.7"
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One file from a registry: where it is, and the checksum it must have (``algo``, hex or base64)."""
+
+    name: str
+    url: str
+    algo: str
+    digest: str
+
+    def matches(self, data: bytes) -> bool:
+        h = hashlib.new(self.algo, data)
+        return self.digest in (h.hexdigest(), base64.b64encode(h.digest()).decode())
+
+
+# npm's dist.integrity of pyodide@314.0.7 (`npm view pyodide@314.0.7 dist.integrity`)
+PYODIDE = Artifact(
+    f"pyodide-{PYODIDE_VERSION}.tgz", f"https://registry.npmjs.org/pyodide/-/pyodide-{PYODIDE_VERSION}.tgz", "sha512",
+    "0YvXxEhfEdpLfb/XkM2BFAeMROq0iMUX2bzzH9pOttyMcWkwq+HbE5uyuGD82LN7y2q+SNvi/6V5JEsOlD2R1A==")
+# PyPI's sha256 of each wheel; the versions are requirements/all.txt's
+WHEELS = (
+    Artifact("fakeredis-2.41.0-py3-none-any.whl",
+             "https://files.pythonhosted.org/packages/3a/47/1a20be7813c4f079b478d9d2c54fcfc4178062a3acd028dd289cdced3904/"
+             "fakeredis-2.41.0-py3-none-any.whl", "sha256",
+             "9a2bb58889e8bf646b991324ac4d226a3ae74a3bdde7b6e533c7072c853f236e"),
+    Artifact("redis-8.1.0-py3-none-any.whl",
+             "https://files.pythonhosted.org/packages/66/9d/c5731f6e3608663d4d3656fd8d3aecee8b509c3082818f5a13eae925baea/"
+             "redis-8.1.0-py3-none-any.whl", "sha256",
+             "a4fe1aac3d3b3cc791d4b3d5931c5a956045dc951ee74d1c913ee3ac4d2ee9fb"),
+    Artifact("sortedcontainers-2.4.0-py2.py3-none-any.whl",
+             "https://files.pythonhosted.org/packages/32/46/9cb0e58b2deb7f82b84065f37f3bffeb12413f947f9388e4cac22c4621ce/"
+             "sortedcontainers-2.4.0-py2.py3-none-any.whl", "sha256",
+             "a163dcaede0f1c021485e957a39245190e74249897e2ae4b2aa38595db237ee0"),
+)
+# what the browser needs from the npm package (the rest is types, source maps and demo pages)
+RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+PACKAGE = Path(__file__).resolve().parents[1]  # src/redis_course
+# the course's modules the browser runs (redis_course/__init__.py there is empty: it would import the world)
+COURSE_MODULES = ("compat.py", "transcripts.py", "webconsole/__init__.py", "webconsole/session.py")
+WORKER = Path(__file__).with_name("worker.mjs")
+SITE_FOLDER = "console"
+TIMEOUT = 30  # seconds without a byte before a download is given up
+
+
+class Unavailable(RuntimeError):
+    """The runtime cannot be had (no network, a checksum that does not match): no consoles."""
+
+
+def cache_dir() -> Path:
+    if os.environ.get("COURSE_CACHE"):
+        return Path(os.environ["COURSE_CACHE"])
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "redis-course"
+
+
+def fetch(artifact: Artifact, cache: Path | None = None) -> Path:
+    """The verified file in the cache, downloaded first when missing or corrupt."""
+    folder = (cache or cache_dir()) / "console"
+    path = folder / artifact.name
+    if path.is_file() and artifact.matches(path.read_bytes()):
+        return path
+    try:
+        with urllib.request.urlopen(artifact.url, timeout=TIMEOUT) as resp:
+            data = resp.read()
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise Unavailable(_("{url} could not be downloaded ({reason})", url=artifact.url, reason=reason)) from None
+    if not artifact.matches(data):
+        raise Unavailable(_("{name} from {url} does not have the pinned checksum", name=artifact.name,
+                            url=artifact.url))
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=folder, delete=False) as tmp:
+        tmp.write(data)
+    os.replace(tmp.name, path)
+    return path
+
+
+def runtime_dir(cache: Path | None = None) -> Path:
+    """The runtime files, unpacked from the verified npm tarball into the cache once."""
+    tgz = fetch(PYODIDE, cache)
+    out = tgz.with_suffix("")  # .../console/pyodide-314.0.7
+    stamp = out / ".from"
+    if stamp.is_file() and stamp.read_text() == PYODIDE.digest and all((out / f).is_file() for f in RUNTIME_FILES):
+        return out
+    tmp = Path(tempfile.mkdtemp(dir=tgz.parent, prefix=".unpack-"))
+    try:
+        with tarfile.open(tgz) as tar:
+            for name in RUNTIME_FILES:
+                member = tar.getmember(f"package/{name}")
+                src = tar.extractfile(member)
+                if src is None:
+                    raise Unavailable(_("{name} lacks {file}", name=PYODIDE.name, file=name))
+                (tmp / name).write_bytes(src.read())
+        (tmp / ".from").write_text(PYODIDE.digest)
+        shutil.rmtree(out, ignore_errors=True)
+        os.replace(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def course_zip() -> bytes:
+    """The course's Python for the browser, as a zip to unpack on its ``sys.path`` (deterministic bytes)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        def add(name: str, data: bytes) -> None:
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, data)
+
+        add("redis_course/__init__.py", b'"""The course modules the browser console runs."""\n')
+        for rel in COURSE_MODULES:
+            add(f"redis_course/{rel}", (PACKAGE / rel).read_bytes())
+    return buf.getvalue()
+
+
+def _hashed(stem: str, data: bytes, suffix: str) -> str:
+    return f"{stem}-{hashlib.sha256(data).hexdigest()[:12]}{suffix}"
+
+
+def manifest(runtime: Path, wheels: list[Path]) -> dict:
+    """What the pages need to know: file names under ``console/`` and the bytes a first click loads."""
+    worker = WORKER.read_bytes()
+    course = course_zip()
+    files = [runtime / f for f in RUNTIME_FILES] + wheels
+    total = sum(p.stat().st_size for p in files) + len(worker) + len(course)
+    return {
+        "folder": SITE_FOLDER + "/",
+        "pyodide": f"pyodide-{PYODIDE_VERSION}/",
+        "wheels": [f"wheels/{p.name}" for p in wheels],
+        "course": _hashed("course", course, ".zip"),
+        "worker": _hashed("worker", worker, ".mjs"),
+        "bytes": total,
+        "_runtime": str(runtime),
+        "_wheels": [str(p) for p in wheels],
+    }
+
+
+def prepare(log=print, cache: Path | None = None) -> dict | None:
+    """The console's manifest with every file verified in the cache, or ``None`` (and one line logged)."""
+    if os.environ.get("COURSE_CONSOLE", "1") == "0":
+        log("[course] " + _("building the site without in-browser consoles (COURSE_CONSOLE=0)"))
+        return None
+    try:
+        runtime = runtime_dir(cache)
+        wheels = [fetch(w, cache) for w in WHEELS]
+    except (Unavailable, OSError, tarfile.TarError, KeyError) as exc:
+        log("[course] " + _("building the site without in-browser consoles: {reason}", reason=exc))
+        return None
+    return manifest(runtime, wheels)
+
+
+def install(site_root: Path, info: dict) -> Path:
+    """Copy the runtime, wheels, course zip and worker into ``site_root/console/``."""
+    out = Path(site_root) / SITE_FOLDER
+    shutil.rmtree(out, ignore_errors=True)
+    (out / info["pyodide"]).mkdir(parents=True)
+    (out / "wheels").mkdir()
+    for name in RUNTIME_FILES:
+        shutil.copyfile(Path(info["_runtime"]) / name, out / info["pyodide"] / name)
+    for wheel in info["_wheels"]:
+        shutil.copyfile(wheel, out / "wheels" / Path(wheel).name)
+    (out / info["course"]).write_bytes(course_zip())
+    shutil.copyfile(WORKER, out / info["worker"])
+    return out

@@ -1,0 +1,123 @@
+"""The browser console's Python and build steps, in CPython (tests/site/test_console.py drives it in Chromium).
+
+The session module is the one the browser runs: every transcript of every page replayed through it
+prints what the page shows, except the Lua examples, which get a note instead of a reply."""
+from __future__ import annotations
+
+import io
+import urllib.error
+import zipfile
+
+import pytest
+
+from redis_course import transcripts
+from redis_course.webconsole import assets, hook, strings
+from redis_course.webconsole.session import Session
+
+
+def _blocks():
+    for page in transcripts.pages():
+        yield from transcripts.find_blocks(page.read_text(encoding="utf-8"), str(page))
+
+
+def test_every_transcript_replays_as_the_page_shows_it():
+    replayed = 0
+    for block in _blocks():
+        results = Session().run_many([s.command for s in block.steps])
+        if any(r["note"] == "lua" for r in results):
+            continue
+        assert [r["lines"] for r in results] == [s.expected for s in block.steps], f"{block.path}:{block.line}"
+        replayed += 1
+    assert replayed > 90
+
+
+def test_lua_blocking_and_server_commands_get_a_note_not_a_reply():
+    s = Session()
+    for line, note in [('EVAL "return 1" 0', "lua"), ("EVALSHA abc 0", "lua"), ("SCRIPT LOAD x", "lua"),
+                       ("FCALL f 0", "lua"), ("BLPOP q 0", "blocking"), ("XREAD BLOCK 0 STREAMS s $", "blocking"),
+                       ("INFO", "server"), ("OBJECT ENCODING k", "server"), ("WAIT 1 0", "server")]:
+        r = s.run(line)
+        assert (r["note"], r["lines"]) == (note, []), line
+    assert s.run("XREAD COUNT 1 STREAMS s 0")["note"] is None
+
+
+def test_two_clients_share_one_server_and_watch_fails_exec():
+    s = Session()
+    assert s.run("SET balance 100")["lines"] == ["OK"]
+    assert s.run("WATCH balance", 0)["lines"] == ["OK"]
+    assert s.run("DECRBY balance 30", 1)["lines"] == ["(integer) 70"]
+    assert s.run("MULTI", 0)["next"] == "redis(TX)> "
+    assert s.run("DECRBY balance 30", 0)["lines"] == ["QUEUED"]
+    r = s.run("EXEC", 0)
+    assert (r["prompt"], r["lines"], r["next"]) == ("redis(TX)> ", ["(nil)"], "redis> ")
+    assert s.run("GET balance", 1)["lines"] == ['"70"']
+    s.reset()
+    assert s.run("GET balance")["lines"] == ["(nil)"]
+
+
+def test_errors_keep_their_prefix_and_bad_quotes_are_one_line():
+    s = Session()
+    s.run("SET name alice")
+    assert s.run("INCR name")["lines"] == ["(error) ERR value is not an integer or out of range"]
+    assert s.run('SET k "open')["lines"][0].startswith("Invalid argument(s):")
+    assert s.run("   ")["lines"] == []
+
+
+def test_strings_are_translated_and_keep_their_fields():
+    en, ru, zh = (strings.strings(lang) for lang in ("en", "ru", "zh"))
+    assert en.keys() == ru.keys() == zh.keys()
+    for key in en:
+        assert ru[key] != en[key] and zh[key] != en[key], key
+        for field in ("{name}", "{n}", "{mb}", "{seconds}", "{detail}"):
+            assert (field in en[key]) == (field in ru[key]) == (field in zh[key]), (key, field)
+
+
+def test_pages_get_the_runtime_relative_to_themselves():
+    info = {"folder": "console/", "worker": "worker-x.mjs", "_runtime": "/cache"}
+    s = hook.settings(info, "ru", "01-incr/", "01-incr/index.md", True)
+    assert (s["root"], s["notebook"], s["lang"]) == ("../../console/", "notebook/", "ru")
+    assert "_runtime" not in s and s["strings"]["run"] == "Запустить в браузере"
+    assert hook.settings(info, "en", "", "index.md", False)["root"] == "../console/"
+
+
+def test_course_zip_is_deterministic_and_holds_the_formatter():
+    data = assets.course_zip()
+    assert data == assets.course_zip()
+    names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+    assert {"redis_course/transcripts.py", "redis_course/compat.py", "redis_course/webconsole/session.py"} <= set(names)
+
+
+def test_checksums_are_checked():
+    art = assets.WHEELS[0]
+    assert not art.matches(b"not a wheel")
+    assert assets.Artifact("x", "u", "sha256", "a" * 64).matches(b"") is False
+
+
+def test_without_network_the_site_builds_without_consoles_in_one_line(tmp_path, monkeypatch):
+    def offline(*_a, **_k):
+        raise urllib.error.URLError("Name or service not known")
+
+    monkeypatch.setattr(assets.urllib.request, "urlopen", offline)
+    lines: list[str] = []
+    assert assets.prepare(log=lines.append, cache=tmp_path) is None
+    assert len(lines) == 1 and "without in-browser consoles" in lines[0] and "registry.npmjs.org" in lines[0]
+
+
+def test_a_corrupt_download_is_refused(tmp_path, monkeypatch):
+    class Resp(io.BytesIO):
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(assets.urllib.request, "urlopen", lambda *_a, **_k: Resp(b"tampered"))
+    with pytest.raises(assets.Unavailable, match="checksum"):
+        assets.fetch(assets.WHEELS[1], cache=tmp_path)
+    assert not (tmp_path / "console" / assets.WHEELS[1].name).exists()
+
+
+def test_consoles_can_be_switched_off(monkeypatch):
+    monkeypatch.setenv("COURSE_CONSOLE", "0")
+    lines: list[str] = []
+    assert assets.prepare(log=lines.append) is None and len(lines) == 1
