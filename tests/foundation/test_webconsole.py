@@ -121,3 +121,22 @@ def test_consoles_can_be_switched_off(monkeypatch):
     monkeypatch.setenv("COURSE_CONSOLE", "0")
     lines: list[str] = []
     assert assets.prepare(log=lines.append) is None and len(lines) == 1
+
+
+def test_without_node_the_wheels_are_shipped(tmp_path, monkeypatch):
+    from redis_course.webconsole import precompile
+
+    monkeypatch.setattr(precompile.shutil, "which", lambda _name: None)
+    runtime = tmp_path / "pyodide-x"
+    runtime.mkdir()
+    for name in assets.RUNTIME_FILES:
+        (runtime / name).write_bytes(b"x")
+    wheel = tmp_path / "w-1-py3-none-any.whl"
+    wheel.write_bytes(b"w")
+    assert precompile.bundle(runtime, [wheel], "digest") is None
+    info = assets.manifest(runtime, [wheel], None)
+    assert info["wheels"] == ["wheels/w-1-py3-none-any.whl"] and info["packages"] is None
+    bundle = tmp_path / "packages-k.zip"
+    bundle.write_bytes(b"zz")
+    info = assets.manifest(runtime, [wheel], bundle)
+    assert info["wheels"] == [] and info["packages"] == "wheels/packages-k.zip"

@@ -16,11 +16,15 @@ THIRD_PARTY = re.compile(r"fonts\.googleapis|fonts\.gstatic|cdn\.jsdelivr|unpkg\
 # meets: a polyfill when the browser lacks ResizeObserver (every supported browser has it), and
 # mermaid when a page has a mermaid diagram (test below: none has).  The browser test records every
 # request a page really makes.
-BUNDLE_CONDITIONAL = {"https://unpkg.com/resize-observer-polyfill", "https://unpkg.com/mermaid@"}
+# Pyodide (console/pyodide-*/pyodide.mjs) names its CDN as the default place of packages asked for by name;
+# the console passes packageBaseUrl (its own folder) and loads its wheels by URL, so the CDN is never
+# asked: tests/site/test_console.py records every request of pages that run consoles.
+BUNDLE_CONDITIONAL = {"https://unpkg.com/resize-observer-polyfill", "https://unpkg.com/mermaid@",
+                      "https://cdn.jsdelivr.net/pyodide/v"}
 
 
 def _text_files(root):
-    return sorted(p for p in root.rglob("*") if p.suffix in (".html", ".css", ".js") and p.is_file())
+    return sorted(p for p in root.rglob("*") if p.suffix in (".html", ".css", ".js", ".mjs") and p.is_file())
 
 
 def test_no_page_tag_loads_from_another_host(built_site):
@@ -44,7 +48,7 @@ def test_no_html_css_or_js_references_a_remote_resource(built_site):
                 bad.append(f"{path.relative_to(root)}: …{m.group(0)[:120]}")
         for m in THIRD_PARTY.finditer(text):
             around = text[max(0, m.start() - 20):m.end() + 40]
-            if path.suffix == ".js" and any(c in around for c in BUNDLE_CONDITIONAL):
+            if path.suffix in (".js", ".mjs") and any(c in around for c in BUNDLE_CONDITIONAL):
                 continue
             bad.append(f"{path.relative_to(root)}: …{around!r}")
     assert not bad, "remote resources referenced:\n" + "\n".join(sorted(set(bad))[:50])

@@ -67,7 +67,8 @@
       failed = fill(S.failed, {detail: ev.message || "worker"});
       status(failed, "error");
     };
-    worker.postMessage({op: "init", pyodide: cfg.pyodide, wheels: cfg.wheels, course: cfg.course});
+    worker.postMessage({op: "init", pyodide: cfg.pyodide, wheels: cfg.wheels, packages: cfg.packages,
+                        course: cfg.course});
   }
 
   function call(msg) {

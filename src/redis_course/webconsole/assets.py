@@ -8,6 +8,8 @@ File names carry a version or a content hash, so a host may let browsers cache t
 * npm ``pyodide`` — CPython compiled to WebAssembly with its standard library (no packages);
 * PyPI ``fakeredis``, ``redis``, ``sortedcontainers`` — pure-Python wheels, the versions the course
   locks, loaded by ``pyodide.loadPackage`` from the site itself (no micropip, no CDN);
+* ``packages-<hash>.zip`` — those wheels compiled to ``.pyc`` by Pyodide itself when Node is at hand
+  (:mod:`.precompile`; a first click then imports in about a second instead of compiling);
 * ``course-<hash>.zip`` — :mod:`redis_course.transcripts` (the formatter the page tests use),
   :mod:`redis_course.compat` and :mod:`.session`, so the browser prints what the tests check;
 * ``worker-<hash>.mjs`` — the Web Worker that runs them.
@@ -89,8 +91,8 @@ def cache_dir() -> Path:
     return base / "redis-course"
 
 
-def fetch(artifact: Artifact, cache: Path | None = None) -> Path:
-    """The verified file in the cache, downloaded first when missing or corrupt."""
+def fetch(artifact: Artifact, cache: Path | None = None, log=None) -> Path:
+    """The verified file in the cache, downloaded first when missing or corrupt (``log``: one line then)."""
     folder = (cache or cache_dir()) / "console"
     path = folder / artifact.name
     if path.is_file() and artifact.matches(path.read_bytes()):
@@ -107,13 +109,17 @@ def fetch(artifact: Artifact, cache: Path | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=folder, delete=False) as tmp:
         tmp.write(data)
+    os.chmod(tmp.name, 0o644)
     os.replace(tmp.name, path)
+    if log:
+        log("[course] " + _("downloaded {name} for the browser console ({mb:.1f} MB, kept in {folder})",
+                            name=artifact.name, mb=len(data) / 1e6, folder=folder))
     return path
 
 
-def runtime_dir(cache: Path | None = None) -> Path:
+def runtime_dir(cache: Path | None = None, log=None) -> Path:
     """The runtime files, unpacked from the verified npm tarball into the cache once."""
-    tgz = fetch(PYODIDE, cache)
+    tgz = fetch(PYODIDE, cache, log)
     out = tgz.with_suffix("")  # .../console/pyodide-314.0.7
     stamp = out / ".from"
     if stamp.is_file() and stamp.read_text() == PYODIDE.digest and all((out / f).is_file() for f in RUNTIME_FILES):
@@ -128,6 +134,7 @@ def runtime_dir(cache: Path | None = None) -> Path:
                     raise Unavailable(_("{name} lacks {file}", name=PYODIDE.name, file=name))
                 (tmp / name).write_bytes(src.read())
         (tmp / ".from").write_text(PYODIDE.digest)
+        tmp.chmod(0o755)
         shutil.rmtree(out, ignore_errors=True)
         os.replace(tmp, out)
     finally:
@@ -154,21 +161,24 @@ def _hashed(stem: str, data: bytes, suffix: str) -> str:
     return f"{stem}-{hashlib.sha256(data).hexdigest()[:12]}{suffix}"
 
 
-def manifest(runtime: Path, wheels: list[Path]) -> dict:
-    """What the pages need to know: file names under ``console/`` and the bytes a first click loads."""
+def manifest(runtime: Path, wheels: list[Path], packages: Path | None = None) -> dict:
+    """What the pages need to know: file names under ``console/`` and the bytes a first click loads.
+    ``packages`` is the precompiled bundle (:mod:`.precompile`), shipped instead of the wheels."""
     worker = WORKER.read_bytes()
     course = course_zip()
-    files = [runtime / f for f in RUNTIME_FILES] + wheels
+    shipped = [packages] if packages else wheels
+    files = [runtime / f for f in RUNTIME_FILES] + shipped
     total = sum(p.stat().st_size for p in files) + len(worker) + len(course)
     return {
         "folder": SITE_FOLDER + "/",
         "pyodide": f"pyodide-{PYODIDE_VERSION}/",
-        "wheels": [f"wheels/{p.name}" for p in wheels],
+        "wheels": [] if packages else [f"wheels/{p.name}" for p in wheels],
+        "packages": f"wheels/{packages.name}" if packages else None,
         "course": _hashed("course", course, ".zip"),
         "worker": _hashed("worker", worker, ".mjs"),
         "bytes": total,
         "_runtime": str(runtime),
-        "_wheels": [str(p) for p in wheels],
+        "_shipped": [str(p) for p in shipped],
     }
 
 
@@ -178,12 +188,14 @@ def prepare(log=print, cache: Path | None = None) -> dict | None:
         log("[course] " + _("building the site without in-browser consoles (COURSE_CONSOLE=0)"))
         return None
     try:
-        runtime = runtime_dir(cache)
-        wheels = [fetch(w, cache) for w in WHEELS]
+        runtime = runtime_dir(cache, log)
+        wheels = [fetch(w, cache, log) for w in WHEELS]
     except (Unavailable, OSError, tarfile.TarError, KeyError) as exc:
         log("[course] " + _("building the site without in-browser consoles: {reason}", reason=exc))
         return None
-    return manifest(runtime, wheels)
+    from . import precompile
+
+    return manifest(runtime, wheels, precompile.bundle(runtime, wheels, PYODIDE.digest, log))
 
 
 def install(site_root: Path, info: dict) -> Path:
@@ -194,7 +206,7 @@ def install(site_root: Path, info: dict) -> Path:
     (out / "wheels").mkdir()
     for name in RUNTIME_FILES:
         shutil.copyfile(Path(info["_runtime"]) / name, out / info["pyodide"] / name)
-    for wheel in info["_wheels"]:
+    for wheel in info["_shipped"]:
         shutil.copyfile(wheel, out / "wheels" / Path(wheel).name)
     (out / info["course"]).write_bytes(course_zip())
     shutil.copyfile(WORKER, out / info["worker"])

@@ -1,6 +1,6 @@
 // The Web Worker behind every console of a page: Pyodide, the wheels and the course's Python, loaded
 // from this site (the folder this file is in) on the first click, then reused by every console.
-// Messages in:  {op: "init", pyodide, wheels, course}, {op: "run", id, sid, client, lines},
+// Messages in:  {op: "init", pyodide, wheels, packages, course}, {op: "run", id, sid, client, lines},
 //               {op: "reset", id, sid}
 // Messages out: {op: "progress", stage, ms}, {op: "ready", ms}, {op: "failed", detail},
 //               {op: "result", id, results} ({prompt, command, lines, note} per line)
@@ -17,14 +17,23 @@ async function start(msg) {
   // packageBaseUrl: anything Pyodide would fetch by name comes from this site, never from its CDN
   py = await loadPyodide({indexURL: runtime, packageBaseUrl: runtime, stdout: () => {}, stderr: () => {}});
   postMessage({op: "progress", stage: "packages", ms: performance.now() - started});
-  await py.loadPackage(msg.wheels.map((w) => new URL(w, base).href), {messageCallback: () => {}});
-  const zip = await fetch(new URL(msg.course, base));
-  if (!zip.ok) throw new Error(`${msg.course}: HTTP ${zip.status}`);
-  py.unpackArchive(await zip.arrayBuffer(), "zip", {extractDir: "/home/pyodide/course"});
+  if (msg.packages) {  // fakeredis, redis, sortedcontainers precompiled to .pyc (see precompile.py)
+    const site = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
+    py.unpackArchive(await download(new URL(msg.packages, base)), "zip", {extractDir: site});
+  } else {
+    await py.loadPackage(msg.wheels.map((w) => new URL(w, base).href), {messageCallback: () => {}});
+  }
+  py.unpackArchive(await download(new URL(msg.course, base)), "zip", {extractDir: "/home/pyodide/course"});
   postMessage({op: "progress", stage: "import", ms: performance.now() - started});
-  py.runPython("import sys; sys.path.insert(0, '/home/pyodide/course')");
+  py.runPython("import importlib, sys; sys.path.insert(0, '/home/pyodide/course'); importlib.invalidate_caches()");
   session = py.pyimport("redis_course.webconsole.session");
   postMessage({op: "ready", ms: performance.now() - started});
+}
+
+async function download(url) {
+  const resp = await fetch(url);
+  if (!resp.ok) throw new Error(`${url.pathname}: HTTP ${resp.status}`);
+  return resp.arrayBuffer();
 }
 
 function toJs(proxy) {

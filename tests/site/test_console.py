@@ -1,0 +1,172 @@
+"""The Redis console under the transcripts, in Chromium: one browser, one page per language, a handful
+of consoles.  Each console seeded with a transcript prints what the page shows; two clients make
+EXEC fail after WATCH; a Lua example gets the explanation and a link to the notebook; nothing is
+requested from another host, before or after the click, and nothing of the runtime before it.
+
+Printed, not asserted (timings belong in bench/): the time from the click to the first answer, the
+bytes a first click loads and what a page pays without a click.  Screenshots go to /tmp."""
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from redis_course.transcripts import find_blocks
+
+pytestmark = pytest.mark.browser
+
+SHOTS = Path("/tmp")
+FIRST_ANSWER_TIMEOUT = 240_000  # ms; a busy two-core machine compiles 10 MB of WebAssembly slowly
+PROMPT = re.compile(r"^redis(?:\(TX\))?> ")
+# per language: a page, the transcripts to run there (indexes among its transcripts), the Lua one
+PLAN = {
+    "en": ("02-atomicity", [0, 1, 2, 3, 4], 5),
+    "ru": ("01-incr", [0, 6, 8], None),
+    "zh": ("03-counters", [2, 6, 10], 4),
+}
+
+
+def _lines(text: str) -> list[str]:
+    """Non-empty lines, the TX prompt as the plain one (pages write either)."""
+    return [PROMPT.sub("redis> ", ln.rstrip()) for ln in text.split("\n") if ln.strip()]
+
+
+@pytest.fixture(scope="module")
+def console_site(built_site):
+    root = built_site.require()
+    if not (root / "console").is_dir():
+        from conftest import _missing_browser
+
+        _missing_browser("the site was built without the browser console (its runtime could not be downloaded)")
+    return root
+
+
+def _wait_for_entries(page, console, count: int) -> None:
+    page.wait_for_function("([el, n]) => el.querySelectorAll('.rc-out[data-client=\"0\"] .rc-entry').length >= n",
+                           arg=[console.element_handle(), count], timeout=FIRST_ANSWER_TIMEOUT)
+
+
+def _open(page, index: int):
+    """Click the Run button of the page's transcript ``index`` (selecting its content tab first); the console."""
+    button = page.locator("button.rc-run").nth(index)
+    button.evaluate("""b => {
+        const block = b.closest(".tabbed-block");
+        if (!block) return;
+        const i = Array.from(block.parentNode.children).indexOf(block);
+        block.closest(".tabbed-set").querySelectorAll(":scope > .tabbed-labels > label")[i].click();
+    }""")
+    button.click()
+    return page.locator(".rc-console").last
+
+
+def _type(page, console, client: int, line: str) -> None:
+    console.locator(".rc-tab").nth(client).click()
+    before = console.locator(f'.rc-out[data-client="{client}"] .rc-entry').count()
+    box = console.locator("input.rc-input")
+    box.fill(line)
+    box.press("Enter")
+    page.wait_for_function("([el, c, n]) => el.querySelectorAll(`.rc-out[data-client=\"${c}\"] .rc-entry`).length > n",
+                           arg=[console.element_handle(), client, before], timeout=30_000)
+
+
+def _last_reply(console, client: int) -> list[str]:
+    entry = console.locator(f'.rc-out[data-client="{client}"] .rc-entry').last
+    return _lines(entry.text_content())[1:]
+
+
+def test_consoles_in_three_languages(browser, site_url, console_site, built_site):
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    urls: list[str] = []
+    context.on("request", lambda req: urls.append(req.url))
+    errors: list[str] = []
+    report = []
+    try:
+        for lang, (lesson, runs, lua) in PLAN.items():
+            page = context.new_page()
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            first_url = len(urls)
+            page.goto(f"{site_url}/{lang}/{lesson}/")
+            blocks = find_blocks(_markdown(lang, lesson))
+            shown_blocks = _transcripts_on(page)
+            assert page.locator("button.rc-run").count() == len(blocks), "one Run button per transcript"
+            assert not [u for u in urls[first_url:] if "/console/" in u], "the runtime loaded before any click"
+
+            started = time.monotonic()
+            for k, index in enumerate(runs):
+                console = _open(page, index)
+                _wait_for_entries(page, console, len(blocks[index].steps))
+                if k == 0:
+                    report.append((lang, time.monotonic() - started,
+                                   page.get_attribute("html", "data-redis-console-timings")))
+                shown = _lines(shown_blocks[index])
+                printed = _lines("".join(console.locator('.rc-out[data-client="0"] .rc-entry').all_text_contents()))
+                assert printed == shown, f"{lang}/{lesson} transcript {index}"
+
+            if lua is not None:
+                console = _open(page, lua)
+                note = console.locator(".rc-note[data-note=lua]").first
+                note.wait_for(timeout=30_000)
+                assert "Lua" in note.text_content() and note.locator("a").get_attribute("href") == "notebook/"
+                eval_entry = console.locator(".rc-entry.rc-noted").first.text_content()
+                assert _lines(eval_entry) == [_lines(eval_entry)[0]], "EVAL printed a reply instead of the note"
+
+            if lang == "en":
+                _watch_with_two_clients(page)
+            if lang in ("ru", "zh"):
+                page.locator(".rc-console").first.scroll_into_view_if_needed()
+                shot = SHOTS / f"redis-console-{lang}.png"
+                page.locator(".rc-console").first.screenshot(path=str(shot))
+                report.append((lang, "screenshot", str(shot)))
+            assert sum(1 for u in urls[first_url:] if u.endswith("pyodide.asm.wasm")) == 1, \
+                "a second console of the page loaded the runtime again"
+            page.close()
+    finally:
+        context.close()
+
+    off = [u for u in urls if not u.startswith(("data:", "blob:", "about:")) and urlsplit(u).hostname != "127.0.0.1"]
+    assert not off, f"requests to other hosts: {off}"
+    assert not errors, errors
+
+    shipped = sorted({urlsplit(u).path for u in urls if "/console/" in urlsplit(u).path})
+    first_click = sum((console_site / p.lstrip("/")).stat().st_size for p in shipped)
+    loader = (console_site / "en" / "assets" / "javascripts" / "console.js").stat().st_size
+    page_html = (console_site / "en" / "02-atomicity" / "index.html").read_text(encoding="utf-8")
+    settings = len(re.search(r'<script id="redis-console-settings".*?</script>', page_html, re.S).group(0).encode())
+    print(f"\nbrowser console: a first click loads {first_click:,} bytes in {len(shipped)} files; "
+          f"a page without a click pays {loader + settings:,} bytes (console.js {loader:,}, settings {settings:,})")
+    for row in report:
+        if row[1] == "screenshot":
+            print(f"  {row[0]}: screenshot {row[2]}")
+        else:
+            print(f"  {row[0]}: first answer {row[1]:.1f} s after the click; worker stages (ms) {row[2]}")
+
+
+def _transcripts_on(page) -> list[str]:
+    """The text of every code block of the page whose first line is a redis-cli prompt (as console.js finds them)."""
+    return page.evaluate("""() => Array.from(document.querySelectorAll("pre > code")).map(c => c.textContent)
+        .filter(t => /^redis(\\(TX\\))?> /.test(t.split("\\n").filter(l => l.trim())[0] || ""))""")
+
+
+def _markdown(lang: str, lesson: str) -> str:
+    from redis_course import paths
+
+    return (paths.DOCS / lang / lesson / "index.md").read_text(encoding="utf-8")
+
+
+def _watch_with_two_clients(page) -> None:
+    """In the first console (still open), after a reset: client 1 watches a key, client 2 changes it,
+    client 1's EXEC returns (nil)."""
+    page.locator("button.rc-run").first.click()  # an open console is focused, not opened twice
+    assert page.locator(".rc-console").count() == len(PLAN["en"][1]) + 1
+    console = page.locator(".rc-console").first
+    console.locator("button.rc-reset").click()
+    page.wait_for_function("el => el.querySelectorAll('.rc-entry').length === 0", arg=console.element_handle())
+    for client, line, reply in [(0, "SET balance 100", ["OK"]), (0, "WATCH balance", ["OK"]),
+                                (1, "DECRBY balance 30", ["(integer) 70"]), (0, "MULTI", ["OK"]),
+                                (0, "DECRBY balance 30", ["QUEUED"]), (0, "EXEC", ["(nil)"]),
+                                (1, "GET balance", ['"70"'])]:
+        _type(page, console, client, line)
+        assert _last_reply(console, client) == reply, line
