@@ -59,7 +59,7 @@ def _open(page, index: int):
         block.closest(".tabbed-set").querySelectorAll(":scope > .tabbed-labels > label")[i].click();
     }""")
     button.click()
-    return page.locator(".rc-console").last
+    return page.locator(f'.rc-console[data-block="{index}"]')
 
 
 def _type(page, console, client: int, line: str) -> None:
@@ -161,7 +161,7 @@ def _watch_with_two_clients(page) -> None:
     client 1's EXEC returns (nil)."""
     page.locator("button.rc-run").first.click()  # an open console is focused, not opened twice
     assert page.locator(".rc-console").count() == len(PLAN["en"][1]) + 1
-    console = page.locator(".rc-console").first
+    console = page.locator('.rc-console[data-block="0"]')
     console.locator("button.rc-reset").click()
     page.wait_for_function("el => el.querySelectorAll('.rc-entry').length === 0", arg=console.element_handle())
     for client, line, reply in [(0, "SET balance 100", ["OK"]), (0, "WATCH balance", ["OK"]),

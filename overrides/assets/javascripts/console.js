@@ -85,7 +85,7 @@
       .map(function (l) { return l.replace(PROMPT, "").replace(/\s+$/, ""); });
   }
 
-  function Console(code, anchor) {
+  function Console(code, anchor, index) {
     var self = this;
     var sid = nextSid++;
     var active = 0;
@@ -106,7 +106,8 @@
     var area = h("textarea", {"class": "rc-script", rows: String(Math.min(12, history.length + 1)),
                               spellcheck: "false", "aria-label": S.edit});
     area.value = history.join("\n");
-    var node = h("div", {"class": "rc-console", role: "region", "aria-label": S.title, "data-console": String(sid)}, [
+    var node = h("div", {"class": "rc-console", role: "region", "aria-label": S.title, "data-console": String(sid),
+                            "data-block": String(index)}, [
       h("div", {"class": "rc-bar"}, [
         h("div", {"class": "rc-tabs", role: "tablist"}, tabs),
         statusLine,
@@ -213,10 +214,10 @@
     this.focus = function () { input.focus(); };
   }
 
-  function open(code, anchor) {
+  function open(code, anchor, index) {
     if (code.rcConsole && code.rcConsole.node.isConnected) { code.rcConsole.focus(); return; }
     if (!clickedAt) clickedAt = performance.now();
-    var c = new Console(code, anchor);
+    var c = new Console(code, anchor, index);
     code.rcConsole = c;
     consoles.push(c);
     if (failed) c.status(failed, "error");
@@ -225,13 +226,15 @@
     if (!failed) c.run(commandsOf(code));
   }
 
+  var blocks = 0;
   Array.prototype.forEach.call(document.querySelectorAll("pre > code"), function (code) {
     var first = code.textContent.split("\n").filter(function (l) { return l.trim(); })[0];
     if (!first || !PROMPT.test(first)) return;
+    var index = blocks++;
     var block = code.closest(".highlight") || code.parentNode;
     var bar = h("div", {"class": "rc-launch"}, [
       h("button", {type: "button", "class": "md-button rc-run", title: S.run_title, text: "▶ " + S.run,
-                   onclick: function () { open(code, bar); }})]);
+                   onclick: function () { open(code, bar, index); }})]);
     block.parentNode.insertBefore(bar, block.nextSibling);
   });
 })();
