@@ -60,6 +60,13 @@ def checks() -> list[tuple[str, str, str, str]]:
     rows.append((OK if binary else WARN, "redis-server", f"{binary} ({redis_server_version()})" if binary else _("not found"),
                  _("private servers for persistence, cluster and grading") if binary else
                  _("persistence (lesson 05) and cluster (lesson 06) demos are skipped; grading falls back to fakeredis")))
+    from .webconsole import assets
+
+    have = assets.cached()
+    rows.append((OK if have else WARN, _("browser console"),
+                 f"Pyodide {assets.PYODIDE_VERSION}" + ("" if have else " " + _("(not downloaded yet)")),
+                 (_("in {folder}; Node: {node}", folder=assets.cache_dir(), node=shutil.which("node") or _("not found")))
+                 if have else _("the next build downloads it (about 7 MB); without network the site has no consoles")))
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     rows.append((OK if chromium else WARN, "chromium", chromium or _("not found"),
                  "" if chromium else _("only the browser tests of the site need it (`apt install chromium`)")))

@@ -142,6 +142,12 @@ def runtime_dir(cache: Path | None = None, log=None) -> Path:
     return out
 
 
+def cached(cache: Path | None = None) -> bool:
+    """True when the runtime and every wheel are in the cache, verified (no network asked)."""
+    folder = (cache or cache_dir()) / "console"
+    return all((folder / a.name).is_file() and a.matches((folder / a.name).read_bytes()) for a in (PYODIDE, *WHEELS))
+
+
 def course_zip() -> bytes:
     """The course's Python for the browser, as a zip to unpack on its ``sys.path`` (deterministic bytes)."""
     buf = io.BytesIO()
