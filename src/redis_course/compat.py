@@ -287,3 +287,36 @@ def check() -> None:
     """Raise :class:`PrivateAPIChanged` for the first use whose private names are gone."""
     for probe in USES.values():
         probe()
+
+
+# ------------------------------------------------------------------ fakeredis' Lua, as bare as Redis's
+
+_BARE_LUA = ("local loaded = package.loaded; loaded.io = nil; loaded.os = nil; loaded.package = nil; "
+             "io = nil; dofile = nil; loadfile = nil; require = nil; package = nil; module = nil; "
+             "os = {clock = os.clock}")
+
+
+def bare_fakeredis_lua() -> None:
+    """Scripts on fakeredis get Redis's Lua sandbox: no ``io``, ``os`` (but ``os.clock``), ``dofile``,
+    ``loadfile``, ``require``, ``package`` (``debug`` stays, as in Redis).  fakeredis makes its Lua runtimes (EVAL and
+    FUNCTION) from ``fakeredis.commands_mixins.scripting_mixin.LUA_MODULE``, which is wrapped here;
+    the grader's fakeredis server calls this before serving student code."""
+    mixin = importlib.import_module("fakeredis.commands_mixins.scripting_mixin")
+    lua = require("fakeredis", "fakeredis.commands_mixins.scripting_mixin", ("LUA_MODULE",),
+                  "the grader's fakeredis server (a Lua without io and os)")
+    if getattr(lua, "_course_bare", False):
+        return
+
+    class _Bare:
+        _course_bare = True
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(lua, name)
+
+        @staticmethod
+        def LuaRuntime(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - lupa's name
+            runtime = lua.LuaRuntime(*args, **kwargs)
+            runtime.execute(_BARE_LUA)
+            return runtime
+
+    mixin.LUA_MODULE = _Bare()

@@ -13,8 +13,9 @@ import sys
 
 
 def make_server(path: str):
-    from ..compat import unix_fake_server  # fakeredis's request handler is private: fenced there
+    from ..compat import bare_fakeredis_lua, unix_fake_server  # fakeredis's private parts: fenced there
 
+    bare_fakeredis_lua()  # Lua with io and os would run commands and read files in this process
     return unix_fake_server(path)
 
 

@@ -118,3 +118,25 @@ def test_grading_without_isolation_refuses_in_one_sentence(tmp_path, monkeypatch
     text = str(err.value)
     assert "--no-isolation" in text and text.count(". ") == 0 and "\n" not in text
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("path", ["namespaces", "bwrap"])
+def test_isolation_attacks_are_contained_on_the_fakeredis_server(shared, path):
+    """The attacks only isolation stops (test_redteam.py runs them as root on redis-server), here on
+    the fakeredis server, whose Lua has io and os: it runs behind the same walls as student code."""
+    skip_unless_possible(path)
+    attacks = ["read_secrets", "other_hosts", "fake_results", "lua_io"]
+    for name in attacks:
+        _submit(shared, name)
+    res = grade_cli(path, shared / "submissions", shared / "results", "--backend", "fakeredis",
+                    env={"PYTHONPATH": str(shared / "checkout" / "src"), "COURSE_ROOT": str(shared / "checkout")})
+    assert res.returncode in (0, 1), res.stderr[-2000:]
+    import csv
+
+    with open(shared / "results" / "grades.csv", newline="", encoding="utf-8-sig") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    for name in attacks:
+        assert float(rows[name]["points"]) == 0, rows[name]
+    lua = (shared / "results" / "feedback" / "lua_io.md").read_text(encoding="utf-8")
+    leaks = [line for line in lua.splitlines() if line.startswith("LEAK") and "/etc/hostname" not in line]
+    assert not leaks, leaks
