@@ -12,7 +12,7 @@ from redis_course.labs import pytest_plugin
 from redis_course.labs.testing import hint, points
 
 BUDGET_MS = 250
-SLACK_S = 1.25
+SLACK_S = 3.0
 
 
 def server_ms(redis):
@@ -44,28 +44,29 @@ def test_leases_are_judged_on_the_server_clock_when_the_command_runs(lab, redis)
     """A command that waited for a paused server judges leases at the moment it runs."""
     key = redis.key("sem", "jobs")
     lab.release("jobs", "warm-up")                       # your process is started and connected
-    end = server_ms(redis) + 600
-    redis.zadd(key, {"crashed": end})                    # its lease ends 0.6 s from now
+    end = server_ms(redis) + 1_000
+    redis.zadd(key, {"crashed": end})                    # its lease ends 1 s from now
     answer = {}
 
     def call():
         try:
             answer["got"] = lab.acquire("jobs", "late", 1, 60_000)
-        except Exception as exc:  # noqa: BLE001 - reported below
+        except Exception as exc:  # noqa: BLE001 - raised below
             answer["got"] = exc
 
     with paused_server():
         caller = threading.Thread(target=call)
         caller.start()                                   # acquire is sent now, and waits in the queue
-        time.sleep(1.5)                                  # the lease ends while the server is paused
-    caller.join(10)
+        time.sleep(3)                                    # the lease ends while the server is paused
+        resumed_ms = int(time.time() * 1000)             # the server's clock is this machine's clock
+    caller.join(15)
     if isinstance(answer.get("got"), Exception):
         raise answer["got"]
     assert answer.get("got") is True, _(
         "the command ran after the lease had ended on the server's clock, yet acquire returned {answer}: "
         "read the time with TIME inside the script, not in your process", answer=answer.get("got"))
     score = redis.zscore(key, "late")
-    assert score is not None and score >= end + 60_000, _(
+    assert score is not None and score >= resumed_ms + 60_000 - 5, _(
         "the new lease must end lease_ms after the moment the script ran (server clock)")
 
 
@@ -103,9 +104,9 @@ def test_after_the_pause_the_limiter_decides_again(lab, redis):
 
 @points(3)
 @hint("race")
-def test_acquire_and_release_from_sixteen_processes_keep_the_limit(lab, redis):
-    """Sixteen processes taking and giving back slots never exceed the limit."""
-    procs, rounds, limit = 16, 6, 3
+def test_acquire_and_release_from_twelve_processes_keep_the_limit(lab, redis):
+    """Twelve processes taking and giving back slots never exceed the limit."""
+    procs, rounds, limit = 12, 6, 3
     calls = [("acquire", (f"p{i // procs}", f"h{i}", limit, 60_000)) for i in range(procs * rounds)]
     results = lab.run_concurrently(calls, processes=procs)
     errors = [res for res in results if isinstance(res, Exception)]
@@ -120,7 +121,7 @@ def test_acquire_and_release_from_sixteen_processes_keep_the_limit(lab, redis):
     winners = [c[1][:2] for c, ok in zip(calls, results) if ok]
     strangers = [(f"p{k}", f"x{k}") for k in range(rounds)] * 2
     results = lab.run_concurrently([("release", w) for w in winners] + [("release", s) for s in strangers],
-                                   processes=procs)
+                                   processes=8)
     assert results == [True] * len(winners) + [False] * len(strangers), _(
         "each holder releases once (True), strangers free nothing (False): {answer}", answer=results)
     assert not any(redis.exists(redis.key("sem", f"p{k}")) for k in range(rounds))

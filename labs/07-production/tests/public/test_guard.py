@@ -15,7 +15,7 @@ from redis_course.labs import pytest_plugin
 from redis_course.labs.testing import hint, points, student_raises
 
 BUDGET_MS = 250
-SLACK_S = 1.25  # what the grader adds to the budget: its own round trip to your process
+SLACK_S = 3.0  # what the grader adds to the budget: its own round trip to your process, on a busy machine
 
 
 @contextlib.contextmanager
