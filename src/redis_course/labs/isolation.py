@@ -255,11 +255,22 @@ def mode(allow: bool = True) -> str:
     return "bwrap" if bwrap_binary() else "none"
 
 
+@functools.lru_cache(maxsize=1)
+def root_can_unshare_net() -> bool:
+    """Whether this root may make network namespaces (a container without CAP_SYS_ADMIN may not)."""
+    probe = "import ctypes, sys; sys.exit(ctypes.CDLL(None, use_errno=True).unshare(0x40000000) != 0)"
+    try:
+        return subprocess.run([sys.executable, "-I", "-S", "-c", probe], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
 def netns_command(argv: list[str], writable: list[str]) -> list[str]:
     """``argv`` in a network namespace of its own (nothing but its Unix socket reaches it, it reaches
     nothing): as root through :func:`netns_exec` (then as ``nobody``), else through bwrap; unchanged
     when neither is possible (the ACL users still hold)."""
-    if os.geteuid() == 0:
+    if os.geteuid() == 0 and root_can_unshare_net():
         return [sys.executable, "-I", "-S", "-c", NETNS_BOOT, os.path.abspath(__file__), *argv]
     binary = bwrap_binary()
     if binary is None:
