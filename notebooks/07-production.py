@@ -227,6 +227,7 @@ if outages:
 filled = []
 if SERVER:
     with private_redis() as srv:
+        default_policy = srv.client(prefix="").config_get("maxmemory-policy")["maxmemory-policy"]
         filled = [ev.overflow(srv, policy) for policy in ev.POLICIES]
         evicted_key = ev.evicted_limit_resets(srv, "volatile-ttl")
         kept_key = ev.evicted_limit_resets(srv, "noeviction")
@@ -240,6 +241,7 @@ def kept(n, total):
 
 
 if filled:
+    print(_("maxmemory-policy of a server started without one:"), default_policy)
     print_table([_("policy"), _("counters (500)"), _("limiter keys (500)"), _("writes refused")],
                 [(x["policy"], kept(x["counters_left"], 500), kept(x["limiter_keys_left"], 500), x["failed_writes"] > 0)
                  for x in filled])
@@ -494,7 +496,7 @@ PROXIES = ["10.0.0.0/8"]
 cases = [("k-42", "10.0.0.5", "203.0.113.7"), (None, "198.51.100.9", "1.2.3.4"),
          (None, "10.0.0.5", "1.2.3.4, 203.0.113.7"), (None, "2001:db8:7:1::1", None),
          (None, "2001:db8:7:1:ffff:1234:5678:9abc", None)]
-print_table(["API key", "peer", "X-Forwarded-For", _("counted under")],
+print_table([_("API key"), _("TCP peer"), "X-Forwarded-For", _("counted under")],
             [(k or "-", peer, xff or "-", ident.limit_key(k, peer, xff, PROXIES)) for k, peer, xff in cases])
 
 # %%
