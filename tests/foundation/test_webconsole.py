@@ -140,3 +140,31 @@ def test_without_node_the_wheels_are_shipped(tmp_path, monkeypatch):
     bundle.write_bytes(b"zz")
     info = assets.manifest(runtime, [wheel], bundle)
     assert info["wheels"] == [] and info["packages"] == "wheels/packages-k.zip"
+
+
+def test_serve_lets_browsers_keep_the_runtime_and_types_it(tmp_path):
+    import threading
+    import urllib.request
+
+    from redis_course import site
+
+    (tmp_path / "console" / "pyodide-x").mkdir(parents=True)
+    (tmp_path / "console" / "pyodide-x" / "pyodide.asm.wasm").write_bytes(b"\0asm" + bytes(100))
+    (tmp_path / "console" / "worker-1.mjs").write_text("export {};\n")
+    (tmp_path / "en").mkdir()
+    (tmp_path / "en" / "index.html").write_text("<p>hi</p>")
+    server = site.make_server(port=0, directory=tmp_path)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        def head(path):
+            with urllib.request.urlopen(urllib.request.Request(base + path, method="HEAD"), timeout=10) as resp:
+                return resp.headers
+
+        wasm, worker, page = head("/console/pyodide-x/pyodide.asm.wasm"), head("/console/worker-1.mjs"), head("/en/")
+        assert wasm["Content-Type"] == "application/wasm" and "immutable" in wasm["Cache-Control"]
+        assert worker["Content-Type"].startswith("text/javascript") and "immutable" in worker["Cache-Control"]
+        assert page["Cache-Control"] == "no-store"
+    finally:
+        server.shutdown()
+        server.server_close()
