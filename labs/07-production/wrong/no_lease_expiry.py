@@ -11,6 +11,7 @@ def acquire(r, name, holder, limit, lease_ms):
       return 0
     end
     redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
+    if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
     return 1
     """
     return r.eval(lua, 1, r.key("sem", name), int(limit), int(lease_ms), holder) == 1

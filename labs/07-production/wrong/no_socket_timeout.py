@@ -4,6 +4,8 @@
 def guarded(r, call, budget_ms, policy):
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
+    if int(budget_ms) < 1:
+        raise ValueError("budget_ms must be at least 1")
     try:
         answer = call(r)
     except NO_ANSWER:
