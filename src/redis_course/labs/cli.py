@@ -169,7 +169,7 @@ def add_lab_commands(sub) -> None:
     g.add_argument("--memory-mb", dest="memory_mb", type=int, help="address-space limit of student code")
     g.add_argument("--cpu-s", dest="cpu_s", type=float, help="CPU seconds per student process")
     g.add_argument("--lab-budget", dest="lab_budget_s", type=float,
-                   help="seconds all calls of one lab may take together (default 60)")
+                   help="seconds all calls of one lab may take together (default 90)")
     g.add_argument("--no-progress", action="store_true")
     g.add_argument("--no-isolation", action="store_true",
                    help="grade even where student code cannot be isolated (not root and no bubblewrap)")

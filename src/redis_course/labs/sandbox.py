@@ -53,7 +53,7 @@ class Limits:
     nofile: int = 64               # open files
     max_message: int = 1 << 20     # largest reply accepted, bytes
     tmp_mb: int = 64               # writable space (a tmpfs) when isolated
-    lab_budget_s: float = 60.0     # wall time all calls of one lab's run may take together
+    lab_budget_s: float = 90.0     # wall time all calls of one lab's run may take together
 
     def to_dict(self) -> dict:
         return asdict(self)
