@@ -119,7 +119,8 @@ def test_check_of_every_lab_says_not_started_in_one_line():
     lab = find_lab("00")
     text = render([(lab, _not_written(3)), (lab, _not_written(2))], "en")
     assert text.count("not started") == 2 and len(text.splitlines()) <= 8, text
-    assert render([(lab, _not_written(3))], "en").count("not written yet") == 3  # one lab: every test
+    one = render([(lab, _not_written(3))], "en")  # one lab: said once, then every test with its hint
+    assert one.count("Nothing is written yet") == 1 and one.count("✗") == 3 and "not written yet" not in one, one
 
 
 def test_an_import_error_is_said_once_and_no_test_is_listed(tmp_path):

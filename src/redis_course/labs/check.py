@@ -94,7 +94,7 @@ def _phrase(test: TestResult, lang: str) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-def test_line(lab: Lab, group: list[TestResult], lang: str, title_w: int = 0) -> str:
+def test_line(lab: Lab, group: list[TestResult], lang: str, title_w: int = 0, *, said: bool = False) -> str:
     """One line for one test (all its parametrized cases): mark, title, points, and for a failure
     the phrase and the hint."""
     counted = [x for x in group if x.counted]
@@ -108,17 +108,19 @@ def test_line(lab: Lab, group: list[TestResult], lang: str, title_w: int = 0) ->
         tail = "" if counted else "  " + _("skipped: {reason}", lang=lang, reason=group[0].message.strip()[:120])
         return f"  {mark} {pad(title, title_w)}  {pts}{tail}".rstrip()
     x = failed[0]
-    phrase = _phrase(x, lang)
+    phrase = "" if said else _phrase(x, lang)  # said: the lab's head line told why every test fails
     if len(group) > 1:
         case = x.name.partition("[")[2].rstrip("]")
         phrase = ngettext("{phrase} (case {case}; {n} case of {total} fails)",
                           "{phrase} (case {case}; {n} cases of {total} fail)", len(failed), lang=lang,
                           phrase=phrase, case=case, total=len(group))
     hint = lab.hint(x.hint, lang)
-    line = f"  ✗ {pad(title, title_w)}  {pts}  {phrase}"
+    line = f"  ✗ {pad(title, title_w)}  {pts}  {phrase}".rstrip()
     if not hint:
         return line
-    return line + (f"{t('hint', lang)}：{hint}" if lang == "zh" else f" — {t('hint', lang)}: {hint}")
+    if lang == "zh":
+        return line + ("  " if said else "") + f"{t('hint', lang)}：{hint}"
+    return line + f" — {t('hint', lang)}: {hint}"
 
 
 def _verbose_lines(group: list[TestResult]) -> list[str]:
@@ -163,8 +165,13 @@ def render_lab(lab: Lab, res: LabResult, lang: str = "en", *, verbose: bool = Fa
                                                 "see them one by one.", lang=lang, number=lab.number)]
     title_w = max(width(lab.test_title(g[0].name.split("[")[0], lang)) for g in groups)
     out = [f"{head}  {score}"]
+    said = bool(failing) and len(failing) == len(groups) and not verbose and all(
+        x.event == NOT_STARTED for g in groups for x in g if not x.passed)
+    if said:  # an untouched starter: say it once, then each test with its hint
+        out.append("  " + _("Nothing is written yet: every function still raises NotImplementedError. "
+                            "Start with the first test; its hint says how.", lang=lang))
     for g in groups:
-        out.append(test_line(lab, g, lang, title_w))
+        out.append(test_line(lab, g, lang, title_w, said=said))
         if verbose:
             out += _verbose_lines(g)
     if verbose and res.output.strip():
