@@ -149,3 +149,18 @@ def test_a_no_writes_function_runs_on_a_read_only_replica_and_a_writing_one_is_r
                 fn.gcra(rep, "k", now_ms=T)
         finally:
             replica.close()
+
+
+def test_fakeredis_accepts_maxmemory_and_then_neither_evicts_nor_refuses():
+    """The page runs eviction on a private redis-server: fakeredis says OK to CONFIG SET and ignores it."""
+    c = connect("", prefix=f"course:test:{secrets.token_hex(4)}:")
+    assert c.is_fake
+    for policy in ("noeviction", "allkeys-lru"):
+        assert c.execute_command("CONFIG", "SET", "maxmemory-policy", policy) in ("OK", True)
+        assert c.execute_command("CONFIG", "SET", "maxmemory", 1000) in ("OK", True)
+        for i in range(500):
+            c.set(c.key(policy, i), "x" * 100, px=60_000)
+        assert c.incr(c.key(policy, "count")) == 1              # no OOM under noeviction
+        assert len([k for k in c.course_keys() if f":{policy}:" in k]) == 501   # nothing evicted
+    with pytest.raises(redis.exceptions.ResponseError, match="unknown command"):
+        c.execute_command("CONFIG", "GET", "maxmemory-policy")
