@@ -206,22 +206,23 @@ if outages:
 #
 # `overflow` fills a private server with 500 counters (no TTL) and 500 limiter keys (60 s TTL),
 # sets `maxmemory` just above what they use, and keeps writing a new limiter key and a new counter
-# per request, as traffic would, under each `maxmemory-policy`. fakeredis has neither `CONFIG SET`
-# nor eviction, so this runs on a private `redis-server` on both backends.
+# per request, as traffic would, under each `maxmemory-policy`. fakeredis answers OK to
+# `CONFIG SET maxmemory` and ignores it (it neither evicts nor refuses a write), so this runs on a
+# private `redis-server` on both backends.
 
-# %% [markdown] lang="ru" translated="054696dfe010"
+# %% [markdown] lang="ru" translated="6dbbca2eabd4"
 # ## Когда память Redis заполнена
 #
 # `overflow` заполняет приватный сервер 500 счётчиками (без TTL) и 500 ключами ограничителя (TTL 60 с),
 # ставит `maxmemory` чуть выше того, что они занимают, и продолжает писать на каждый запрос новый ключ
-# ограничителя и новый счётчик, как это делал бы трафик, — при каждой `maxmemory-policy`. В fakeredis
-# нет ни `CONFIG SET`, ни вытеснения, поэтому на обоих бэкендах это выполняется на приватном
-# `redis-server`.
+# ограничителя и новый счётчик, как это делал бы трафик, — при каждой `maxmemory-policy`. fakeredis
+# отвечает OK на `CONFIG SET maxmemory` и ничего с этим не делает (не вытесняет и не отвергает
+# записи), поэтому на обоих бэкендах это выполняется на приватном `redis-server`.
 
-# %% [markdown] lang="zh" translated="054696dfe010"
+# %% [markdown] lang="zh" translated="6dbbca2eabd4"
 # ## 当 Redis 内存写满时
 #
-# `overflow` 在私有服务器上写入 500 个计数器（没有 TTL）和 500 个限流键（TTL 60 秒），把 `maxmemory` 设为刚好高出它们的占用，然后像真实流量那样，每个请求继续写一个新的限流键和一个新的计数器，在每种 `maxmemory-policy` 下各跑一遍。fakeredis 既没有 `CONFIG SET` 也没有淘汰机制，所以两种后端都在私有的 `redis-server` 上运行这一部分。
+# `overflow` 在私有服务器上写入 500 个计数器（没有 TTL）和 500 个限流键（TTL 60 秒），把 `maxmemory` 设为刚好高出它们的占用，然后像真实流量那样，每个请求继续写一个新的限流键和一个新的计数器，在每种 `maxmemory-policy` 下各跑一遍。fakeredis 对 `CONFIG SET maxmemory` 回答 OK，却并不照做（既不淘汰，也不拒绝写入），所以两种后端都在私有的 `redis-server` 上运行这一部分。
 
 # %% tags=["varies"]
 filled = []
