@@ -171,3 +171,19 @@ def _watch_with_two_clients(page) -> None:
                                 (1, "GET balance", ['"70"'])]:
         _type(page, console, client, line)
         assert _last_reply(console, client) == reply, line
+
+
+def test_a_page_opened_as_a_file_says_to_serve_it(browser, console_site):
+    """Browsers do not load WebAssembly for file:// pages: the console says how to open the site instead."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto((console_site / "ru" / "02-atomicity" / "index.html").as_uri())
+        page.locator("button.rc-run").first.click()
+        status = page.locator('.rc-console[data-block="0"] .rc-status')
+        status.wait_for()
+        assert status.get_attribute("data-kind") == "error"
+        assert "python3 run.py serve" in status.text_content() and "HTTP" in status.text_content()
+        assert not page.locator(".rc-entry").count()
+    finally:
+        context.close()

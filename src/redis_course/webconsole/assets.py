@@ -9,7 +9,7 @@ File names carry a version or a content hash, so a host may let browsers cache t
 * PyPI ``fakeredis``, ``redis``, ``sortedcontainers`` — pure-Python wheels, the versions the course
   locks, loaded by ``pyodide.loadPackage`` from the site itself (no micropip, no CDN);
 * ``packages-<hash>.zip`` — those wheels compiled to ``.pyc`` by Pyodide itself when Node is at hand
-  (:mod:`.precompile`; a first click then imports in about a second instead of compiling);
+  (:mod:`.precompile`; a first click then imports instead of compiling: bench/console_first_answer.py);
 * ``course-<hash>.zip`` — :mod:`redis_course.transcripts` (the formatter the page tests use),
   :mod:`redis_course.compat` and :mod:`.session`, so the browser prints what the tests check;
 * ``worker-<hash>.mjs`` — the Web Worker that runs them.
