@@ -7,6 +7,7 @@ Printed, not asserted (timings belong in bench/): the time from the click to the
 bytes a first click loads and what a page pays without a click.  Screenshots go to /tmp."""
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -38,9 +39,10 @@ def _lines(text: str) -> list[str]:
 def console_site(built_site):
     root = built_site.require()
     if not (root / "console").is_dir():
-        from conftest import _missing_browser
-
-        _missing_browser("the site was built without the browser console (its runtime could not be downloaded)")
+        reason = "the site was built without the browser console (its runtime could not be downloaded)"
+        if os.environ.get("COURSE_REQUIRE_REAL_REDIS") == "1":  # CI, as conftest's browser fixture
+            pytest.fail(reason + "; the console tests are required here")
+        pytest.skip(reason)
     return root
 
 
