@@ -53,8 +53,8 @@ RELEASE_LUA = _CLOCK + """
 -- KEYS[1]: holders.  ARGV[2]: token.  1 if the token still held a live lease, else 0.
 local score = redis.call('ZSCORE', KEYS[1], ARGV[2])
 redis.call('ZREM', KEYS[1], ARGV[2])
-if score and tonumber(score) > now then return 1 end
-return 0
+if not score then return 0 end
+return tonumber(score) > now and 1 or 0
 """
 
 EXTEND_LUA = _CLOCK + """
