@@ -1,7 +1,10 @@
 """A fakeredis server on a Unix socket, in its own process: the private Redis of a grading run when
 ``redis-server`` is not installed.
 
-    python -m redis_course.labs.fakeserver /path/to/redis.sock
+    python -m redis_course.labs.fakeserver /path/to/redis.sock [--cluster] [paths to keep visible...]
+
+``--cluster``: refuse, as one node of a Redis Cluster does, a command, transaction or script whose
+keys are in different hash slots (CROSSSLOT; :func:`redis_course.compat.refuse_cross_slot`).
 
 Student code reaches it only through the socket; a Lua script that never ends or a flood of
 commands stalls this process, never the grader, which kills and restarts it.
@@ -33,9 +36,16 @@ def _isolate(path: str, keep: list[str]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    path, keep = argv[0], [k for k in argv[1:] if k]
+    path, rest = argv[0], argv[1:]
+    cluster = "--cluster" in rest
+    keep = [k for k in rest if k and k != "--cluster"]
     import fakeredis  # noqa: F401 - loaded while every file is still readable
     import lupa  # noqa: F401
+
+    if cluster:
+        from ..cluster.slots import key_slot
+        from ..compat import refuse_cross_slot
+        refuse_cross_slot(key_slot)  # imports fakeredis's private parts now, while they are readable
 
     if os.geteuid() == 0:
         _isolate(path, keep)

@@ -12,7 +12,8 @@ stalled or broke it (DEBUG-free ways remain: a Lua script that never ends, memor
 ``cluster=True`` (lab.yml ``redis: cluster``) starts the redis-server in cluster mode as a cluster
 of one node that serves all 16384 slots: clients use it as a single server (no redirections), and
 the server refuses any multi-key command, transaction or script whose keys are in different slots
-(CROSSSLOT), as a real cluster does.  fakeredis has no cluster mode: there it is a plain server.
+(CROSSSLOT), as a real cluster does.  fakeredis has no cluster mode: its server process refuses the
+same commands itself (``--cluster``: :func:`redis_course.compat.refuse_cross_slot`).
 """
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ class RunRedis:
     def __init__(self, directory: Path, backend: str = "auto", cluster: bool = False) -> None:
         self.backend = resolve_backend(backend)
         self.cluster = cluster and self.backend == "redis-server"
+        self.fake_cluster = cluster and self.backend == "fakeredis"
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         self._fake: subprocess.Popen | None = None
@@ -94,7 +96,8 @@ class RunRedis:
         argv = [sys.executable, "-I", "-S", "-c",
                 "import sys; sys.path[:0] = sys.argv[1].split(':'); "
                 "from redis_course.labs.fakeserver import main; main(sys.argv[2:])",
-                _import_path(), str(self.socket_path), *_python_paths()]
+                _import_path(), str(self.socket_path), *(["--cluster"] if self.fake_cluster else []),
+                *_python_paths()]
         if not self.root and isolation.mode() == "bwrap":  # fakeredis' Lua has io and os: the same walls
             sock_dir = str(self.socket_path.parent)
             argv = isolation.bwrap_command(argv, read_only=_python_paths(), writable=[sock_dir], network=False,

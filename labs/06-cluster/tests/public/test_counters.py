@@ -1,8 +1,8 @@
 """Public tests of lab 06: run them with `python3 run.py check 06`.
 
 On a redis-server the grader's Redis runs in cluster mode (one node that serves every slot), so a
-command whose keys are in different slots fails with CROSSSLOT as on a real cluster.  On fakeredis
-the tests compute the slots of your keys themselves.
+command whose keys are in different slots fails with CROSSSLOT as on a real cluster; the private
+fakeredis server refuses the same commands.  The tests also compute the slots of your keys themselves.
 """
 from redis_course.cluster import default_primary, key_slot
 from redis_course.l10n import _
