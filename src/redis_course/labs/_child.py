@@ -318,12 +318,15 @@ CRASH_EXIT = 86  # the exit code of a process that a fault injected by the grade
 def _grader_hooks(r: object, resp_fd: int) -> tuple[dict, dict]:
     """The faults, clocks and time zones the grader may set in this process (``{"hook": name}``
     requests), taken from the course's own code before the student's module is imported: a module
-    that defines ``arm_crash``, ``SimulatedCrash`` or ``set_machine_timezone`` changes nothing.
+    that defines ``arm_crash``, ``SimulatedCrash``, ``set_machine_timezone`` or ``set_machine_clock``
+    changes nothing.
 
     A fault that fires tells the grader which call it ended, then ends the process for real, so the
     student's code can neither catch it nor finish its work after it."""
+    from redis_course.labs import clock
     from redis_course.lessons import faults
 
+    clock.install()  # before the student's module: ``from time import time`` gets the shifted clock too
     current: dict = {"id": None}
 
     def die(why: str) -> None:
@@ -335,7 +338,8 @@ def _grader_hooks(r: object, resp_fd: int) -> tuple[dict, dict]:
     faults.on_crash(die)
     hooks = {"arm_crash": lambda n: faults.arm_crash(r, n),
              "crash_at": faults.arm_step,
-             "set_machine_timezone": lambda name: faults.set_machine_timezone(r, name)}
+             "set_machine_timezone": lambda name: faults.set_machine_timezone(r, name),
+             "set_machine_clock": clock.set_machine_clock}
     return hooks, current
 
 

@@ -63,7 +63,8 @@ class LabProxy:
     @property
     def faults(self) -> _Faults:
         """Faults set by the grader in the student's process: ``arm_crash(n)``, ``crash_at(step)``,
-        ``set_machine_timezone(zone)`` (see :mod:`redis_course.lessons.faults`)."""
+        ``set_machine_timezone(zone)`` (see :mod:`redis_course.lessons.faults`),
+        ``set_machine_clock(offset_s)`` (see :mod:`redis_course.labs.clock`)."""
         return _Faults(self)
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:

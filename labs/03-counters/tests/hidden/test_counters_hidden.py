@@ -162,3 +162,22 @@ def test_top_pages_count_only_that_day_hidden(lab, redis):
     for args, expected in [((NOON, 10), [["home", 2], ["about", 1]]), ((NOON - 86400, 1), [["old-news", 4]])]:
         seen = lab.top_pages(*args)
         assert seen == expected, returns("top_pages", expected, seen)
+
+
+@points(2)
+@hint("server-clock")
+def test_ttl_is_on_the_servers_clock_whatever_the_machines_clock_hidden(lab, redis):
+    """The TTL is measured on the server's clock, whatever the machine's clock says."""
+    for offset_s in (-3600, 3600):
+        day = "2024-03-%02d" % (7 if offset_s < 0 else 8)
+        when = ts(2024, 3, 7 if offset_s < 0 else 8, 12, 0)
+        try:
+            lab.faults.set_machine_clock(offset_s)
+            lab.record_view("home", when, 1500)
+        finally:
+            lab.faults.set_machine_clock(None)
+        for key in (redis.key("views", "home", day), redis.key("top", day)):
+            left = redis.pttl(key)
+            assert 1200 <= left <= 1500, _(
+                "expected {key} to expire in 1200 to 1500 ms with the machine's clock {offset} s off, "
+                "saw a PTTL of {seen} ms").format(key=redis.unprefixed(key), offset=offset_s, seen=left)
