@@ -24,9 +24,10 @@ from __future__ import annotations
 import base64
 import io
 from datetime import date
-from pathlib import Path
 
-FONT_FILE = Path(__file__).resolve().parent / "fonts" / "NotoSansCJKsc-course.otf"
+from .paths import CJK_FONT
+
+FONT_FILE = CJK_FONT
 FONT_FAMILY = "Noto Sans CJK SC"
 DARK_MIME = "image/vnd.course.dark+png"  # a second PNG for dark pages; Jupyter shows image/png
 PAGE_BG = {"light": "#ffffff", "dark": "#1e2029"}  # Material's default and slate page backgrounds

@@ -14,6 +14,7 @@ import http.server
 import io
 import os
 import re
+import shutil
 import socketserver
 import subprocess
 import sys
@@ -201,12 +202,12 @@ def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = N
             raise SiteBuildError("\n".join(failed))
     if "ru" in langs:
         fold_yo(out / "ru" / "search" / "search_index.json")
-    from .charts import FONT_FILE
+    from .paths import CJK_FONT  # not from charts: serve and build do without matplotlib
     from .webfont import write_web_font
 
     for lang in langs:  # Chinese glyphs for a machine without a CJK font (course.css, @font-face)
         drop_source_maps(out / lang)
-        write_web_font(FONT_FILE, out / lang)
+        write_web_font(CJK_FONT, out / lang)
     if console:
         assets.install(out, console)
     else:
