@@ -63,9 +63,10 @@ def checks() -> list[tuple[str, str, str, str]]:
     from .webconsole import assets
 
     have = assets.cached()
+    node = shutil.which("node") or _("not found")
     rows.append((OK if have else WARN, _("browser console"),
                  f"Pyodide {assets.PYODIDE_VERSION}" + ("" if have else " " + _("(not downloaded yet)")),
-                 (_("in {folder}; Node: {node}", folder=assets.cache_dir(), node=shutil.which("node") or _("not found")))
+                 _("in {folder}; Node: {node}", folder=assets.cache_dir(), node=node)
                  if have else _("the next build downloads it (about 7 MB); without network the site has no consoles")))
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     rows.append((OK if chromium else WARN, "chromium", chromium or _("not found"),

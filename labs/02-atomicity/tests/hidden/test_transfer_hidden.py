@@ -51,7 +51,7 @@ def test_transfer_to_the_same_account_is_refused_hidden(lab, redis):
 def test_balances_stay_whole_cents_hidden(lab, redis):
     """Balances stay plain integers of cents that INCRBY accepts."""
     redis.set(redis.key("account", "alice"), 1000)
-    for _ in range(3):
+    for _round in range(3):
         seen = lab.transfer("alice", "bob", 1)
         assert seen is True, returns('transfer("alice", "bob", 1)', True, seen)
     for name, value in (("alice", "997"), ("bob", "3")):

@@ -65,7 +65,7 @@ def test_concurrent_transfers_keep_the_books(lab, redis):
         assert seen == expected, holds(f"account:{name}", expected, seen)
     rng = random.Random(2)
     calls = []
-    for _ in range(640):
+    for _round in range(640):
         src, dst = rng.sample(names, 2)
         calls.append(("transfer", (src, dst, rng.randint(1, 40))))
     results = lab.run_concurrently(calls, processes=16)
@@ -80,7 +80,7 @@ def test_concurrent_transfers_keep_the_books(lab, redis):
     # the books: every account ends at 50 + what the successful transfers moved in - what they moved out
     expected = dict.fromkeys(names, 50)
     expected["p0"], expected["p1"] = 49, 51
-    for (_, (src, dst, amount)), done in zip(calls, results):
+    for (_name, (src, dst, amount)), done in zip(calls, results):
         if done:
             expected[src] -= amount
             expected[dst] += amount

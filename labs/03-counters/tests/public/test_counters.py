@@ -53,7 +53,7 @@ def test_views_are_counted_per_page_and_day(lab, redis):
 @hint("ttl-always")
 def test_every_key_has_a_ttl(lab, redis):
     """Both keys have a TTL, eight days by default."""
-    for _ in range(3):
+    for _round in range(3):
         lab.record_view("home", NOON)
     for key in (redis.key("views", "home", "2024-03-05"), redis.key("top", "2024-03-05")):
         assert redis.exists(key), _("expected {key} to exist, saw it missing").format(key=redis.unprefixed(key))

@@ -96,7 +96,7 @@ def test_a_task_that_kills_its_workers_is_dead_lettered_after_max_attempts_hidde
     assert redis.hget(q(redis, "dead"), str(poison)) == "lease expired"
     assert lab.claim(10**9, 1000) == [], _("expected a dead task never to be handed out again, saw it handed out")
     once = lab.schedule("flaky", 0)
-    [[_, _, attempt]] = lab.claim(10**9, 1000)
+    [[_task, _payload, attempt]] = lab.claim(10**9, 1000)
     assert lab.fail(once, attempt, "no retries allowed", 10**9, 1) == "dead"
     assert redis.hget(q(redis, "dead"), str(once)) == "no retries allowed"
 

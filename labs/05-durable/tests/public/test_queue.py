@@ -77,7 +77,7 @@ def test_a_task_whose_lease_ends_comes_back_and_the_old_claim_is_stale(lab, redi
 def test_a_failing_task_is_retried_then_dead_lettered_with_its_reason(lab, redis):
     """A failing task is retried, then dead-lettered with its reason"""
     task = lab.schedule("charge-card", 0)
-    [[_, _, attempt]] = lab.claim(0, 1000)
+    [[_task, _payload, attempt]] = lab.claim(0, 1000)
     assert lab.fail(task, attempt, "timeout", 2000, 3) == "retry"
     assert redis.zscore(q(redis, "due"), str(task)) == 2000
     assert redis.zcard(q(redis, "processing")) == 0
