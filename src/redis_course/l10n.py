@@ -9,7 +9,7 @@ by ``python3 run.py i18n check``.
     from redis_course.l10n import _, ngettext, pgettext, N_
 
     _("Cannot connect to Redis at {where}.", where=url)   # translated, then str.format(**fields)
-    ngettext("{n} student", "{n} students", n)   # plural forms of the reader's language
+    ngettext("{n} test failed", "{n} tests failed", n)   # plural forms of the reader's language
     pgettext("lab01", "first view is one")               # the same English in another context
     N_("Lost updates")                                    # marked for extraction, translated later
 
