@@ -38,6 +38,9 @@ def open_search(page, query: str) -> None:
     box.fill(query)
     box.press("End")  # Material searches on keyup
     page.locator(".md-search-result__item").first.wait_for(state="visible", timeout=15_000)
+    # the dialog and its results fade in: axe measures colours as drawn, so a half-faded result reads as
+    # low contrast on a busy machine; scan once every transition has ended
+    page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')", timeout=15_000)
 
 
 def axe_violations(page) -> list[dict]:
