@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from redis_course.labs.model import discover  # noqa: E402
 from redis_course.labs.runner import run_lab  # noqa: E402
-from redis_course.labs.sandbox import ForkServer  # noqa: E402
+from redis_course.labs.forkserver import ForkServer  # noqa: E402
 
 COSMIC_RAY = "cosmic-ray==8.7.0"
 TOOLS = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "redis-course" / "tools" / "cosmic-ray"
@@ -150,7 +150,8 @@ def equivalent() -> dict[tuple[str, str], str]:
 def killed(lab, mutant: Mutant, backend: str, workdir: Path, fs) -> bool:
     path = workdir / f"{mutant.lab}-{abs(hash(mutant.code))}.py"
     path.write_text(mutant.code, encoding="utf-8")
-    res = run_lab(lab, path, visibility=("public", "hidden"), backend=backend, forkserver=fs)
+    res = run_lab(lab, path, visibility=("public", "hidden"), backend=backend, forkserver=fs,
+                  first_failure=True)  # killed at its first failing test: the rest cannot revive it
     return res.status != "ok" or res.points < res.max_points
 
 

@@ -24,7 +24,7 @@ from redis_course.labs import isolation
 from redis_course.labs.grade import grade
 from redis_course.labs.isolation import UID_BASE
 from redis_course.labs.model import find_lab
-from redis_course.labs.sandbox import Limits
+from redis_course.labs.limits import Limits
 from redis_course.labs.wrong import composed_path
 
 pytestmark = pytest.mark.slow

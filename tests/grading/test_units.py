@@ -14,7 +14,8 @@ from redis_course.labs.errors import StudentCrash, StudentError, StudentImportEr
 from redis_course.labs.model import LabError, discover, find_lab, load_lab
 from redis_course.labs.redisbox import RunRedis
 from redis_course.labs.runner import LabResult, TestResult
-from redis_course.labs.sandbox import Limits, Sandbox, make_run_dir
+from redis_course.labs.limits import Limits
+from redis_course.labs.sandbox import Sandbox, make_run_dir
 from redis_course.labs.starter import MarkerError, make_starter, solution_lines
 from redis_course.labs.testing import student_raises
 from redis_course.labs.wrong import compose, redundant, wrongs

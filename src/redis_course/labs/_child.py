@@ -125,43 +125,8 @@ def _reaper(cfg: dict) -> None:
         return
     os.close(cfg["req_fd"])
     os.close(cfg["out_fd"])
-    me = os.getpid()
-
-    def children() -> list[int]:
-        out = []
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open(f"/proc/{entry}/stat", "rb") as f:
-                        stat = f.read()
-                    if int(stat[stat.rindex(b")") + 2:].split()[1]) == me:
-                        out.append(int(entry))
-                except (OSError, ValueError, IndexError):
-                    pass
-        return out
-
-    def finish(code: int) -> None:
-        for _ in range(1000):  # kill what is left; orphans of killed ones become ours in turn
-            pids = children()
-            if not pids:
-                break
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            try:
-                while os.waitpid(-1, os.WNOHANG)[0] > 0:
-                    pass
-            except ChildProcessError:
-                break
-        os._exit(code & 0xFF)
-
-    def stop(*_: object) -> None:
-        finish(137)
-
     for sig in stops:
-        signal.signal(sig, stop)
+        signal.signal(sig, lambda *_: _end_descendants(137))
     signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
     while True:
         try:
@@ -169,10 +134,45 @@ def _reaper(cfg: dict) -> None:
         except InterruptedError:
             continue
         except ChildProcessError:
-            finish(0)
+            _end_descendants(0)
         if pid == inner:
             break
-    finish(os.waitstatus_to_exitcode(status))
+    _end_descendants(os.waitstatus_to_exitcode(status))
+
+
+def _children_of(parent: int) -> list[int]:
+    """The pids whose parent is ``parent`` (from /proc: a subreaper's orphans included)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    stat = f.read()
+                if int(stat[stat.rindex(b")") + 2:].split()[1]) == parent:
+                    out.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+def _end_descendants(code: int) -> None:
+    """Kill what is left below this subreaper (orphans of killed ones become ours in turn), then exit."""
+    me = os.getpid()
+    for _ in range(1000):
+        pids = _children_of(me)
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        except ChildProcessError:
+            break
+    os._exit(code & 0xFF)
 
 
 def main(config_json: str) -> None:
@@ -189,6 +189,7 @@ def serve_forks(sock_fd: int) -> None:
     import socket
 
     import redis_course.backend  # noqa: F401 - imported once here, inherited by every fork
+    from redis_course.labs import cgroups
     from redis_course.labs import isolation as iso
 
     iso.prctl(iso.PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -214,7 +215,7 @@ def serve_forks(sock_fd: int) -> None:
                     import fcntl
 
                     if cfg.get("cgroup"):
-                        iso.join_cgroup(cfg["cgroup"])
+                        cgroups.join_cgroup(cfg["cgroup"])
 
                     high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 512) for fd in fds]
                     for src, dst in zip(high, wanted):
@@ -229,19 +230,32 @@ def serve_forks(sock_fd: int) -> None:
 
 
 def run(cfg: dict) -> None:
-    req_fd, resp_fd = cfg["req_fd"], cfg["resp_fd"]
-    limits = cfg["limits"]
+    """The student process: confined, its output redirected, connected to the run's Redis, the
+    grader's hooks taken, the student's module imported, then one request after another."""
     sys.dont_write_bytecode = True
+    _confine(cfg)
+    _redirect_output(cfg)
+    r = _connect(cfg)
+    hooks, current = _grader_hooks(r, cfg["resp_fd"])  # before any student code: the module cannot replace them
+    module = _import_student(cfg["module"], cfg["resp_fd"])
+    _send(cfg["resp_fd"], {"event": "ready"})
+    _serve(cfg, module, r, hooks, current)
+
+
+def _confine(cfg: dict) -> None:
+    """cgroup first (every process from here on is in it), then namespaces or a subreaper, then
+    rlimits, then (as root) this process's own uid."""
+    from redis_course.labs import cgroups
     from redis_course.labs import isolation as iso
 
-    if cfg.get("cgroup"):  # before anything else: every process from here on is in it
-        iso.join_cgroup(cfg["cgroup"])
+    limits = cfg["limits"]
+    if cfg.get("cgroup"):
+        cgroups.join_cgroup(cfg["cgroup"])
     root = cfg.get("mode", "namespaces" if cfg.get("isolate") else "none") == "namespaces" and os.geteuid() == 0
     if root:
         uid, gid = _isolate(cfg)
         nproc = limits["nproc"]
     else:
-        uid = gid = -1
         if cfg.get("mode") != "bwrap":  # bwrap's PID namespace ends everything with it; here a subreaper does
             _reaper(cfg)
         nproc = iso.processes_of(os.getuid()) + limits["nproc"]
@@ -251,6 +265,10 @@ def run(cfg: dict) -> None:
         iso.drop_privileges(uid, gid)
         iso.prctl(iso.PR_SET_PDEATHSIG, signal.SIGKILL)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file too big: an OSError, not a silent death
+
+
+def _redirect_output(cfg: dict) -> None:
+    """stdin from /dev/null, stdout and stderr into the run's output, an environment of its own."""
     out = cfg["out_fd"] if "out_fd" in cfg else os.open("output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -262,23 +280,26 @@ def run(cfg: dict) -> None:
     os.environ.update({"PATH": "/usr/bin:/bin", "HOME": cfg["workdir"], "TMPDIR": cfg["workdir"],
                        "LANG": "C.UTF-8", "COURSE_KEY_PREFIX": cfg["prefix"]})
 
-    from redis_course.backend import connect
 
+def _connect(cfg: dict):
+    """The run's Redis (it may still be starting: ten seconds); an import error when it never answers."""
     import time
 
-    module_file = cfg["module"]
-    deadline = time.monotonic() + 10  # the run's Redis may still be starting
+    from redis_course.backend import connect
+
+    deadline = time.monotonic() + 10
     while True:
         try:
-            r = connect(cfg["url"], prefix=cfg["prefix"], socket_connect_timeout=3)
-            break
+            return connect(cfg["url"], prefix=cfg["prefix"], socket_connect_timeout=3)
         except Exception as exc:  # noqa: BLE001
             if time.monotonic() > deadline:
-                _send(resp_fd, {"event": "import_error", "type": "RedisUnavailable", "message": _short(exc)})
+                _send(cfg["resp_fd"], {"event": "import_error", "type": "RedisUnavailable", "message": _short(exc)})
                 os._exit(0)
             time.sleep(0.005)
 
-    hooks, current = _grader_hooks(r, resp_fd)  # before any student code: the module cannot replace them
+
+def _import_student(module_file: str, resp_fd: int):
+    """The student's module as ``lab``; whatever its import raises is reported once, then the end."""
     import importlib.util
 
     try:
@@ -286,6 +307,7 @@ def run(cfg: dict) -> None:
         module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
         sys.modules["lab"] = module
         spec.loader.exec_module(module)  # type: ignore[union-attr]
+        return module
     except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too
         detail = _short(exc)
         if isinstance(exc, SyntaxError):
@@ -293,9 +315,11 @@ def run(cfg: dict) -> None:
         _send(resp_fd, {"event": "import_error", "type": type(exc).__name__, "message": detail,
                         "traceback": _tb_tail(exc, module_file)})
         os._exit(0)
-    _send(resp_fd, {"event": "ready"})
 
-    buf = b""
+
+def _serve(cfg: dict, module, r, hooks: dict, current: dict) -> None:
+    """One JSON request per line: a grader hook or a call of the student's function."""
+    req_fd, resp_fd, buf = cfg["req_fd"], cfg["resp_fd"], b""
     while True:
         chunk = os.read(req_fd, 1 << 16)
         if not chunk:
@@ -308,7 +332,7 @@ def run(cfg: dict) -> None:
             if "hook" in req:
                 _send(resp_fd, _hook(req, hooks))
             else:
-                _send(resp_fd, _handle(req, module, r, module_file))
+                _send(resp_fd, _handle(req, module, r, cfg["module"]))
                 hooks["crash_at"](None)  # a step armed for this call is never left for the next one
 
 

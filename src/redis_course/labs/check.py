@@ -19,7 +19,8 @@ from pathlib import Path
 from ..l10n import N_, _, ngettext
 from .model import Lab, discover, find_lab
 from .runner import LabResult, TestResult, run_lab
-from .sandbox import ForkServer, Limits
+from .forkserver import ForkServer
+from .limits import Limits
 from .texts import t
 
 MARK = {"passed": "✓", "skipped": "–"}

@@ -17,7 +17,7 @@ from ..messages import LANGS, current_lang
 
 
 def _limits(args: argparse.Namespace):
-    from .sandbox import Limits
+    from .limits import Limits
 
     kw = {}
     for name in ("call_timeout_s", "memory_mb", "cpu_s", "lab_budget_s"):

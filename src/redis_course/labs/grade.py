@@ -29,7 +29,8 @@ from .names import Student
 from .orchestrate import Grader, Outcome, Plan, per_student
 from .report import GradeRow, read_csv, remove_student, write_csv, write_student
 from .runner import LabResult
-from .sandbox import Limits, make_run_dir
+from .limits import Limits
+from .sandbox import make_run_dir
 from .summary import Summary
 
 OUTPUTS = ("feedback", "gradescope", "junit", "logs")

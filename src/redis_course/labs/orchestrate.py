@@ -22,7 +22,8 @@ from ..l10n import _
 from .intake import Submission
 from .model import Lab
 from .runner import LabResult, TestResult, run_lab
-from .sandbox import ForkServer, Limits
+from .forkserver import ForkServer
+from .limits import Limits
 
 
 class Progress:

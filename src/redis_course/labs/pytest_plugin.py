@@ -22,7 +22,9 @@ from ..l10n import _
 from .errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
 from .proxy import LabProxy
 from .redisbox import RunRedis
-from .sandbox import ForkServer, Limits, Sandbox
+from .forkserver import ForkServer
+from .limits import Limits
+from .sandbox import Sandbox
 
 ENV_RUN = "COURSE_LAB_RUN"
 ENV_FORKSERVER = "COURSE_LAB_FORKSERVER"  # fd of a fork server shared by consecutive runs
@@ -256,46 +258,52 @@ def _describe(exc: BaseException, excinfo=None) -> tuple[str, str | None]:
                  message=exc.message[:200]) + loc
         return "\n".join([head] + _student_traceback(exc)), None
     if isinstance(exc, AssertionError):
-        text = str(exc).strip()
-        kept = None
-        if excinfo is not None:
-            try:
-                kept = _student_errors(excinfo.traceback[-1].frame.f_locals)
-            except Exception:  # noqa: BLE001
-                kept = None
-        cause = exc.__cause__ or exc.__context__  # raise AssertionError(...) from None inside except StudentError
-        if isinstance(cause, StudentError):
-            kept = [cause] + (kept or [])
-        if kept and all(_not_written(e) for e in kept):
-            return _("{function}() is not written yet (it raises NotImplementedError).",
-                     function=kept[0].function), "not-implemented"
-        message, sep, _explanation = text.partition("\nassert ")
-        if sep or not text.startswith("assert "):  # the test's own message
-            lines = [ln[:300] for ln in message.strip().splitlines()] or [_("a check failed")]
-            return "\n".join(lines[:5]), None
-        if kept:
-            e = kept[0]
-            return _("{function}() raised {type}: {message}", function=e.function, type=e.type,
-                     message=e.message[:200]), None
-        expr = _assertion_source(excinfo) if excinfo is not None else None
-        if _compared and _compared[-1][0] == "==":
-            _op, left, right = _compared[-1]
-            if expr:
-                return _("{expr}: expected {expected}, got {seen}", expr=expr, expected=_short(right),
-                         seen=_short(left)), None
-            return _("expected {expected}, got {seen}", expected=_short(right), seen=_short(left)), None
-        if _compared:
-            op, left, right = _compared[-1]
-            return _("expected {left} {op} {right}, which is false", left=_short(left), op=op,
-                     right=_short(right)), None
-        first = text.splitlines()[0][len("assert "):]
-        errors = re.findall(r"Student\w+\('((?:[^'\\]|\\.)*)'", first)
-        if errors:  # the repr of a kept StudentError is pytest's, not the student's: keep its text only
-            first = "; ".join(errors)
-        elif re.search(r"<[\w.]+ (object )?at 0x|<[\w.]+Proxy", first):
-            return _("a check failed"), None
-        return _("this check failed: {check}", check=first[:200]), None
+        return _describe_assertion(exc, excinfo)
     return f"{type(exc).__name__}: {str(exc)[:300]}", None
+
+
+def _describe_assertion(exc: AssertionError, excinfo=None) -> tuple[str, str | None]:
+    """A failed check: the test's own message, else the StudentError it kept, else what ``==``
+    compared (expected / got), else the check's source line."""
+    text = str(exc).strip()
+    kept = None
+    if excinfo is not None:
+        try:
+            kept = _student_errors(excinfo.traceback[-1].frame.f_locals)
+        except Exception:  # noqa: BLE001
+            kept = None
+    cause = exc.__cause__ or exc.__context__  # raise AssertionError(...) from None inside except StudentError
+    if isinstance(cause, StudentError):
+        kept = [cause] + (kept or [])
+    if kept and all(_not_written(e) for e in kept):
+        return _("{function}() is not written yet (it raises NotImplementedError).",
+                 function=kept[0].function), "not-implemented"
+    message, sep, _explanation = text.partition("\nassert ")
+    if sep or not text.startswith("assert "):  # the test's own message
+        lines = [ln[:300] for ln in message.strip().splitlines()] or [_("a check failed")]
+        return "\n".join(lines[:5]), None
+    if kept:
+        e = kept[0]
+        return _("{function}() raised {type}: {message}", function=e.function, type=e.type,
+                 message=e.message[:200]), None
+    expr = _assertion_source(excinfo) if excinfo is not None else None
+    if _compared and _compared[-1][0] == "==":
+        _op, left, right = _compared[-1]
+        if expr:
+            return _("{expr}: expected {expected}, got {seen}", expr=expr, expected=_short(right),
+                     seen=_short(left)), None
+        return _("expected {expected}, got {seen}", expected=_short(right), seen=_short(left)), None
+    if _compared:
+        op, left, right = _compared[-1]
+        return _("expected {left} {op} {right}, which is false", left=_short(left), op=op,
+                 right=_short(right)), None
+    first = text.splitlines()[0][len("assert "):]
+    errors = re.findall(r"Student\w+\('((?:[^'\\]|\\.)*)'", first)
+    if errors:  # the repr of a kept StudentError is pytest's, not the student's: keep its text only
+        first = "; ".join(errors)
+    elif re.search(r"<[\w.]+ (object )?at 0x|<[\w.]+Proxy", first):
+        return _("a check failed"), None
+    return _("this check failed: {check}", check=first[:200]), None
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -194,7 +194,7 @@ class RunRedis:
 
 
 def _python_paths() -> list[str]:
-    from .sandbox import python_paths
+    from .forkserver import python_paths
 
     return python_paths() + _import_path().split(":")
 

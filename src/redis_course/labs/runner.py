@@ -20,9 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths
+from . import cgroups
 from . import isolation as iso
 from .model import Lab
-from .sandbox import ENV_ISOLATION, ForkServer, Limits, make_run_dir
+from .forkserver import ForkServer
+from .limits import Limits
+from .sandbox import ENV_ISOLATION, make_run_dir
 
 STATUSES = ("ok", "missing", "import-error", "timeout", "crash", "grader-error")
 
@@ -111,7 +114,7 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
             backend: str = "auto", url: str | None = None, limits: Limits | None = None,
             hide: tuple[str, ...] = (), run_dir: Path | None = None, keep_dir: bool = False,
             forkserver: "ForkServer | None" = None, keep_log: Path | None = None,
-            isolate: bool = True) -> LabResult:
+            isolate: bool = True, first_failure: bool = False) -> LabResult:
     """Grade ``source_file`` (the student's lab.py) with the lab's tests of the given visibilities.
 
     ``backend``: ``auto`` / ``redis-server`` / ``fakeredis`` (a private server for this run), or
@@ -119,6 +122,8 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     ``keep_log``: where to copy the grader's log (its end, owner-only) when the run does not end ``ok``;
     the copy is made after the run, when no student process is left.  ``isolate=False``: student code
     runs without namespaces (:func:`.isolation.mode`); the log's first line says how it ran.
+    ``first_failure``: stop at the first failing test (pytest ``-x``), for callers that only ask
+    whether a file loses points (mutation testing, the known-wrong files), never for a grade.
     """
     started = time.monotonic()
     if source_file is None or not Path(source_file).is_file():
@@ -138,9 +143,38 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     _private_write(run_dir / "run.json", json.dumps(cfg))  # hidden-test names: the grader's eyes only
     _private_write(run_dir / "pytest.ini", INI)
     mode = iso.mode(isolate)
-    cmd = [sys.executable, "-m", "pytest", "-p", "redis_course.labs.pytest_plugin", "-p", "no:cacheprovider",
-           "-c", str(run_dir / "pytest.ini"), "--rootdir", str(lab.path), "--confcutdir", str(lab.path),
-           "--import-mode=importlib", "-q", "--no-header", "-p", "no:randomly", *files]
+    log = run_dir / "pytest.log"
+    returncode = _run_pytest(_pytest_command(lab, run_dir, files, first_failure), run_dir, log, mode,
+                             forkserver, first_line=describe(mode, limits),
+                             timeout=wall_timeout(lab, limits, len(files) * TESTS_PER_FILE_ESTIMATE))
+    result = _read_results(lab, results, log, timed_out=returncode is None)
+    if returncode not in (None, 0, 1) and result.status == "ok":
+        tail = log.read_text(encoding="utf-8", errors="replace")[-3000:] if log.exists() else ""
+        result.status, result.message = "grader-error", f"pytest exit code {returncode}\n{tail}"
+    result.seconds = time.monotonic() - started
+    if keep_log is not None and result.status != "ok":
+        _keep_log(log, keep_log)
+    if own_dir and not keep_dir:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    return result
+
+
+# wall_timeout() allows two seconds of grader work per test; a lab's test file holds about this many
+TESTS_PER_FILE_ESTIMATE = 10
+
+
+def _pytest_command(lab: Lab, run_dir: Path, files: list[str], first_failure: bool) -> list[str]:
+    """The grader process: the course's plugin, the run's own ini, no cache, no plugin from elsewhere."""
+    return [sys.executable, "-m", "pytest", "-p", "redis_course.labs.pytest_plugin", "-p", "no:cacheprovider",
+            "-c", str(run_dir / "pytest.ini"), "--rootdir", str(lab.path), "--confcutdir", str(lab.path),
+            "--import-mode=importlib", "-q", "--no-header", "-p", "no:randomly",
+            *(["-x"] if first_failure else []), *files]
+
+
+def _run_pytest(cmd: list[str], run_dir: Path, log: Path, mode: str, forkserver: "ForkServer | None", *,
+                first_line: str, timeout: float) -> int | None:
+    """Run the grader process, its output into ``log`` (owner-only) after ``first_line``; return its
+    exit code, or None when it ran out of ``timeout`` and was killed with its whole process group."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COURSE_LAB_"))}
     env.update(COURSE_LAB_RUN=str(run_dir / "run.json"), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
                PYTHONDONTWRITEBYTECODE="1", **{ENV_ISOLATION: mode})
@@ -148,30 +182,18 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     if forkserver is not None:  # one fork server serves one worker's runs, one after the other
         env["COURSE_LAB_FORKSERVER"] = str(forkserver.fileno())
         pass_fds = (forkserver.fileno(),)
-    log = run_dir / "pytest.log"
-    timed_out = False
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as out:
-        out.write(f"{describe(mode, limits)}\n".encode())
+        out.write(f"{first_line}\n".encode())
         out.flush()
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=run_dir,
                                 start_new_session=True, stdin=subprocess.DEVNULL, pass_fds=pass_fds,
                                 umask=0o077)  # results.json and the rest: the grader's only
         try:
-            proc.wait(wall_timeout(lab, limits, len(files) * 10))
+            return proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            timed_out = True
             _killpg(proc)
-    result = _read_results(lab, results, log, timed_out)
-    if not timed_out and proc.returncode not in (0, 1) and result.status == "ok":
-        tail = log.read_text(encoding="utf-8", errors="replace")[-3000:] if log.exists() else ""
-        result.status, result.message = "grader-error", f"pytest exit code {proc.returncode}\n{tail}"
-    result.seconds = time.monotonic() - started
-    if keep_log is not None and result.status != "ok":
-        _keep_log(log, keep_log)
-    if own_dir and not keep_dir:
-        shutil.rmtree(run_dir, ignore_errors=True)
-    return result
+            return None
 
 
 MODES = {"namespaces": "namespaces as root (own mounts, PIDs, network, uid)",
@@ -181,7 +203,7 @@ MODES = {"namespaces": "namespaces as root (own mounts, PIDs, network, uid)",
 
 def describe(mode: str, limits: Limits) -> str:
     """The grading log's first line: how student code was isolated and limited."""
-    cg = iso.cgroup_version()
+    cg = cgroups.cgroup_version()
     how = (f"cgroup {cg} (memory {limits.memory_mb} MiB, {limits.nproc} processes, one CPU) and rlimits"
            if cg else f"rlimits only, no writable cgroup (address space {limits.memory_mb} MiB, "
                       f"{limits.nproc} processes)")

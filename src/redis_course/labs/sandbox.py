@@ -25,12 +25,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
+from . import cgroups
 from . import isolation as iso
 from .errors import InjectedCrash, StudentCrash, StudentError, StudentImportError, StudentTimeout
+from .forkserver import ForkServer, _ForkedProcess, import_path, python_paths
+from .limits import Budget, BudgetExhausted, Limits, process_budget
 
 ENV_ISOLATION = "COURSE_LAB_ISOLATION"
 
@@ -38,51 +41,6 @@ BOOT = ("import sys; sys.path[:0] = sys.argv[1].split(':'); "
         "from redis_course.labs._child import main; main(sys.argv[2])")
 MAX_SOURCE_BYTES = 1 << 20  # a lab.py bigger than 1 MiB is refused
 PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
-
-
-@dataclass
-class Limits:
-    """Resource limits of one student process (all configurable from the command line or a test)."""
-
-    call_timeout_s: float = 10.0   # wall time for one function call
-    start_timeout_s: float = 20.0  # wall time to start and import the module
-    cpu_s: float = 60.0            # CPU seconds over the process's whole life
-    memory_mb: int = 1024          # address space
-    nproc: int = 32                # processes and threads
-    fsize_mb: int = 16             # largest file it may write (its output included)
-    nofile: int = 64               # open files
-    max_message: int = 1 << 20     # largest reply accepted, bytes
-    tmp_mb: int = 64               # writable space (a tmpfs) when isolated
-    lab_budget_s: float = 90.0     # wall time all calls of one lab's run may take together
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def import_path() -> str:
-    """sys.path entries for the child: redis_course's source folder and redis' site-packages."""
-    import redis
-
-    import redis_course
-
-    entries: list[str] = []
-    for mod in (redis_course, redis):
-        p = str(Path(mod.__file__).resolve().parents[1])
-        if p not in entries:
-            entries.append(p)
-    return ":".join(entries)
-
-
-def python_paths() -> list[str]:
-    """What the child's interpreter must be able to read (kept visible inside its mount namespace)."""
-    paths = [sys.base_prefix, sys.prefix, *import_path().split(":")]
-    exe = os.path.realpath(sys.executable)
-    paths.append(os.path.dirname(exe))
-    out: list[str] = []
-    for p in map(os.path.realpath, paths):
-        if p not in out:
-            out.append(p)
-    return out
 
 
 def is_root() -> bool:
@@ -100,129 +58,6 @@ def make_run_dir(prefix: str = "course-grade-") -> Path:
 
 
 _ids = itertools.count(1)
-
-
-class Budget:
-    """The wall time one lab's run may spend in student code (calls and imports), whatever the
-    number of calls: time counts while at least one call is under way (calls at once count once).
-    One per grading process: a run is one process."""
-
-    def __init__(self, seconds: float) -> None:
-        import threading
-
-        self.seconds, self.used, self.active, self.since = seconds, 0.0, 0, 0.0
-        self._lock = threading.Lock()
-
-    def left(self) -> float:
-        with self._lock:
-            busy = time.monotonic() - self.since if self.active else 0.0
-            return self.seconds - self.used - busy
-
-    def __enter__(self) -> "Budget":
-        with self._lock:
-            if self.active == 0:
-                self.since = time.monotonic()
-            self.active += 1
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            self.active -= 1
-            if self.active == 0:
-                self.used += time.monotonic() - self.since
-
-
-_budgets: dict[float, Budget] = {}
-
-
-def process_budget(seconds: float) -> Budget:
-    """This process's budget (a grading process runs one lab for one student)."""
-    if seconds not in _budgets:
-        _budgets[seconds] = Budget(seconds)
-    return _budgets[seconds]
-
-
-class BudgetExhausted(StudentTimeout):
-    """The lab's time budget ran out: no more student code runs in this run."""
-
-    def __init__(self, function: str, seconds: float) -> None:
-        super().__init__(function, seconds)
-        self.args = (f"{function}: the lab's time budget of {seconds:g} s for all calls ran out",)
-
-FORK_BOOT = ("import sys; sys.path[:0] = sys.argv[1].split(':'); "
-             "from redis_course.labs._child import serve_forks; serve_forks(int(sys.argv[2]))")
-
-
-class ForkServer:
-    """A clean interpreter that forks student processes on request (see ``_child.serve_forks``)."""
-
-    def __init__(self, fd: int | None = None) -> None:
-        """Start a fork server, or (``fd``) talk to one started by another process (a grading worker)."""
-        import socket
-        import threading
-
-        self._lock = threading.Lock()
-        self.proc: subprocess.Popen | None = None
-        if fd is not None:
-            self._sock = socket.socket(fileno=fd)
-            return
-        self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", FORK_BOOT, import_path(), str(theirs.fileno())],
-                                     pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        theirs.close()
-
-    def spawn(self, cfg: dict, fds: list[int]) -> int:
-        import socket
-
-        with self._lock:
-            socket.send_fds(self._sock, [json.dumps(cfg).encode()], fds)
-            self._sock.settimeout(30)
-            reply = self._sock.recv(1 << 12)
-        if not reply:
-            raise RuntimeError("the fork server stopped")
-        return int(json.loads(reply)["pid"])
-
-    def fileno(self) -> int:
-        return self._sock.fileno()
-
-    def close(self) -> None:
-        self._sock.close()
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(5)
-
-
-class _ForkedProcess:
-    """The little of Popen's interface the sandbox needs, for a process forked by the fork server."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.returncode: int | None = None
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            try:
-                os.kill(self.pid, 0)
-            except ProcessLookupError:
-                self.returncode = -1
-            except PermissionError:
-                pass
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        deadline = time.monotonic() + (timeout if timeout is not None else 1e9)
-        while self.poll() is None:
-            if time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired("student process", timeout or 0)
-            time.sleep(0.005)
-        return self.returncode  # type: ignore[return-value]
-
-    def send_signal(self, sig: int) -> None:
-        try:
-            os.kill(self.pid, sig)
-        except ProcessLookupError:
-            pass
 
 
 @dataclass
@@ -254,7 +89,7 @@ class Sandbox:
         self.isolate = self.mode != "none"
         if self.budget is None:
             self.budget = process_budget(self.limits.lab_budget_s)
-        self.cgroup: iso.CGroup | None = None
+        self.cgroup: cgroups.CGroup | None = None
 
     # -- life cycle ------------------------------------------------------------------------------
     def spawn(self) -> None:
@@ -486,12 +321,12 @@ class Sandbox:
             os.close(fd)
 
 
-def _new_cgroup(limits: Limits) -> "iso.CGroup | None":
+def _new_cgroup(limits: Limits) -> "cgroups.CGroup | None":
     """A cgroup with the process limits, where this machine lets the grader make one (else rlimits)."""
-    if iso.cgroup_version() is None:
+    if cgroups.cgroup_version() is None:
         return None
     try:
-        return iso.CGroup(f"sb-{os.getpid()}-{secrets.token_hex(6)}", limits.memory_mb, limits.nproc)
+        return cgroups.CGroup(f"sb-{os.getpid()}-{secrets.token_hex(6)}", limits.memory_mb, limits.nproc)
     except OSError:
         return None
 

@@ -19,7 +19,7 @@ regenerated, so a traceback's line numbers point at readable code.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .model import Lab, LabError
@@ -131,82 +131,82 @@ def compose(solution: str, override: str, *, where: str = "wrong file", name: st
     sol_lines = solution.splitlines(keepends=True)
     if sol_lines and not sol_lines[-1].endswith("\n"):
         sol_lines[-1] += "\n"
-    o_lines = override.splitlines(keepends=True)
-
-    # where each solution name is defined: name -> list of statement indexes
-    defined: dict[str, list[int]] = {}
-    for i, node in enumerate(sol.body):
-        for n in names_of(node):
-            defined.setdefault(n, []).append(i)
-
-    replace: dict[int, str] = {}        # solution statement index -> new text
-    drop: set[int] = set()              # solution statements superseded by an override
-    before: dict[int, list[str]] = {}   # new definitions to insert before a solution statement
-    tail: list[str] = []                # new definitions after everything
-    pending: list[str] = []
-    imports: list[str] = []
-    have = {ast.dump(n) for n in sol.body if isinstance(n, (ast.Import, ast.ImportFrom))}
-    for node in nodes:
-        text = _segment(o_lines, node)
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            if ast.dump(node) not in have:
-                imports.append(text)
-            continue
-        hits = sorted({i for n in names_of(node) for i in defined.get(n, [])})
-        if not hits:
-            pending.append(text)
-            continue
-        first = hits[0]
-        if first in replace:  # two overrides for one solution statement: keep both, in order
-            replace[first] += "\n\n" + text
-        else:
-            replace[first] = text
-        drop.update(hits[1:])
-        if pending:
-            before.setdefault(first, []).extend(pending)
-            pending = []
-    tail.extend(pending)
-
-    # imports go after the solution's last top-level import (or its docstring); __future__ first
-    future = [t for t in imports if t.startswith("from __future__")]
-    imports = [t for t in imports if not t.startswith("from __future__")]
-    last_import = max((i for i, n in enumerate(sol.body) if isinstance(n, (ast.Import, ast.ImportFrom))), default=None)
-    doc_idx = 0 if sol.body and _is_docstring(sol.body[0]) else None
-    future_at = doc_idx if doc_idx is not None else -1
-    import_at = last_import if last_import is not None else future_at
-
-    out: list[str] = []
+    plan = _Splice.of(sol, nodes, override.splitlines(keepends=True))
     mistake = doc.strip().splitlines()[0]
-    out.append(f"# Composed from solution.py and {name or where}: {mistake}\n")
-    pos = 0
-    if import_at == -1:
-        out.extend(future + imports)
-        if future or imports:
-            out.append("\n")
-    for i, node in enumerate(sol.body):
-        a, b = _span(node)
-        while b < len(sol_lines) and sol_lines[b][:1] in " \t" and sol_lines[b].strip().startswith("#"):
-            b += 1  # an indented comment after the last statement (``# END SOLUTION``) belongs to it
-        out.extend(sol_lines[pos:a])  # comments and blank lines between statements
-        for extra in before.get(i, []):
-            out.append(extra + "\n\n")
-        if i in drop:
-            pass
-        elif i in replace:
-            out.append(replace[i])
-        else:
-            out.extend(sol_lines[a:b])
-        pos = b
-        if i == future_at and future:
-            out.extend(future)
-        if i == import_at and imports:
-            if i == future_at and not future:
+    return f"# Composed from solution.py and {name or where}: {mistake}\n" + plan.apply(sol, sol_lines)
+
+
+@dataclass
+class _Splice:
+    """Where an override's statements go in the solution (by top-level statement index)."""
+
+    replace: dict[int, str] = field(default_factory=dict)      # statement -> new text
+    drop: set[int] = field(default_factory=set)                # statements superseded by an override
+    before: dict[int, list[str]] = field(default_factory=dict)  # new definitions before a statement
+    tail: list[str] = field(default_factory=list)              # new definitions after everything
+    future: list[str] = field(default_factory=list)            # new ``from __future__`` imports
+    imports: list[str] = field(default_factory=list)           # other new imports
+
+    @classmethod
+    def of(cls, sol: ast.Module, nodes: list[ast.stmt], o_lines: list[str]) -> "_Splice":
+        defined: dict[str, list[int]] = {}  # where each solution name is defined
+        for i, node in enumerate(sol.body):
+            for n in names_of(node):
+                defined.setdefault(n, []).append(i)
+        plan, pending = cls(), []
+        have = {ast.dump(n) for n in sol.body if isinstance(n, (ast.Import, ast.ImportFrom))}
+        for node in nodes:
+            text = _segment(o_lines, node)
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                if ast.dump(node) not in have:
+                    (plan.future if text.startswith("from __future__") else plan.imports).append(text)
+                continue
+            hits = sorted({i for n in names_of(node) for i in defined.get(n, [])})
+            if not hits:
+                pending.append(text)
+                continue
+            first = hits[0]  # two overrides for one solution statement: keep both, in order
+            plan.replace[first] = plan.replace[first] + "\n\n" + text if first in plan.replace else text
+            plan.drop.update(hits[1:])
+            if pending:
+                plan.before.setdefault(first, []).extend(pending)
+                pending = []
+        plan.tail.extend(pending)
+        return plan
+
+    def apply(self, sol: ast.Module, sol_lines: list[str]) -> str:
+        """The solution's lines with the splice made; imports after the solution's last top-level
+        import (or its docstring), ``__future__`` first."""
+        last_import = max((i for i, n in enumerate(sol.body) if isinstance(n, (ast.Import, ast.ImportFrom))),
+                          default=None)
+        future_at = 0 if sol.body and _is_docstring(sol.body[0]) else -1
+        import_at = last_import if last_import is not None else future_at
+        out: list[str] = []
+        if import_at == -1:
+            out.extend(self.future + self.imports)
+            if self.future or self.imports:
                 out.append("\n")
-            out.extend(imports)
-    out.extend(sol_lines[pos:])
-    for extra in tail:
-        out.append("\n\n" + extra)
-    return "".join(out)
+        pos = 0
+        for i, node in enumerate(sol.body):
+            a, b = _span(node)
+            while b < len(sol_lines) and sol_lines[b][:1] in " \t" and sol_lines[b].strip().startswith("#"):
+                b += 1  # an indented comment after the last statement (``# END SOLUTION``) belongs to it
+            out.extend(sol_lines[pos:a])  # comments and blank lines between statements
+            out.extend(extra + "\n\n" for extra in self.before.get(i, []))
+            if i in self.replace:
+                out.append(self.replace[i])
+            elif i not in self.drop:
+                out.extend(sol_lines[a:b])
+            pos = b
+            if i == future_at and self.future:
+                out.extend(self.future)
+            if i == import_at and self.imports:
+                if i == future_at and not self.future:
+                    out.append("\n")
+                out.extend(self.imports)
+        out.extend(sol_lines[pos:])
+        out.extend("\n\n" + extra for extra in self.tail)
+        return "".join(out)
 
 
 def normalized(node: ast.AST) -> str:

@@ -20,7 +20,8 @@ from redis_course.labs import isolation
 from redis_course.labs.model import find_lab
 from redis_course.labs.redisbox import RunRedis
 from redis_course.labs.runner import run_lab
-from redis_course.labs.sandbox import Limits, make_run_dir
+from redis_course.labs.limits import Limits
+from redis_course.labs.sandbox import make_run_dir
 from redis_course.servers import redis_server_binary
 
 pytestmark = [pytest.mark.slow,
