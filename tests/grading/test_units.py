@@ -302,7 +302,27 @@ def a(r):
     assert "r.incr" not in out and "END SOLUTION" not in out and out.index("HELPER = 1") < out.index("def a(")
 
 
+def test_a_wrong_file_may_edit_one_line_inside_a_definition():
+    override = '''"""Wrong: a counts twice."""
+
+EDITS = [('return r.incr("a")', 'return r.incrby("a", 2)')]
+
+
+def b(r):
+    return LIMIT + 1
+'''
+    out = compose(BASE, override, name="wrong/x.py")
+    assert 'r.incrby("a", 2)' in out and 'r.incr("a")' not in out and "EDITS" not in out
+    ns: dict = {}
+    exec(compile(out, "composed", "exec"), ns)
+    assert ns["b"](None) == 6 and ns["a"].__doc__ == "Doc of a."
+
+
 @pytest.mark.parametrize("override,needle", [
+    ('"""Wrong."""\nEDITS = [("r.decr(", "r.incr(")]\n', "is in solution.py nowhere"),
+    ('"""Wrong."""\nEDITS = [("(r)", "(q)")]\n', "is in solution.py 2 times"),
+    ('"""Wrong."""\nEDITS = [("LIMIT", "LIMIT")]\n', "old and new different"),
+    ('"""Wrong."""\nEDITS = "LIMIT"\n', "list of (old, new) pairs"),
     ("def a(r):\n    return 1\n", "start with a docstring"),
     ('"""Wrong."""\nprint("hi")\n', "only imports and top-level def"),
     ('"""Wrong."""\nimport os\n', "defines nothing"),

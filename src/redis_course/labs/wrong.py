@@ -15,6 +15,16 @@ same-named top-level ``def``/``class``/assignment replaced by the wrong file's (
 definitions inserted in the wrong file's order, and the wrong file's imports added after the
 solution's.  The text is spliced (comments and layout of the untouched parts are kept), not
 regenerated, so a traceback's line numbers point at readable code.
+
+A mistake of one line inside a long definition (a Lua script's ``PX`` where ``EX`` belongs) is an
+edit instead of a copy of the definition: ``EDITS = [(old, new), ...]``, string literals, where each
+``old`` occurs exactly once in ``solution.py`` and is replaced by ``new`` before the definitions are
+spliced (a solution that no longer holds ``old`` makes the wrong file an error, not a silent no-op)::
+
+    \"\"\"The sliding log's TTL is set in whole seconds (EXPIRE), cutting a 1,500 ms window to 1 s.\"\"\"
+
+    EDITS = [("redis.call('PEXPIRE', KEYS[1], longest + slack)",
+              "redis.call('EXPIRE', KEYS[1], math.floor((longest + slack) / 1000))")]
 """
 from __future__ import annotations
 
@@ -30,6 +40,38 @@ ALLOWED = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, as
 
 class WrongFileError(LabError):
     """A wrong/ file is not a docstring followed by imports and top-level definitions."""
+
+
+EDITS = "EDITS"  # the name of a wrong file's text edits: [(old, new), ...]
+
+
+def edits_of(nodes: list[ast.stmt], where: str) -> list[tuple[str, str]]:
+    """The ``EDITS = [(old, new), ...]`` pairs among a wrong file's statements (empty without one)."""
+    out: list[tuple[str, str]] = []
+    for node in nodes:
+        if names_of(node) == (EDITS,):
+            try:
+                pairs = ast.literal_eval(node.value)  # type: ignore[attr-defined]
+            except ValueError:
+                pairs = None
+            if not (isinstance(pairs, list) and pairs and all(
+                    isinstance(p, tuple) and len(p) == 2 and all(isinstance(x, str) for x in p) and p[0] != p[1]
+                    for p in pairs)):
+                raise WrongFileError(f"{where}:{node.lineno}: {EDITS} must be a list of (old, new) pairs of "
+                                     "string literals, old and new different")
+            out.extend(pairs)
+    return out
+
+
+def apply_edits(solution: str, edits: list[tuple[str, str]], where: str) -> str:
+    """``solution`` with each ``old`` (found exactly once) replaced by its ``new``, in order."""
+    for old, new in edits:
+        count = solution.count(old)
+        if count != 1:
+            raise WrongFileError(f"{where}: {EDITS} text {old[:60]!r} is in solution.py "
+                                 f"{'nowhere' if not count else f'{count} times'}: it must be there exactly once")
+        solution = solution.replace(old, new)
+    return solution
 
 
 @dataclass(frozen=True)
@@ -127,6 +169,8 @@ def override_nodes(text: str, where: str) -> tuple[str, list[ast.stmt]]:
 def compose(solution: str, override: str, *, where: str = "wrong file", name: str = "") -> str:
     """The solution's source with the override's definitions and imports spliced in."""
     doc, nodes = override_nodes(override, where)
+    solution = apply_edits(solution, edits_of(nodes, where), where)
+    nodes = [n for n in nodes if names_of(n) != (EDITS,)]
     sol = _parse(solution, "solution.py")
     sol_lines = solution.splitlines(keepends=True)
     if sol_lines and not sol_lines[-1].endswith("\n"):
@@ -232,7 +276,7 @@ def redundant(lab: Lab, path: Path) -> list[str]:
     _, nodes = override_nodes(path.read_text(encoding="utf-8"), where)
     sol = _parse(lab.solution_file.read_text(encoding="utf-8"), "solution.py")
     same = {normalized(n) for n in sol.body if names_of(n)}
-    return [names_of(n)[0] for n in nodes if names_of(n) and normalized(n) in same]
+    return [names_of(n)[0] for n in nodes if names_of(n) and names_of(n) != (EDITS,) and normalized(n) in same]
 
 
 _TMP: list[Path] = []
