@@ -54,15 +54,19 @@ print(r.incr(views))
 print(r.get(views))
 
 # %% [markdown] lang="en"
-# `INCR` returns the new value, and the value is stored as a string. Some commands exist only
-# on a real server; such cells say so on fakeredis instead of failing:
+# `INCR` returns the new value as an integer; `GET` returns it as a string, because a counter's
+# value is a Redis string. Inside, a real server keeps such a string as a machine integer, and
+# `OBJECT ENCODING` shows it (`int`). Some commands exist only on a real server; such cells say so
+# on fakeredis instead of failing:
 
-# %% [markdown] lang="ru" translated="f22fc9dcf3b9"
-# `INCR` возвращает новое значение, а хранится значение строкой. Некоторые команды есть только
-# у настоящего сервера; на fakeredis такие ячейки сообщают об этом, а не падают:
+# %% [markdown] lang="ru" translated="54381a7f341f"
+# `INCR` возвращает новое значение целым числом, а `GET` — строкой: значение счётчика в Redis —
+# это строка. Внутри настоящий сервер хранит такую строку как машинное целое, и `OBJECT ENCODING`
+# это показывает (`int`). Некоторые команды есть только у настоящего сервера; на fakeredis такие
+# ячейки сообщают об этом, а не падают:
 
-# %% [markdown] lang="zh" translated="f22fc9dcf3b9"
-# `INCR` 返回自增后的新值，而值本身以字符串形式存储。有些命令只有真正的服务器才支持；在 fakeredis 上，这类单元格会给出说明，而不是报错：
+# %% [markdown] lang="zh" translated="54381a7f341f"
+# `INCR` 以整数返回自增后的新值，`GET` 则返回字符串：计数器的值在 Redis 中是字符串类型。真正的服务器在内部把这样的字符串存成机器整数，`OBJECT ENCODING` 会显示这一点（`int`）。有些命令只有真正的服务器才支持；在 fakeredis 上，这类单元格会给出说明，而不是报错：
 
 # %% tags=["varies"]
 if needs_real_redis(r, "OBJECT ENCODING"):
