@@ -186,13 +186,13 @@ else:
 # %% [markdown] lang="en"
 # With snapshots only, ids 101 to 150 are handed out a second time. AOF kept them here, because
 # SIGKILL stops the process, not the kernel: a power cut can still take the last second with
-# `everysec` (lesson 05), so can a SIGKILL while the disk lags behind (Redis then holds the log
-# back in its own memory for up to two seconds), and a failover can lose acknowledged writes whatever `appendfsync` says
-# (lesson 06). Durable ids come from a database sequence, or from an **epoch prefix**: every Redis
-# process (its `run_id`, read in the same `MULTI` as the `INCR`) gets a new epoch number from a
-# database, so a number handed out twice carries two different prefixes:
+# `everysec` (lesson 05), so can a SIGKILL while the disk lags behind (Redis then holds the log back
+# in its own memory for up to two seconds), and a failover can lose acknowledged writes whatever
+# `appendfsync` says (lesson 06). Durable ids come from a database sequence, or from an **epoch
+# prefix**: every Redis process (its `run_id`, read in the same `MULTI` as the `INCR`) gets a new
+# epoch number from a database, so a number handed out twice carries two different prefixes:
 
-# %% [markdown] lang="ru" translated="b504e09707dd"
+# %% [markdown] lang="ru" translated="d2874684cbc4"
 # Только со снимками идентификаторы со 101 по 150 раздаются второй раз. AOF их здесь сохранил,
 # потому что SIGKILL останавливает процесс, а не ядро: при отключении питания `everysec` всё ещё
 # может потерять последнюю секунду (урок 05), как и SIGKILL, пока диск не успевает (тогда Redis
@@ -202,7 +202,7 @@ else:
 # прочитанный в том же `MULTI`, что и `INCR`) получает из базы данных новый номер эпохи, и число,
 # выданное дважды, оказывается с двумя разными префиксами:
 
-# %% [markdown] lang="zh" translated="b504e09707dd"
+# %% [markdown] lang="zh" translated="d2874684cbc4"
 # 只有快照时，ID 101 到 150 被第二次发出。这里 AOF 保住了它们，因为 SIGKILL 停掉的是进程而不是内核：遇到断电时，`everysec` 仍可能丢掉最后一秒（第 05 课）；磁盘跟不上时，SIGKILL 同样会丢（此时 Redis 会把日志在自己的内存里最多压住两秒）；而主从切换无论 `appendfsync` 怎么设置，都可能丢掉已确认的写入（第 06 课）。持久可靠的 ID 来自数据库序列，或者来自**纪元前缀**（epoch prefix）：每个 Redis 进程（它的 `run_id`，与 `INCR` 在同一个 `MULTI` 中读取）都从数据库领取一个新的纪元编号，于是被发了两次的数字带着两个不同的前缀：
 
 # %%
@@ -607,16 +607,16 @@ r.set(account, 10000)
 print(money.withdraw(r, account, 12000), money.withdraw(r, account, 5000), r.get(account))
 
 # %% [markdown] lang="en"
-# A retry is the last trap: after a timeout, redis-py (6.0 and later, by default) sends the
-# command again by itself (lesson 06 measures it), and a `DECRBY` that had already run takes the money twice. A request id makes
-# the withdrawal happen once; the retry gets the first answer:
+# A retry is the last trap: after a timeout, redis-py (6.0 and later, by default) sends the command
+# again by itself (lesson 06 measures it), and a `DECRBY` that had already run takes the money
+# twice. A request id makes the withdrawal happen once; the retry gets the first answer:
 
-# %% [markdown] lang="ru" translated="769208e7c1b5"
+# %% [markdown] lang="ru" translated="cea603708a2f"
 # Последняя ловушка — повтор: после таймаута redis-py (начиная с 6.0, по умолчанию) сам отправляет
 # команду ещё раз (урок 06 это измеряет), и `DECRBY`, который уже выполнился, списывает деньги дважды. Идентификатор запроса
 # делает списание однократным; повтор получает первый ответ:
 
-# %% [markdown] lang="zh" translated="769208e7c1b5"
+# %% [markdown] lang="zh" translated="cea603708a2f"
 # 最后一个陷阱是重试：超时之后，redis-py（6.0 及以后版本默认如此）会自行再次发送命令（第 06 课做了测量），而已经执行过的 `DECRBY` 就会把钱扣两次。给请求一个 ID，取款就只会发生一次；重试拿到的是第一次的结果：
 
 # %%
