@@ -722,23 +722,23 @@ except redis.ResponseError as exc:
     print(_("error:"), str(exc).split(",")[0])
 
 # %% [markdown] lang="en"
-# Memory, measured on a real server (fakeredis has no `MEMORY USAGE` or `INFO`): 10,000 counters
-# as 10,000 string keys, as one hash with 10,000 fields, and as 100 hashes of 100 fields. A hash
-# stays in the compact *listpack* encoding while it has at most `hash-max-listpack-entries` fields
-# (128 by default; the cell prints your server's setting) with values of at most
-# `hash-max-listpack-value` bytes (64); beyond that it becomes a hash table. The numbers depend on the
-# server's version, configuration and allocator.
+# Memory, measured on a real server (fakeredis has no `MEMORY USAGE` or `INFO`): 10,000 counters as
+# 10,000 string keys, as one hash with 10,000 fields, and as 100 hashes of 100 fields. A hash stays
+# in the compact *listpack* encoding while it has at most `hash-max-listpack-entries` fields (512 by
+# default in Redis 7.0; the cell prints your server's setting) with names and values of at most
+# `hash-max-listpack-value` bytes (64); beyond that it becomes a hash table. The numbers depend on
+# the server's version, configuration and allocator.
 
-# %% [markdown] lang="ru" translated="4232dc155104"
+# %% [markdown] lang="ru" translated="807d87387872"
 # Память, измеренная на настоящем сервере (у fakeredis нет `MEMORY USAGE` и `INFO`): 10 000 счётчиков
 # как 10 000 строковых ключей, как один хеш на 10 000 полей и как 100 хешей по 100 полей. Хеш остаётся в
-# компактной кодировке *listpack*, пока в нём не больше `hash-max-listpack-entries` полей (по умолчанию
-# 128; ячейка печатает настройку вашего сервера) и значения не длиннее
+# компактной кодировке *listpack*, пока в нём не больше `hash-max-listpack-entries` полей (в Redis 7.0
+# по умолчанию 512; ячейка печатает настройку вашего сервера), а имена полей и значения не длиннее
 # `hash-max-listpack-value` байт (64); дальше он становится хеш-таблицей. Числа зависят от версии,
 # конфигурации и аллокатора сервера.
 
-# %% [markdown] lang="zh" translated="4232dc155104"
-# 在真实服务器上测量内存（fakeredis 没有 `MEMORY USAGE` 和 `INFO`）：10,000 个计数器分别存成 10,000 个字符串键、一个有 10,000 个字段的哈希、100 个各有 100 个字段的哈希。只要哈希的字段数不超过 `hash-max-listpack-entries`（默认 128；单元格会打印你的服务器的设置），且每个值不超过 `hash-max-listpack-value` 字节（默认 64），它就保持紧凑的 *listpack* 编码；超过之后就变成哈希表。数字取决于服务器的版本、配置和内存分配器。
+# %% [markdown] lang="zh" translated="807d87387872"
+# 在真实服务器上测量内存（fakeredis 没有 `MEMORY USAGE` 和 `INFO`）：10,000 个计数器分别存成 10,000 个字符串键、一个有 10,000 个字段的哈希、100 个各有 100 个字段的哈希。只要哈希的字段数不超过 `hash-max-listpack-entries`（Redis 7.0 默认 512；单元格会打印你的服务器的设置），且每个字段名和值都不超过 `hash-max-listpack-value` 字节（默认 64），它就保持紧凑的 *listpack* 编码；超过之后就变成哈希表。数字取决于服务器的版本、配置和内存分配器。
 
 # %% tags=["varies"]
 if needs_real_redis(r, "MEMORY USAGE"):
@@ -1002,28 +1002,32 @@ else:
 # ## After a restart
 #
 # Counters live in memory. With the default persistence (snapshots only), a restart brings a counter
-# back to its value at the last snapshot, which can be an hour old. AOF `everysec` loses nothing when
-# Redis itself crashes, and up to about two seconds on a power cut or a kernel crash; `always` loses
-# nothing on one server, and a failover can still lose acknowledged writes. A view counter shrugs
-# that off, a billing counter cannot. Lesson 05 measures it.
+# back to its value at the last snapshot, which can be an hour old. AOF `everysec` loses nothing
+# when Redis itself crashes while the disk keeps up (on a slow disk Redis holds the log in its own
+# memory for up to two seconds, and a crash loses that), and up to about two seconds on a power cut
+# or a kernel crash; `always` loses nothing on one server, and a failover can still lose
+# acknowledged writes. A view counter shrugs that off, a billing counter cannot. Lesson 05 measures
+# it.
 #
 # Clean up this run's keys:
 
-# %% [markdown] lang="ru" translated="a66f2b5f7103"
+# %% [markdown] lang="ru" translated="460efc7d3af0"
 # ## После перезапуска
 #
-# Счётчики живут в памяти. С сохранением по умолчанию (только снимки) перезапуск возвращает счётчик к
-# значению на момент последнего снимка, а тому может быть и час. AOF `everysec` ничего не теряет, когда
-# падает сам Redis, и теряет до двух секунд примерно при отключении питания или падении ядра; `always`
-# на одном сервере не теряет ничего, но переключение на реплику всё равно может потерять подтверждённые
-# записи. Счётчик просмотров это переживёт, счётчик для биллинга — нет. Урок 05 это измеряет.
+# Счётчики живут в памяти. С сохранением по умолчанию (только снимки) перезапуск возвращает счётчик
+# к значению на момент последнего снимка, а тому может быть и час. AOF `everysec` ничего не теряет,
+# когда падает сам Redis, пока диск успевает (при медленном диске Redis до двух секунд держит журнал
+# у себя в памяти, и падение это теряет), и теряет примерно до двух секунд при отключении питания
+# или падении ядра; `always` на одном сервере не теряет ничего, но переключение на реплику всё равно
+# может потерять подтверждённые записи. Счётчик просмотров это переживёт, счётчик для биллинга —
+# нет. Урок 05 это измеряет.
 #
 # Удаляем ключи этого запуска:
 
-# %% [markdown] lang="zh" translated="a66f2b5f7103"
+# %% [markdown] lang="zh" translated="460efc7d3af0"
 # ## 重启之后
 #
-# 计数器保存在内存里。使用默认的持久化设置（只有快照）时，重启会让计数器回到最近一次快照时的值，而那次快照可能已是一小时之前。AOF `everysec` 在 Redis 进程自身崩溃时什么都不丢，在断电或内核崩溃时最多丢约两秒；`always` 在单台服务器上什么都不丢，但主从切换仍可能丢掉已确认的写入。浏览计数器无所谓，计费计数器则不行。第 05 课会对此进行测量。
+# 计数器保存在内存里。使用默认的持久化设置（只有快照）时，重启会让计数器回到最近一次快照时的值，而那次快照可能已是一小时之前。AOF `everysec` 在磁盘跟得上时，Redis 进程自身崩溃什么都不丢（磁盘慢时 Redis 会把日志在自己的内存里最多压住两秒，崩溃就会丢掉这部分），在断电或内核崩溃时最多丢约两秒；`always` 在单台服务器上什么都不丢，但主从切换仍可能丢掉已确认的写入。浏览计数器无所谓，计费计数器则不行。第 05 课会对此进行测量。
 #
 # 清理本次运行的键：
 
