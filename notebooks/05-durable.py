@@ -110,7 +110,9 @@ if runs:
 #   last snapshot *started*: often the whole run, sometimes all but the first second.
 # * **AOF `everysec`** lost nothing here. Redis `write()`s the log to the operating system before
 #   it replies; SIGKILL kills the process, not the kernel, so the page cache still reaches the
-#   disk. What `everysec` risks is a **power cut or kernel crash**: up to about a second of writes
+#   disk. (While the previous background `fsync` is still running, on a slow disk, Redis postpones
+#   the `write()` for up to 2 s and keeps replying: a SIGKILL then loses those writes too.) What
+#   `everysec` risks above all is a **power cut or kernel crash**: up to about a second of writes
 #   that the kernel had not yet flushed (`fsync` runs once a second in the background).
 # * **AOF `always`** also survives a power cut (it `fsync`s before replying), and pays for it:
 #   one client, waiting for an `fsync` before each reply, gets more than an order of magnitude fewer
@@ -125,14 +127,16 @@ if runs:
 # changed, after 5 minutes if 100 did, after a minute if 10,000 did, and no AOF. Asked from a
 # private server started with its defaults:
 
-# %% [markdown] lang="ru" translated="20fda8b103e4"
+# %% [markdown] lang="ru" translated="bb5b29d998d5"
 # Что говорят цифры от запуска к запуску:
 #
 # * **RDB** (`save 1 1`: снимок не чаще раза в секунду) теряет всё, что записано после *начала*
 #   последнего снимка: часто весь прогон, иногда всё, кроме первой секунды.
 # * **AOF `everysec`** здесь не потерял ничего. Redis передаёт журнал операционной системе через
 #   `write()` до ответа клиенту; SIGKILL убивает процесс, а не ядро, и данные из страничного кэша всё
-#   равно попадают на диск. Рискует `everysec` при **отключении питания или падении ядра**: до примерно
+#   равно попадают на диск. (Пока предыдущий фоновый `fsync` ещё идёт, на медленном диске, Redis
+#   откладывает `write()` до 2 с и продолжает отвечать: тогда SIGKILL теряет и эти записи.) Прежде
+#   всего `everysec` рискует при **отключении питания или падении ядра**: до примерно
 #   секунды записей, которые ядро ещё не сбросило на диск (`fsync` выполняется раз в секунду в фоне).
 # * **AOF `always`** переживает и отключение питания (делает `fsync` до ответа), но платит за это:
 #   один клиент, который перед каждым ответом ждёт `fsync`, получает больше чем на порядок меньше
@@ -147,11 +151,11 @@ if runs:
 # 5 минут, если изменились 100, через минуту, если 10 000, — и без AOF. Спрашиваем приватный сервер,
 # запущенный с настройками по умолчанию:
 
-# %% [markdown] lang="zh" translated="20fda8b103e4"
+# %% [markdown] lang="zh" translated="bb5b29d998d5"
 # 每次运行，数字说明的都是同一件事：
 #
 # * **RDB**（`save 1 1`：最多每秒一次快照）会丢掉最近一次快照*开始*之后写入的一切：经常是整轮运行的全部写入，有时是除第一秒之外的全部。
-# * **AOF `everysec`** 在这里一条也没丢。Redis 在回复之前就把日志 `write()` 给了操作系统；SIGKILL 杀的是进程而不是内核，页缓存照样会落盘。`everysec` 真正的风险是**断电或内核崩溃**：最多约一秒、内核尚未刷盘的写入（`fsync` 每秒在后台执行一次）。
+# * **AOF `everysec`** 在这里一条也没丢。Redis 在回复之前就把日志 `write()` 给了操作系统；SIGKILL 杀的是进程而不是内核，页缓存照样会落盘。（磁盘较慢、上一次后台 `fsync` 还没结束时，Redis 会把 `write()` 推迟最多 2 秒，同时照常回复：这时 SIGKILL 也会丢掉这些写入。）`everysec` 最主要的风险是**断电或内核崩溃**：最多约一秒、内核尚未刷盘的写入（`fsync` 每秒在后台执行一次）。
 # * **AOF `always`** 连断电也扛得住（回复前先 `fsync`），代价是：单个客户端每次都要等 `fsync` 完成才能收到回复，每秒的自增次数少了一个数量级以上（本课页面上是约 1,400 对约 24,900；具体比例取决于磁盘）。多个客户端可以共享一次 `fsync`，所以并发时差距会缩小。
 #
 # SIGKILL 模拟的是 OOM kill 或 Redis 崩溃；它不是断电，断电没有哪个笔记本能诚实地模拟。
