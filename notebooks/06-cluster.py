@@ -142,20 +142,21 @@ if on_cluster():
 # ## MOVED and ASK
 #
 # A plain client that asks the wrong node gets `MOVED <slot> <host:port>`. While a slot is being moved
-# to another node, keys already moved are answered with `ASK`: ask the other node, this time only.
+# to another node, the old node answers `ASK` for a key it no longer has (moved already, or never
+# there): ask the other node, this time only.
 # The cluster client follows both; here a slot is moved by hand, step by step.
 
-# %% [markdown] lang="ru" translated="4e454c8954b6"
+# %% [markdown] lang="ru" translated="d17665c0e208"
 # ## MOVED и ASK
 #
 # Обычный клиент, обратившийся не к тому узлу, получает `MOVED <slot> <host:port>`. Пока слот
-# переносится на другой узел, на уже перенесённые ключи приходит `ASK`: спросите другой узел, но только
-# в этот раз. Клиент кластера обрабатывает оба ответа; здесь слот переносится вручную, шаг за шагом.
+# переносится на другой узел, старый узел отвечает `ASK` на ключ, которого у него уже нет (перенесён
+# или не существовал): спросите другой узел, но только в этот раз. Клиент кластера обрабатывает оба ответа; здесь слот переносится вручную, шаг за шагом.
 
-# %% [markdown] lang="zh" translated="4e454c8954b6"
+# %% [markdown] lang="zh" translated="d17665c0e208"
 # ## MOVED 与 ASK
 #
-# 普通客户端问错了节点，会得到 `MOVED <slot> <host:port>`。当一个槽正在迁往另一个节点时，对已经迁走的键会回复 `ASK`：仅这一次改问另一个节点。集群客户端会自动处理这两种回复；这里我们手动、一步一步地迁移一个槽。
+# 普通客户端问错了节点，会得到 `MOVED <slot> <host:port>`。当一个槽正在迁往另一个节点时，旧节点对它已经没有的键（已迁走，或本来就不存在）会回复 `ASK`：仅这一次改问另一个节点。集群客户端会自动处理这两种回复；这里我们手动、一步一步地迁移一个槽。
 
 # %% tags=["varies"]
 if on_cluster():
