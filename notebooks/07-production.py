@@ -69,26 +69,28 @@ if not SERVER:
 # %% [markdown] lang="en"
 # ## When Redis fails
 #
-# redis-py's defaults are made for a batch job, not for a limiter: no socket timeout (a paused
-# server holds the caller until it answers) and, in redis-py 8, a retry of every command that timed
-# out or lost its connection. `budget_client` makes a client on the same server whose every wait is
+# redis-py's defaults are made for a batch job, not for a limiter. redis-py 8 waits up to 5 s for
+# every reply and retries a command that timed out or lost its connection up to ten times, so a
+# paused server holds the caller for about a minute; before 8 there was no socket timeout at all
+# (a paused server held the caller until it answered). `budget_client` makes a client on the same server whose every wait is
 # bounded by a budget and that never retries; `Guard` answers by a policy chosen in advance when
 # Redis gives no answer, and its breaker stops asking Redis for a while after a failure.
 
-# %% [markdown] lang="ru" translated="168a2e502d20"
+# %% [markdown] lang="ru" translated="c7166111005c"
 # ## Когда Redis отказывает
 #
-# Настройки redis-py по умолчанию рассчитаны на пакетную задачу, а не на ограничитель частоты: нет
-# тайм-аута сокета (замороженный сервер держит вызывающего, пока не ответит), и redis-py 8 повторяет
-# каждую команду, которая не дождалась ответа или потеряла соединение. `budget_client` создаёт
+# Настройки redis-py по умолчанию рассчитаны на пакетную задачу, а не на ограничитель частоты.
+# redis-py 8 ждёт каждого ответа до 5 с и повторяет команду, которая не дождалась ответа или потеряла
+# соединение, до десяти раз, так что замороженный сервер держит вызывающего около минуты; до версии 8
+# тайм-аута сокета не было вовсе (замороженный сервер держал вызывающего, пока не ответит). `budget_client` создаёт
 # клиента того же сервера, у которого любое ожидание ограничено бюджетом и нет повторов; `Guard`
 # отвечает по заранее выбранной политике, когда Redis не дал ответа, а его предохранитель
 # (circuit breaker) после отказа на время перестаёт обращаться к Redis.
 
-# %% [markdown] lang="zh" translated="168a2e502d20"
+# %% [markdown] lang="zh" translated="c7166111005c"
 # ## 当 Redis 出故障时
 #
-# redis-py 的默认设置是为批处理任务准备的，而不是为限流器：没有套接字超时（被冻结的服务器会一直拖住调用方，直到它回复），而且 redis-py 8 会重试每一条超时或断开连接的命令。`budget_client` 在同一台服务器上创建一个客户端，它的每一次等待都受预算限制，并且从不重试；当 Redis 没有给出答复时，`Guard` 按事先选定的策略回答，它的熔断器在一次失败之后暂时不再询问 Redis。
+# redis-py 的默认设置是为批处理任务准备的，而不是为限流器。redis-py 8 每次等待回复最多 5 秒，并把超时或断开连接的命令重试最多十次，所以被冻结的服务器会拖住调用方大约一分钟；8 之前根本没有套接字超时（被冻结的服务器会一直拖住调用方，直到它回复）。`budget_client` 在同一台服务器上创建一个客户端，它的每一次等待都受预算限制，并且从不重试；当 Redis 没有给出答复时，`Guard` 按事先选定的策略回答，它的熔断器在一次失败之后暂时不再询问 Redis。
 
 # %%
 show(g.budget_client)
@@ -97,17 +99,19 @@ show(g.Guard.__call__)
 # %% [markdown] lang="en"
 # A timeout is not a "no". An `INCR` sent to a paused server with a 200 ms budget: the caller gets
 # a `TimeoutError`, yet the command was delivered and runs when the server resumes. And one `INCR`
-# through redis-py 8's default retry while the server is paused for a second: the caller sent one
+# from a client with a 200 ms timeout and redis-py 8's default retry, while the server is paused
+# for a second: the caller sent one
 # request and got one reply, and the counter went up more than once.
 
-# %% [markdown] lang="ru" translated="7556e0c9224f"
+# %% [markdown] lang="ru" translated="3b1525046559"
 # Тайм-аут — это не «нет». `INCR`, отправленный замороженному серверу с бюджетом 200 мс: вызывающий
 # получает `TimeoutError`, но команда уже доставлена и выполнится, когда сервер оживёт. И один
-# `INCR` через повторы redis-py 8 по умолчанию, пока сервер заморожен на секунду: вызывающий
+# `INCR` от клиента с тайм-аутом 200 мс и повторами redis-py 8 по умолчанию, пока сервер заморожен на
+# секунду: вызывающий
 # отправил один запрос и получил один ответ, а счётчик вырос больше чем на единицу.
 
-# %% [markdown] lang="zh" translated="7556e0c9224f"
-# 超时不等于“没有执行”。用 200 毫秒的预算向一个被冻结的服务器发送 `INCR`：调用方收到 `TimeoutError`，但命令已经送达，服务器恢复后照样执行。再看一次 `INCR` 经过 redis-py 8 的默认重试，而服务器被冻结一秒：调用方只发了一个请求、只收到一个回复，计数器却不止加了一。
+# %% [markdown] lang="zh" translated="3b1525046559"
+# 超时不等于“没有执行”。用 200 毫秒的预算向一个被冻结的服务器发送 `INCR`：调用方收到 `TimeoutError`，但命令已经送达，服务器恢复后照样执行。再看一个超时为 200 毫秒、使用 redis-py 8 默认重试的客户端发出的一次 `INCR`，而服务器被冻结一秒：调用方只发了一个请求、只收到一个回复，计数器却不止加了一。
 
 # %%
 if SERVER:
