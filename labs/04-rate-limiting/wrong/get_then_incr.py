@@ -1,125 +1,33 @@
-"""Wrong: GET, decide in Python, then INCRBY.
+"""Wrong: fixed_window reads the counts, decides in Python, then writes the new counts in another round trip.
 
-fixed_window reads every window's count in one round trip and adds the cost in another; processes
-that read the same counts all pass the check, so more than the limit get in.
+The read (HMGET) and the write (HSET + PEXPIRE, in one MULTI) are two round trips: processes that
+read the same counts all pass the check, and each writes its own count + cost, so more than the
+limit get in.
 """
 
 
-def _decide(r, script: str, key: str, limits, cost: int, now_ms) -> dict:
-    """Run ``_PRELUDE + script`` with EVAL on ``key``; the script returns {allowed, remaining, retry}.
-
-    Checks the arguments first: at least one ``[limit, window_ms]`` pair, all at least 1, and
-    1 <= cost <= every limit (a bigger request could never be allowed).
-    """
-    pairs = [(int(limit), int(window_ms)) for limit, window_ms in limits]
-    if not pairs or any(limit < 1 or window_ms < 1 for limit, window_ms in pairs):
-        raise ValueError("limits must be a non-empty list of [limit, window_ms] pairs, all at least 1")
-    if not 1 <= int(cost) <= min(limit for limit, _ in pairs):
-        raise ValueError("cost must be at least 1 and at most the smallest limit")
-    now = "" if now_ms is None else int(now_ms)
-    args = [now, int(cost), secrets.token_hex(8)] + [n for pair in pairs for n in pair]
-    allowed, remaining, retry = r.eval(_PRELUDE + script, 1, key, *args)
-    return {"allowed": allowed == 1, "remaining": remaining, "retry_after_ms": retry}
-
-
 def fixed_window(r, client_id: str, limits: list, cost: int = 1, now_ms: int | None = None) -> dict:
+    key = r.key("rl", "fixed", client_id)
     if now_ms is None:
-        seconds, micros = r.time()
-        now_ms = seconds * 1000 + micros // 1000
-    keys, ends = [], []
-    for i, (limit, window_ms) in enumerate(limits):
-        k = now_ms // window_ms
-        keys.append(r.key("rl", "fixed", client_id, i, k))
-        ends.append((k + 1) * window_ms - now_ms)
-    counts = [int(n or 0) for n in r.mget(keys)]
-    remaining = min(max(0, limit - n) for (limit, _), n in zip(limits, counts))
-    waits = [end for (limit, _), n, end in zip(limits, counts, ends) if n + cost > limit]
-    if waits:
-        return {"allowed": False, "remaining": remaining, "retry_after_ms": max(waits)}
-    pipe = r.pipeline(transaction=True)
-    for key, end in zip(keys, ends):
-        pipe.incrby(key, cost)
-        pipe.pexpire(key, end)
-    pipe.execute()
-    return {"allowed": True, "remaining": remaining - cost, "retry_after_ms": 0}
-
-
-def sliding_window(r, client_id: str, limits: list, cost: int = 1, now_ms: int | None = None) -> dict:
-    """Sliding windows over one log: for ``[limit, window_ms]`` a unit allowed at time t counts
-    against every request at a time now with t <= now < t + window_ms (at exactly t + window_ms
-    it no longer counts).
-
-    Allowed when, in every limit, the units of the last ``window_ms`` plus ``cost`` fit in
-    ``limit``.  Record allowed units only, one log entry per unit.  A limit that says no frees
-    up when enough of its oldest units have left its window.
-
-    Cost: one EVAL on one sorted set (score = time, member = a unique id per unit) shared by all
-    the limits: ZREMRANGEBYSCORE (what left the longest window) + ZCARD + ZCOUNT and, when denied,
-    ZRANGE per limit + ``cost`` ZADDs + PEXPIRE; O(limits * log N + cost), memory O(largest limit).
-    """
-    script = """
-    local longest = 0
-    for _, pair in ipairs(limits) do longest = math.max(longest, pair[2]) end
-    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - longest)
-    local logged = redis.call('ZCARD', KEYS[1])
-    local fits, wait = nil, 0
-    for _, pair in ipairs(limits) do
-      local cap, span = pair[1], pair[2]
-      local recent = redis.call('ZCOUNT', KEYS[1], now - span + 1, '+inf')
-      local room = math.max(0, cap - recent)
-      if fits == nil or room < fits then fits = room end
-      if recent + cost > cap then
-        -- the window holds the newest `recent` entries; its oldest (recent + cost - cap) must go
-        local at = logged + cost - cap - 1
-        local entry = redis.call('ZRANGE', KEYS[1], at, at, 'WITHSCORES')
-        wait = math.max(wait, tonumber(entry[2]) + span - now)
-      end
-    end
-    if wait > 0 then return {0, fits, wait} end
-    for unit = 1, cost do redis.call('ZADD', KEYS[1], now, request_id .. ':' .. unit) end
-    redis.call('PEXPIRE', KEYS[1], longest)
-    return {1, fits - cost, 0}
-    """
-    return _decide(r, script, r.key("rl", "log", client_id), limits, cost, now_ms)
-
-
-def token_bucket(r, client_id: str, limits: list, cost: int = 1, now_ms: int | None = None) -> dict:
-    """One bucket per limit: for ``[limit, window_ms]`` a bucket of ``limit`` tokens, full at first,
-    refilled continuously at ``limit`` tokens per ``window_ms``.
-
-    Allowed when every bucket holds at least ``cost`` tokens; then each loses ``cost``.  Refill is
-    continuous: after ``window_ms / limit`` ms one token has come back, after half of that half a
-    token (keep the fraction).  ``remaining`` counts whole tokens; when denied, a bucket that is
-    short is ready when it holds ``cost`` tokens again, rounded up to a whole ms.
-
-    Cost: one EVAL on one hash (the time of the last update and every bucket's level): HMGET
-    (or one HGET per field), then HSET only when allowed + PEXPIRE until the slowest bucket would
-    be full again.  O(number of limits).
-    """
-    # a bucket's level is stored in tokens * window: one token = `span` units and `cap` units
-    # come back per ms, so the arithmetic stays in exact integers
-    script = """
-    local last = tonumber(redis.call('HGET', KEYS[1], 'at')) or now
-    local since = math.max(0, now - last)
-    local level, fits, wait = {}, nil, 0
-    for i, pair in ipairs(limits) do
-      local cap, span = pair[1], pair[2]
-      local stored = tonumber(redis.call('HGET', KEYS[1], 'lvl' .. i)) or cap * span
-      level[i] = math.min(cap * span, stored + since * cap)
-      local whole = math.floor(level[i] / span)
-      if fits == nil or whole < fits then fits = whole end
-      local short = cost * span - level[i]
-      if short > 0 then wait = math.max(wait, math.ceil(short / cap)) end
-    end
-    if wait > 0 then return {0, fits, wait} end
-    local refilled = 0
-    redis.call('HSET', KEYS[1], 'at', math.max(now, last))
-    for i, pair in ipairs(limits) do
-      local left = level[i] - cost * pair[2]
-      redis.call('HSET', KEYS[1], 'lvl' .. i, left)
-      refilled = math.max(refilled, math.ceil((pair[1] * pair[2] - left) / pair[1]))
-    end
-    redis.call('PEXPIRE', KEYS[1], refilled)
-    return {1, fits - cost, 0}
-    """
-    return _decide(r, script, r.key("rl", "bucket", client_id), limits, cost, now_ms)
+        sec, usec = r.time()
+        now, slack = sec * 1000 + usec // 1000, 0
+    else:
+        now, slack = int(now_ms), 60_000
+    got = r.hmget(key, [field for i in range(1, len(limits) + 1) for field in (f"k{i}", f"used{i}")])
+    new, fits, wait, keep = {}, None, 0, 0
+    for i, (cap, span) in enumerate(limits, 1):
+        k, till_next = now // span, span - now % span
+        used = int(got[2 * i - 1]) if got[2 * i - 2] is not None and int(got[2 * i - 2]) == k else 0
+        new[f"k{i}"], new[f"used{i}"] = k, used + cost
+        room = max(0, cap - used)
+        fits = room if fits is None else min(fits, room)
+        if used + cost > cap:
+            wait = max(wait, till_next)
+        keep = max(keep, till_next)
+    if wait > 0:
+        return {"allowed": False, "remaining": fits, "retry_after_ms": wait}
+    with r.pipeline() as tx:                  # the write is one transaction, but the read was before it
+        tx.hset(key, mapping=new)
+        tx.pexpire(key, keep + slack)
+        tx.execute()
+    return {"allowed": True, "remaining": fits - cost, "retry_after_ms": 0}
