@@ -1,15 +1,9 @@
-"""record_view sets the expiry with PEXPIREAT from the machine's clock, which is wrong when that clock is."""
+"""record_view sets the expiry with PEXPIREAT from the application's clock, so keys expire early or
+late when that clock is off."""
+
 import time
 
-
-def record_view(r, page, now, ttl_ms=RETENTION_MS):
-    day = day_of(r, now)
-    counter, top = r.key("views", page, day), r.key("top", day)
-    expires_at = int(time.time() * 1000) + ttl_ms
-    with r.pipeline(transaction=True) as p:
-        p.incr(counter)
-        p.pexpireat(counter, expires_at, nx=True)
-        p.zincrby(top, 1, page)
-        p.pexpireat(top, expires_at, nx=True)
-        views = p.execute()[0]
-    return int(views)
+EDITS = [('        p.pexpire(counter, ttl_ms, nx=True)\n',
+          '        p.pexpireat(counter, int(time.time() * 1000) + ttl_ms, nx=True)\n'),
+         ('        p.pexpire(top, ttl_ms, nx=True)\n',
+          '        p.pexpireat(top, int(time.time() * 1000) + ttl_ms, nx=True)\n')]

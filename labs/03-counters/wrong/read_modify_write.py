@@ -3,12 +3,6 @@ the same moment read the same value and write the same result: one view is lost.
 written from the same stale number.
 """
 
-from datetime import datetime, timezone
-
-
-def day_of(r, now: float) -> str:
-    return datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%d")
-
 
 def record_view(r, page: str, now: float, ttl_ms: int = RETENTION_MS) -> int:
     day = day_of(r, now)
@@ -23,8 +17,3 @@ def record_view(r, page: str, now: float, ttl_ms: int = RETENTION_MS) -> int:
         p.pexpire(top, ttl_ms, nx=True)
         p.execute()
     return views
-
-
-def last_7_days(r, page: str, now: float) -> list:
-    days = [day_of(r, now - 86400 * back) for back in range(6, -1, -1)]
-    return [int(v) if v is not None else 0 for v in r.mget([r.key("views", page, d) for d in days])]
