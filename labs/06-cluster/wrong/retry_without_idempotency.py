@@ -5,22 +5,6 @@ the counter ends higher than the number of requests, and the two attempts get di
 """
 
 
-def hot_total(r, name: str, shards: int = SHARDS) -> int:
-    """The exact value of the hot counter ``name``: the sum of its ``shards`` sub-keys (a missing
-    shard counts as 0).
-
-    The shards are in different slots, so one MGET on all of them is a CROSSSLOT error on a
-    cluster: GET each shard in one pipeline without a transaction (on a cluster the client sends
-    one batch to each primary).
-
-    Cost: ``shards`` GETs, O(shards), one round trip per node.
-    """
-    pipe = r.pipeline(transaction=False)
-    for i in range(shards):
-        pipe.get(r.key("hot", name, i))
-    return sum(int(v) for v in pipe.execute() if v is not None)
-
-
 def incr_once(r, name: str, request_id: str, by: int = 1, ttl_s: int = 3600) -> int:
     """Add ``by`` to the counter ``name`` once per ``request_id``, however often the call is retried.
 
