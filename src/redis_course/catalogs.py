@@ -158,8 +158,9 @@ def _key(message) -> tuple[str, str]:
     return (message.context or "", mid)
 
 
-def update(lang: str, template, locale_dir: Path | None = None) -> Updated:
-    """Merge ``template`` into ``lang``'s catalog and write it (sorted, stable)."""
+def update(lang: str, template, locale_dir: Path | None = None, prune: bool = False) -> Updated:
+    """Merge ``template`` into ``lang``'s catalog and write it (sorted, stable); ``prune``: delete the
+    entries no longer in the code instead of keeping them.  An untranslated one is always deleted."""
     catalog = read(lang, locale_dir)
     before = {_key(m) for m in catalog if m.id}
     was_fuzzy = {_key(m) for m in catalog if m.id and m.fuzzy}
@@ -178,7 +179,9 @@ def update(lang: str, template, locale_dir: Path | None = None) -> Updated:
     # merged, may still need it); `course i18n status` lists it so that somebody can delete it.
     report.obsolete = [_key(m)[1] for m in catalog.obsolete.values()]
     for m in catalog.obsolete.values():
-        catalog[m.id] = m
+        strs = m.string if isinstance(m.string, (list, tuple)) else [m.string]
+        if not prune and all(strs):
+            catalog[m.id] = m
     catalog.obsolete.clear()
     _write(catalog, po_path(lang, locale_dir))
     return report

@@ -114,7 +114,7 @@ def cmd_i18n(args: argparse.Namespace) -> int:
     if args.action == "status":
         return i18n.main_status()
     if args.action == "extract":
-        return i18n.main_extract()
+        return i18n.main_extract(prune=args.prune)
     return i18n.main_stamp(args.pages)
 
 
@@ -169,6 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "pages and catalog entries; extract: update locale/*/course.po from the code; "
                         "stamp: record that PAGES (docs/ru/... or docs/zh/...) or notebook sources (notebooks/NN-topic.py) are up to date")
     i.add_argument("pages", nargs="*")
+    i.add_argument("--prune", action="store_true",
+                   help="with extract: delete the catalog entries no longer used in the code")
     i.set_defaults(func=cmd_i18n)
 
     c = sub.add_parser("cluster", help="a local Redis Cluster for lesson 06")

@@ -224,15 +224,16 @@ def main_status() -> int:
     return 0
 
 
-def main_extract() -> int:
+def main_extract(prune: bool = False) -> int:
     from . import catalogs
 
     template = catalogs.extract()
     path = catalogs.write_template(template)
     print(f"{sum(1 for m in template if m.id)} message(s) extracted into {path.relative_to(paths.ROOT)}")
     for lang in LANGS[1:]:
-        up = catalogs.update(lang, template)
-        print(f"locale/{lang}: {len(up.added)} new, {len(up.fuzzy)} newly fuzzy, {len(up.obsolete)} no longer used")
+        up = catalogs.update(lang, template, prune=prune)
+        print(f"locale/{lang}: {len(up.added)} new, {len(up.fuzzy)} newly fuzzy, {len(up.obsolete)} no longer used"
+              + (" (deleted)" if prune else ""))
         for what, items in (("fuzzy", up.fuzzy), ("no longer used", up.obsolete)):
             for item in items:
                 print(f"  {what}: {item[:80]!r}")

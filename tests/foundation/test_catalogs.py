@@ -365,3 +365,28 @@ def test_no_message_is_an_f_string():
                     and node.args and isinstance(node.args[0], ast.JoinedStr)):
                 offenders.append(f"{path.relative_to(paths.ROOT)}:{node.lineno}")
     assert offenders == [], 'write _("... {name}", name=value) instead'
+
+
+def test_extract_drops_untranslated_leftovers_and_prunes_the_rest_on_request(tmp_path):
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import write_po
+
+    from redis_course import catalogs
+
+    po = catalogs.po_path("ru", tmp_path)
+    po.parent.mkdir(parents=True)
+    old = Catalog(locale="ru", domain=catalogs.DOMAIN)
+    old.add("kept", "оставлено")
+    old.add("gone, translated", "удалено")
+    old.add("gone, never translated", "")
+    with open(po, "wb") as f:
+        write_po(f, old)
+    template = Catalog(domain=catalogs.DOMAIN)
+    template.add("kept")
+
+    up = catalogs.update("ru", template, tmp_path)
+    ids = {m.id for m in catalogs.read("ru", tmp_path) if m.id}
+    assert sorted(up.obsolete) == ["gone, never translated", "gone, translated"]
+    assert ids == {"kept", "gone, translated"}
+    catalogs.update("ru", template, tmp_path, prune=True)
+    assert {m.id for m in catalogs.read("ru", tmp_path) if m.id} == {"kept"}
