@@ -4,24 +4,11 @@ GET the marker; if there is none, INCRBY and SET the marker.  A retry that arriv
 attempt is between GET and SET sees no marker and increments a second time.
 """
 
-
-def incr_once(r, name: str, request_id: str, by: int = 1, ttl_s: int = 3600) -> int:
-    """Add ``by`` to the counter ``name`` once per ``request_id``, however often the call is retried.
-
-    Keys: the counter ``counter:{<name>}`` and one marker per request,
-    ``counter:{<name>}:req:<request_id>``, which expires after ``ttl_s`` seconds.  Both carry the
-    hash tag ``{<name>}``: one slot, so one script may use both.  The first call for a request id
-    increments and records the new value in the marker; a retry (the same request id again, even
-    at the same moment from another process) increments nothing and returns the recorded value.
-    Return the counter's value right after this request's increment.
-
-    Cost: one EVAL (GET; INCRBY + SET EX only the first time), O(1), one round trip, atomic.
-    """
-    counter = r.key("counter", "{%s}" % name)
-    marker = r.key("counter", "{%s}" % name, "req", request_id)
-    done = r.get(marker)
+EDITS = [("""    return int(r.eval(INCR_ONCE_LUA, 2, counter, marker, by, ttl_s))
+""", """    done = r.get(marker)
     if done is not None:
         return int(done)
     value = r.incrby(counter, by)
     r.set(marker, value, ex=ttl_s)
     return value
+""")]
