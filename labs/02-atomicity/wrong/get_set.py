@@ -5,17 +5,17 @@ the later SET overwrites the earlier one: money appears or disappears, and two b
 seat.
 """
 
-
-def _valid(src, dst, amount):
-    if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
-        raise ValueError("amount must be a positive whole number of cents")
-    if src == dst:
-        raise ValueError("src and dst must be different accounts")
-
-
-def transfer(r, src: str, dst: str, amount: int) -> bool:
-    _valid(src, dst, amount)
-    src_key, dst_key = r.key("account", src), r.key("account", dst)
+EDITS = [('''    script = """
+    local available = tonumber(redis.call('GET', KEYS[1]) or '0')
+    local wanted = tonumber(ARGV[1])
+    if available < wanted then return 0 end
+    redis.call('DECRBY', KEYS[1], wanted)
+    redis.call('INCRBY', KEYS[2], wanted)
+    return 1
+    """
+    done = r.eval(script, 2, r.key("account", src), r.key("account", dst), amount)
+    return done == 1
+''', '''    src_key, dst_key = r.key("account", src), r.key("account", dst)
     src_balance = int(r.get(src_key) or 0)
     dst_balance = int(r.get(dst_key) or 0)
     if src_balance < amount:
@@ -23,6 +23,7 @@ def transfer(r, src: str, dst: str, amount: int) -> bool:
     r.set(src_key, src_balance - amount)
     r.set(dst_key, dst_balance + amount)
     return True
+''')]
 
 
 def take_ticket(r, event: str):

@@ -5,21 +5,22 @@ larger than the balance: balances go negative and tickets are sold past capacity
 single caller.
 """
 
-
-def _valid(src, dst, amount):
-    if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
-        raise ValueError("amount must be a positive whole number of cents")
-    if src == dst:
-        raise ValueError("src and dst must be different accounts")
-
-
-def transfer(r, src: str, dst: str, amount: int) -> bool:
-    _valid(src, dst, amount)
-    with r.pipeline(transaction=True) as pipe:
+EDITS = [('''    script = """
+    local available = tonumber(redis.call('GET', KEYS[1]) or '0')
+    local wanted = tonumber(ARGV[1])
+    if available < wanted then return 0 end
+    redis.call('DECRBY', KEYS[1], wanted)
+    redis.call('INCRBY', KEYS[2], wanted)
+    return 1
+    """
+    done = r.eval(script, 2, r.key("account", src), r.key("account", dst), amount)
+    return done == 1
+''', '''    with r.pipeline(transaction=True) as pipe:
         pipe.decrby(r.key("account", src), amount)
         pipe.incrby(r.key("account", dst), amount)
         pipe.execute()
     return True
+''')]
 
 
 def take_ticket(r, event: str):
