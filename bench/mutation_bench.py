@@ -112,6 +112,15 @@ def _diff(a: str, b: str) -> str:
                    if line[:1] in "+-" and not line.startswith(("+++", "---")))
 
 
+def _in_comment(text: str, pos: int) -> bool:
+    """Whether ``pos`` is after a Lua (``--``) or Python (`` # ``) comment marker on its line: a
+    change there is no mutant.  Lua's length operator (``#limits``) is not a comment; a marker
+    inside a string literal counts as one (rough, erring on the side of fewer mutants)."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    before = text[line_start:pos]
+    return "--" in before or re.search(r"(^|\s)#(\s|$)", before) is not None
+
+
 def mutants(lab) -> list[Mutant]:
     """Every mutant of the solution's own code: cosmic-ray's operators, then the Redis operators."""
     plugins, mutating = cosmic_ray()
@@ -129,7 +138,7 @@ def mutants(lab) -> list[Mutant]:
                 found.append(Mutant(lab.id, name.split("/")[1], code, _diff(text, code)))
     for name, pattern, repl in REDIS_OPERATORS:
         for m in re.finditer(pattern, text):
-            if text.count("\n", 0, m.start()) + 1 in allowed:
+            if text.count("\n", 0, m.start()) + 1 in allowed and not _in_comment(text, m.start()):
                 code = text[:m.start()] + re.sub(pattern, repl, m.group(0)) + text[m.end():]
                 found.append(Mutant(lab.id, f"redis/{name}", code, _diff(text, code)))
     unique = {m.code: m for m in found}  # a Redis operator may repeat a cosmic-ray mutant of Python code

@@ -116,6 +116,8 @@ def test_safe_incr_strict_integers_hidden(lab, redis):
 @hint("cents-overflow")
 def test_deposit_refuses_overflow_hidden(lab, redis):
     """deposit refuses to take a balance past 2**63 - 1 with OverflowError."""
+    seen = lab.deposit(6, MAX)  # the largest balance Redis can hold is still a balance
+    assert seen == MAX, returns(f"deposit(6, {MAX})", MAX, seen)
     redis.set(redis.key("balance", 7), MAX - 100)
     seen = lab.deposit(7, 100)
     assert seen == MAX, returns("deposit(7, 100)", MAX, seen)

@@ -181,3 +181,19 @@ def test_ttl_is_on_the_servers_clock_whatever_the_machines_clock_hidden(lab, red
             assert 1200 <= left <= 1500, _(
                 "expected {key} to expire in 1200 to 1500 ms with the machine's clock {offset} s off, "
                 "saw a PTTL of {seen} ms").format(key=redis.unprefixed(key), offset=offset_s, seen=left)
+
+
+@points(1)
+@hint("utc-day")
+def test_the_week_is_seven_calendar_days_at_any_second_of_today_hidden(lab, redis):
+    """last_7_days gives the same seven calendar days a second after midnight and a second before the next"""
+    for day, views in [(27, 1), (28, 2), (29, 3)]:  # 2024 is a leap year
+        for _view in range(views):
+            lab.record_view("docs", ts(2024, 2, day, 12, 0))
+    for _view in range(4):
+        lab.record_view("docs", NOON)
+    want = [2, 3, 0, 0, 0, 0, 4]  # 28 Feb .. 5 Mar
+    for now in (ts(2024, 3, 5, 0, 0, 1), ts(2024, 3, 5, 23, 59, 58)):
+        seen = lab.last_7_days("docs", now)
+        assert seen == want, returns(f"last_7_days at {datetime.fromtimestamp(now, timezone.utc):%H:%M:%S} UTC",
+                                     want, seen)

@@ -234,3 +234,16 @@ def test_a_held_up_flush_never_deletes_a_newer_batch_hidden(lab, redis):
     got = ledger_total(db, "acme")
     assert got == 12, _("expected 12 units of acme in the ledger (5, then 7), saw {seen}: did the held-up flush "
                         "delete a pending batch that was not its own?").format(seen=got)
+
+
+@points(1)
+@hint("cleanup")
+def test_a_finished_flush_leaves_no_copy_of_the_usage_in_redis_hidden(lab, redis):
+    """A finished flush leaves no copy of the usage it moved in Redis"""
+    db = lab_ledger(redis)
+    redis.hincrby(redis.key("usage"), "acme", 5)
+    redis.hincrby(redis.key("usage"), "globex", 3)
+    lab.flush(db)
+    left = [redis.unprefixed(k) for k in redis.course_keys("*") if redis.type(k) == "hash" and redis.hlen(k)]
+    assert not left, _("expected no hash still holding the flushed usage once flush returned, saw {keys}").format(
+        keys=", ".join(left))
