@@ -5,15 +5,7 @@ transfers can all see "enough money" and all withdraw, driving the balance below
 buyers can all see a free seat and all take one, selling more tickets than there are seats.
 """
 
-EDITS = [('''    script = """
-    local available = tonumber(redis.call('GET', KEYS[1]) or '0')
-    local wanted = tonumber(ARGV[1])
-    if available < wanted then return 0 end
-    redis.call('DECRBY', KEYS[1], wanted)
-    redis.call('INCRBY', KEYS[2], wanted)
-    return 1
-    """
-    done = r.eval(script, 2, r.key("account", src), r.key("account", dst), amount)
+EDITS = [('''    done = r.eval(script, 2, r.key("account", src), r.key("account", dst), amount)
     return done == 1
 ''', '''    src_key, dst_key = r.key("account", src), r.key("account", dst)
     if int(r.get(src_key) or 0) < amount:

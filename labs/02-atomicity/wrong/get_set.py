@@ -5,15 +5,7 @@ the later SET overwrites the earlier one: money appears or disappears, and two b
 seat.
 """
 
-EDITS = [('''    script = """
-    local available = tonumber(redis.call('GET', KEYS[1]) or '0')
-    local wanted = tonumber(ARGV[1])
-    if available < wanted then return 0 end
-    redis.call('DECRBY', KEYS[1], wanted)
-    redis.call('INCRBY', KEYS[2], wanted)
-    return 1
-    """
-    done = r.eval(script, 2, r.key("account", src), r.key("account", dst), amount)
+EDITS = [('''    done = r.eval(script, 2, r.key("account", src), r.key("account", dst), amount)
     return done == 1
 ''', '''    src_key, dst_key = r.key("account", src), r.key("account", dst)
     src_balance = int(r.get(src_key) or 0)

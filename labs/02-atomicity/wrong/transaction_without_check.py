@@ -5,15 +5,7 @@ larger than the balance: balances go negative and tickets are sold past capacity
 single caller.
 """
 
-EDITS = [('''    script = """
-    local available = tonumber(redis.call('GET', KEYS[1]) or '0')
-    local wanted = tonumber(ARGV[1])
-    if available < wanted then return 0 end
-    redis.call('DECRBY', KEYS[1], wanted)
-    redis.call('INCRBY', KEYS[2], wanted)
-    return 1
-    """
-    done = r.eval(script, 2, r.key("account", src), r.key("account", dst), amount)
+EDITS = [('''    done = r.eval(script, 2, r.key("account", src), r.key("account", dst), amount)
     return done == 1
 ''', '''    with r.pipeline(transaction=True) as pipe:
         pipe.decrby(r.key("account", src), amount)
