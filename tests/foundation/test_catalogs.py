@@ -390,3 +390,16 @@ def test_extract_drops_untranslated_leftovers_and_prunes_the_rest_on_request(tmp
     assert ids == {"kept", "gone, translated"}
     catalogs.update("ru", template, tmp_path, prune=True)
     assert {m.id for m in catalogs.read("ru", tmp_path) if m.id} == {"kept"}
+
+
+def test_no_message_is_marked_inside_an_f_string():
+    """Babel on Python 3.11 does not look inside f-strings: a ``_()`` or ``tr()`` there is never
+    extracted, so `i18n extract` would call its translation unused and the reader would see English."""
+    import re
+
+    from redis_course import catalogs, paths
+
+    inside = re.compile(r"""\bf(["'])[^"'\n]*\{\s*(?:_|tr)\(""")
+    found = [f"{p.relative_to(paths.ROOT)}:{n}" for p in catalogs.source_files()
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if inside.search(line)]
+    assert not found, "a message marked inside an f-string: " + ", ".join(found)

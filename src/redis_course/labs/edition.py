@@ -19,7 +19,7 @@ EDITION_FILE = "edition.json"
 
 
 def _section(lang: str) -> list[str]:
-    def tr(text: str, **fields: object) -> str:
+    def tr(text: str, **fields: object) -> str:  # ``tr`` is an extraction keyword (catalogs.KEYWORDS)
         return _(text, lang=lang, **fields)
 
     return [
@@ -30,7 +30,7 @@ def _section(lang: str) -> list[str]:
         "python3 run.py test     # " + tr("checks that the course's tools and your lab files work here"),
         "```", "",
         tr("The first run sets everything up in `.venv/` (a few minutes); later runs start at once."), "",
-        f"### {tr('Check a lab')}", "",
+        "### " + tr("Check a lab"), "",
         tr("Each lab is a file you complete: `labs/NN-topic/lab.py`. What to write is on the lab's page "
            "(`docs/{code}/NN-topic/lab.md`) and in the docstrings of `lab.py`. Then:", code=lang), "",
         "```bash",
@@ -41,14 +41,14 @@ def _section(lang: str) -> list[str]:
            "and stops itself; your code runs in a separate process. To use your own Redis server instead, "
            "set `REDIS_URL=redis://127.0.0.1:6379/0`: the course writes only keys under its own prefix "
            "there and deletes them afterwards."), "",
-        f"### {tr('Where things are')}", "",
-        f"| {tr('path')} | {tr('what it holds')} |", "|---|---|",
+        "### " + tr("Where things are"), "",
+        "| " + tr("path") + " | " + tr("what it holds") + " |", "|---|---|",
         f"| `docs/{lang}/NN-topic/` | " + tr("the lesson (`index.md`) and the lab's page (`lab.md`)") + " |",
         f"| `notebooks/{lang}/NN-topic.ipynb` | " + tr("the lesson's notebook, which `python3 run.py jupyter --lang {code}` "
                                                        "opens in JupyterLab", code=lang) + " |",
         "| `labs/NN-topic/lab.py` | " + tr("your work") + " |",
         "| `labs/NN-topic/tests/public/` | " + tr("the tests that `check` runs") + " |", "",
-        f"### {tr('Handing in')}", "",
+        "### " + tr("Handing in"), "",
         tr("Commit and push `labs/`. If your course uses GitHub Classroom, every push runs `check` for each "
            "lab and shows your points in the Actions tab of your repository."), "",
     ]
@@ -58,7 +58,7 @@ def readme(first: str = "en") -> str:
     """The student edition's README.md: one section per language, ``first`` first."""
     order = [first] + [x for x in LANGS if x != first]
     links = " · ".join(f"[{LANG_NAMES[x]}](#{LANG_NAMES[x].lower().replace(' ', '-')})" for x in order)
-    lines = [f"# {_('Redis counters, atomicity and rate limiting', lang=first)}", "",
+    lines = ["# " + _("Redis counters, atomicity and rate limiting", lang=first), "",
              _("Your copy of the course: the lessons, the notebooks and the labs you complete.", lang=first),
              "", links, ""]
     for lang in order:
