@@ -292,15 +292,24 @@ def check() -> None:
 # ------------------------------------------------------------------ fakeredis' Lua, as bare as Redis's
 
 _BARE_LUA = ("local loaded = package.loaded; loaded.io = nil; loaded.os = nil; loaded.package = nil; "
+             "loaded.python = nil; loaded.debug = nil; python = nil; debug = nil; print = nil; "
              "io = nil; dofile = nil; loadfile = nil; require = nil; package = nil; module = nil; "
              "os = {clock = os.clock}")
 
 
+def _no_attributes(obj: Any, name: Any, is_setting: bool) -> Any:
+    """lupa's attribute filter for scripts: no Python attribute of any object is reachable from Lua."""
+    raise AttributeError("not available to scripts")
+
+
 def bare_fakeredis_lua() -> None:
-    """Scripts on fakeredis get Redis's Lua sandbox: no ``io``, ``os`` (but ``os.clock``), ``dofile``,
-    ``loadfile``, ``require``, ``package`` (``debug`` stays, as in Redis).  fakeredis makes its Lua runtimes (EVAL and
-    FUNCTION) from ``fakeredis.commands_mixins.scripting_mixin.LUA_MODULE``, which is wrapped here;
-    the grader's fakeredis server calls this before serving student code."""
+    """Scripts on fakeredis get Redis 7's Lua sandbox and nothing of Python: no ``io``, ``os`` (but
+    ``os.clock``), ``dofile``, ``loadfile``, ``require``, ``package``, ``print`` and ``debug`` (Redis 7
+    has neither), no ``python`` table (lupa's ``python.eval``/``python.builtins`` and its registry
+    entry), and no Python attribute of any object a script can hold (``redis.call.__globals__``).
+    fakeredis makes its Lua runtimes (EVAL and FUNCTION) from
+    ``fakeredis.commands_mixins.scripting_mixin.LUA_MODULE``, which is wrapped here; the grader's
+    fakeredis server calls this before serving student code."""
     mixin = importlib.import_module("fakeredis.commands_mixins.scripting_mixin")
     lua = require("fakeredis", "fakeredis.commands_mixins.scripting_mixin", ("LUA_MODULE",),
                   "the grader's fakeredis server (a Lua without io and os)")
@@ -315,6 +324,7 @@ def bare_fakeredis_lua() -> None:
 
         @staticmethod
         def LuaRuntime(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - lupa's name
+            kwargs.update(register_eval=False, register_builtins=False, attribute_filter=_no_attributes)
             runtime = lua.LuaRuntime(*args, **kwargs)
             runtime.execute(_BARE_LUA)
             return runtime

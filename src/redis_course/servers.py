@@ -14,8 +14,9 @@ The grader's server (``users=True, confine=True``) serves untrusted code:
   administration, SCRIPT KILL, FUNCTION FLUSH/KILL...), so ``maxmemory`` set here stays; only
   password hashes are written to disk.  This holds on Redis 6, where DEBUG, MODULE LOAD and
   ``CONFIG SET dir`` are not switched off by default.
-* ``confine``: the server runs in a network namespace of its own (only the Unix socket reaches it,
-  it reaches nothing), as ``nobody`` when started by root (see :func:`.labs.isolation.netns_command`).
+* ``confine``: the walls of the box the server runs in (:class:`.labs.sandbox.server.ServerWalls`:
+  bubblewrap, no network, a uid of the box's own when started by root): its ``wrap(argv, server)``
+  gives the command line, its ``uid`` owns the server's folders.
 
 ``COURSE_REDIS_SERVER_ARGS`` (shell words) is appended to every server's command line: tests use
 it to give Redis 7 the permissive defaults of Redis 6.
@@ -125,8 +126,8 @@ def _acl_hash(password: str) -> str:
 class PrivateRedis:
     """One private redis-server.  ``start()``, ``stop()`` (clean), ``kill()`` (SIGKILL), ``client()``.
 
-    Grading options: ``users`` (ACL users grader/student), ``confine`` (own network namespace; as
-    root also its own unprivileged uid), ``maxmemory``, ``single_node_cluster`` (cluster mode, one
+    Grading options: ``users`` (ACL users grader/student), ``confine`` (the box's walls, see the
+    module docstring), ``maxmemory``, ``single_node_cluster`` (cluster mode, one
     node with every slot, the bus on 127.0.0.1 inside the namespace)."""
 
     persistence: str = "none"
@@ -136,7 +137,7 @@ class PrivateRedis:
     data_dir: Path | None = None
     proc: subprocess.Popen | None = None
     users: bool = False
-    confine: bool = False
+    confine: object | None = None
     maxmemory: str | None = None
     single_node_cluster: bool = False
     log_to_file: bool = True
@@ -222,10 +223,8 @@ class PrivateRedis:
             args += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                      "--cluster-port", str(free_port())]
         args += list(self.extra_args) + shlex.split(os.environ.get("COURSE_REDIS_SERVER_ARGS", ""))
-        if self.confine:
-            from .labs.isolation import netns_command
-
-            args = netns_command(args, [str(self.data_dir)])
+        if self.confine is not None:
+            args = self.confine.wrap(args, self)
         return args
 
     def _prepare_dirs(self) -> None:
@@ -234,10 +233,9 @@ class PrivateRedis:
         sock_dir.mkdir(parents=True, exist_ok=True)
         if self.socket_path.exists():
             self.socket_path.unlink()
-        if self.confine and os.geteuid() == 0:
-            from .labs.isolation import unprivileged_ids
-
-            uid, gid = unprivileged_ids()
+        uid = getattr(self.confine, "uid", None)
+        if uid is not None:
+            gid = uid
             for d in (Path(self.data_dir), sock_dir):
                 os.chown(d, uid, gid)
             for name in ("users.conf", "nodes.conf", "redis.log"):

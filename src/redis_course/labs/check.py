@@ -19,8 +19,7 @@ from pathlib import Path
 from ..l10n import N_, _, ngettext
 from .model import Lab, discover, find_lab
 from .runner import LabResult, TestResult, run_lab
-from .forkserver import ForkServer
-from .limits import Limits
+from .sandbox.limits import Limits
 from .texts import t
 
 MARK = {"passed": "✓", "skipped": "–"}
@@ -214,16 +213,11 @@ def run_check(lab_spec: str | None = None, *, lang: str = "en", backend: str = "
     if url is None:
         url = os.environ.get("REDIS_URL") or None
     results, sources = [], {}
-    forkserver = ForkServer()  # one clean interpreter forks every lab's student processes
-    try:
-        for lab in labs:
-            file = source if source is not None else lab.student_file
-            sources[lab.id] = file
-            lim = limits or Limits(call_timeout_s=lab.timeout_s)
-            results.append((lab, run_lab(lab, file, visibility=("public",), backend=backend, url=url, limits=lim,
-                                         forkserver=forkserver)))
-    finally:
-        forkserver.close()
+    for lab in labs:
+        file = source if source is not None else lab.student_file
+        sources[lab.id] = file
+        lim = limits or Limits(call_timeout_s=lab.timeout_s)
+        results.append((lab, run_lab(lab, file, visibility=("public",), backend=backend, url=url, limits=lim)))
     return results, render(results, lang, verbose=verbose, sources=sources)
 
 

@@ -17,7 +17,7 @@ from ..messages import LANGS, current_lang
 
 
 def _limits(args: argparse.Namespace):
-    from .limits import Limits
+    from .sandbox.limits import Limits
 
     kw = {}
     for name in ("call_timeout_s", "memory_mb", "cpu_s", "lab_budget_s"):
@@ -37,7 +37,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         source = _solution(args.lab)
     if args.wrong:
         source = _wrong(args.lab, args.wrong)
-    from .isolation import mode
+    from .sandbox.launch import mode
 
     if mode() == "none":  # one line, then the check as usual
         from ..l10n import _

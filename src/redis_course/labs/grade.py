@@ -29,7 +29,7 @@ from .names import Student
 from .orchestrate import Grader, Outcome, Plan, per_student
 from .report import GradeRow, read_csv, remove_student, write_csv, write_student
 from .runner import LabResult
-from .limits import Limits
+from .sandbox.limits import Limits
 from .sandbox import make_run_dir
 from .summary import Summary
 
@@ -93,7 +93,7 @@ def _finish(out: Path, rows: list[GradeRow], plan: Plan, outcome: Outcome, start
 
 def require_isolation(isolate: bool) -> None:
     """Grading refuses to run students' code unisolated unless told so (``--no-isolation``)."""
-    from .isolation import mode
+    from .sandbox.launch import mode
 
     if isolate and mode() == "none":
         raise GradingError(_("Student code cannot be isolated here (run as root, or install bubblewrap so that "

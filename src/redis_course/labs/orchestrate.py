@@ -22,8 +22,7 @@ from ..l10n import _
 from .intake import Submission
 from .model import Lab
 from .runner import LabResult, TestResult, run_lab
-from .forkserver import ForkServer
-from .limits import Limits
+from .sandbox.limits import Limits
 
 
 class Progress:
@@ -90,21 +89,15 @@ def _reference_problem(lab: Lab, res: LabResult) -> str | None:
 
 
 class Grader:
-    """Runs labs on a thread pool; each thread keeps its own fork server for its runs."""
+    """Runs labs on a thread pool; every run is a grader process with a box of its own."""
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
-        self.local = threading.local()
-        self.forkservers: list[ForkServer] = []
 
     def run_one(self, lab: Lab, file: Path, log: Path | None) -> LabResult:
-        if not hasattr(self.local, "forkserver"):
-            self.local.forkserver = ForkServer()
-            self.forkservers.append(self.local.forkserver)
         limits = self.plan.limits or Limits(call_timeout_s=lab.timeout_s)
         return run_lab(lab, file, visibility=("public", "hidden"), backend=self.plan.backend, limits=limits,
-                       hide=self.plan.hide, forkserver=self.local.forkserver, keep_log=log,
-                       isolate=self.plan.isolate)
+                       hide=self.plan.hide, keep_log=log, isolate=self.plan.isolate)
 
     def _log_path(self, sub: Submission | None, lab: Lab) -> Path | None:
         if self.plan.logs is None:
@@ -117,16 +110,12 @@ class Grader:
         out = Outcome()
         if self.plan.logs is not None:
             self.plan.logs.mkdir(mode=0o700, parents=True, exist_ok=True)
-        try:
-            with ThreadPoolExecutor(self.plan.workers) as pool:
-                refs = {pool.submit(self.run_one, lab, lab.solution_file, self._log_path(None, lab)): lab
-                        for lab in self.plan.labs if lab.solution_file.exists()}
-                jobs = {pool.submit(self.run_one, lab, sub.files[lab.id], self._log_path(sub, lab)): (i, lab)
-                        for i, sub in enumerate(subs) for lab in self.plan.labs if lab.id in sub.files}
-                self._gather(refs, jobs, out)
-        finally:
-            for fs in self.forkservers:
-                fs.close()
+        with ThreadPoolExecutor(self.plan.workers) as pool:
+            refs = {pool.submit(self.run_one, lab, lab.solution_file, self._log_path(None, lab)): lab
+                    for lab in self.plan.labs if lab.solution_file.exists()}
+            jobs = {pool.submit(self.run_one, lab, sub.files[lab.id], self._log_path(sub, lab)): (i, lab)
+                    for i, sub in enumerate(subs) for lab in self.plan.labs if lab.id in sub.files}
+            self._gather(refs, jobs, out)
         if self.plan.logs is not None:
             out.logs = sum(1 for p in self.plan.logs.rglob("*.log"))
         return out

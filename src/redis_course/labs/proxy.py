@@ -11,7 +11,7 @@ import threading
 from typing import Any, Callable, Sequence
 
 from .errors import StudentCrash, StudentError, StudentTimeout
-from .sandbox import Sandbox
+from .sandbox.process import StudentProcess
 
 CAUGHT = (StudentError, StudentTimeout, StudentCrash)
 
@@ -30,29 +30,36 @@ class _Function:
 
 
 class _Faults:
-    """``lab.faults.arm_crash(2)``: the grader's own fault hooks in the student's process."""
+    """``lab.faults.arm_crash(2)``: faults the grader applies from outside the student's process."""
+
+    NAMES = ("arm_crash", "crash_at", "set_machine_timezone", "set_machine_clock")
 
     def __init__(self, proxy: "LabProxy") -> None:
         self._proxy = proxy
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return lambda *args: self._proxy._box().call(name, args, hook=True)
+        if name not in self.NAMES:
+            raise AttributeError(f"the grader has no fault {name}()")
+        proc = self._proxy._proc()
+        if name == "arm_crash" and proc.box.proxy is None:
+            import pytest
+
+            pytest.skip("crash faults need the lab's private Redis; there is none with REDIS_URL")
+        return getattr(proc, name)
 
 
 class LabProxy:
-    def __init__(self, new_sandbox: Callable[[], Sandbox], sandbox: Sandbox | None = None) -> None:
-        self._new_sandbox = new_sandbox
-        self._sandbox = sandbox
+    def __init__(self, new_process: Callable[[], StudentProcess], process: StudentProcess | None = None) -> None:
+        self._new_process = new_process
+        self._process = process
 
     def __repr__(self) -> str:
         return "lab"
 
-    def _box(self) -> Sandbox:
-        if self._sandbox is None:
-            self._sandbox = self._new_sandbox()
-        return self._sandbox
+    def _proc(self) -> StudentProcess:
+        if self._process is None:
+            self._process = self._new_process()
+        return self._process
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_"):
@@ -62,9 +69,10 @@ class LabProxy:
 
     @property
     def faults(self) -> _Faults:
-        """Faults set by the grader in the student's process: ``arm_crash(n)``, ``crash_at(step)``,
-        ``set_machine_timezone(zone)`` (see :mod:`redis_course.lessons.faults`),
-        ``set_machine_clock(offset_s)`` (see :mod:`redis_course.labs.clock`)."""
+        """Faults the grader applies to this process from outside it: ``arm_crash(n)`` (the box's
+        fault proxy cuts the round trip after ``n`` more), ``crash_at(step)`` (killed when it reports
+        that step), ``set_machine_timezone(zone)`` and ``set_machine_clock(offset_s)`` (a fresh
+        process starts with them); see :class:`redis_course.labs.sandbox.process.StudentProcess`."""
         return _Faults(self)
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -73,20 +81,20 @@ class LabProxy:
             json.dumps([args, kwargs], allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"lab.{name}(): arguments must be JSON values ({exc})") from None
-        return self._box().call(name, args, kwargs)
+        return self._proc().call(name, args, kwargs)
 
     def output(self) -> str:
         """The end of what the student's code printed so far."""
-        return self._box().output_tail()
+        return self._proc().output_tail()
 
     def parallel(self, n: int) -> list["LabProxy"]:
         """``n`` independent proxies (``n`` processes, same Redis, same key prefix), started at once."""
-        boxes = [self._new_sandbox() for _ in range(n)]
-        for box in boxes:
-            box.spawn()
-        for box in boxes:
-            box.wait_ready()
-        return [LabProxy(self._new_sandbox, box) for box in boxes]
+        procs = [self._new_process() for _ in range(n)]
+        for proc in procs:
+            proc.spawn()
+        for proc in procs:
+            proc.wait_ready()
+        return [LabProxy(self._new_process, proc) for proc in procs]
 
     def run_concurrently(self, calls: Sequence[tuple], processes: int = 16) -> list[Any]:
         """Run ``[(name, args), (name, args, kwargs), ...]`` over ``processes`` processes at the same
@@ -122,13 +130,10 @@ class LabProxy:
             t.start()
         for t in threads:
             t.join()
-        for p in proxies:  # stop them all at once, then wait
-            if p._sandbox is not None and p._sandbox.alive and p._sandbox.isolate:
-                p._sandbox.proc.send_signal(15)
         for p in proxies:
             p.close()
         return results
 
     def close(self) -> None:
-        if self._sandbox is not None:
-            self._sandbox.kill()
+        if self._process is not None:
+            self._process.kill()

@@ -21,17 +21,17 @@ import pytest
 from ..l10n import _
 from .errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
 from .proxy import LabProxy
-from .redisbox import RunRedis
-from .forkserver import ForkServer
-from .limits import Limits
-from .sandbox import Sandbox
+from .sandbox.box import Box
+from .sandbox.limits import Limits
+from .sandbox.process import StudentProcess
 
 ENV_RUN = "COURSE_LAB_RUN"
-ENV_FORKSERVER = "COURSE_LAB_FORKSERVER"  # fd of a fork server shared by consecutive runs
+from .sandbox import ENV_ISOLATION
 
 
 class LabRun:
-    """Everything one grading run of one lab shares: its Redis, the student's source, the results."""
+    """Everything one grading run of one lab shares: its box (the student's processes, their Redis,
+    the fault proxy), the student's source, the results."""
 
     def __init__(self, cfg: dict) -> None:
         self.cfg = cfg
@@ -41,42 +41,54 @@ class LabRun:
         self.prefix = cfg.get("prefix") or f"course:{secrets.token_hex(4)}:"
         self.source = Path(cfg["source_file"]).read_bytes()
         self.results_path = Path(cfg["results"])
-        self.server: RunRedis | None = None
         self.url = cfg.get("url") or ""
         self.backend = cfg.get("backend", "auto")
-        self.sandboxes: list[Sandbox] = []
+        self.box: Box | None = None
+        self.processes: list[StudentProcess] = []
         self.records: dict[str, dict] = {}
         self.order: list[str] = []
         self.proxy: LabProxy | None = None
-        self.forkserver: ForkServer | None = None
+        self.first: StudentProcess | None = None  # the run's first process: its import decides import-error
         self._client = None
-        self._client_server = None
+        self._fresh_for: str | None = None
         self.started = time.monotonic()
 
-    def start(self) -> None:
-        if self.backend in ("redis-server", "fakeredis", "auto"):
-            from .model import load_lab
+    @property
+    def server(self):
+        """The box's Redis server (None with a Redis the course does not own)."""
+        return self.box.redis if self.box is not None else None
 
-            cluster = load_lab(self.lab_dir).redis_mode == "cluster"
-            self.server = RunRedis(self.run_dir / "redis", self.backend, cluster=cluster).start()
+    def start(self) -> None:
+        from .model import load_lab
+
+        cluster = load_lab(self.lab_dir).redis_mode == "cluster"
+        external = self.url if self.backend == "url" else None
+        self.box = Box(self.source, self.run_dir, self.prefix, self.limits, backend=self.backend, cluster=cluster,
+                       mode=os.environ.get(ENV_ISOLATION) or None, hide=tuple(self.cfg.get("hide", ())),
+                       url=external)
+        self.box.start()
+        if self.server is not None:
             self.backend = self.server.backend
-            self.url = self.server.url
-        shared = os.environ.get(ENV_FORKSERVER)
-        self.forkserver = ForkServer(int(shared)) if shared else ForkServer()
         signal.signal(signal.SIGTERM, self._terminated)
-        self.proxy = LabProxy(self.new_sandbox)
-        self.proxy._box().spawn()  # the student's process starts while pytest collects
+        self.proxy = LabProxy(self.new_process)
+        self.first = self.proxy._proc()
+        self.first.spawn()  # the student's process starts while pytest collects
 
     def _terminated(self, *_: object) -> None:
         """The runner's wall time ran out: stop every student process before going."""
         self.close()
         os._exit(143)
 
-    def new_sandbox(self) -> Sandbox:
-        box = Sandbox(self.source, self.url, self.prefix, self.run_dir, self.limits,
-                      hide=tuple(self.cfg.get("hide", ())), forkserver=self.forkserver)
-        self.sandboxes.append(box)
-        return box
+    def new_process(self) -> StudentProcess:
+        proc = StudentProcess(self.box, self.limits)
+        self.processes.append(proc)
+        return proc
+
+    def task(self) -> StudentProcess:
+        """A process of the box that runs the grader's tasks (:mod:`.sandbox.tasks`), not student code."""
+        proc = StudentProcess(self.box, self.limits, task=True)
+        self.processes.append(proc)
+        return proc
 
     def client(self):
         from ..backend import connect
@@ -85,15 +97,31 @@ class LabRun:
             return self.server.client(self.prefix)
         return connect(self.url, prefix=self.prefix, socket_timeout=5)
 
-    def fresh_redis(self):
-        """The grader's client on a clean, healthy Redis (restarted if the student broke it)."""
+    def fresh_test(self, nodeid: str) -> None:
+        """Once per test: no process, file, fault or key of the previous test is left (the box reaped,
+        the server reset), and the test's ``lab`` is a fresh process."""
+        if self._fresh_for == nodeid:
+            return
+        first = self._fresh_for is None
+        self._fresh_for = nodeid
+        if first and self.server is None and self._client is None:
+            self._client = self.client()
+        if not first:
+            for proc in self.processes:
+                proc.kill()
+            self.processes = []
+            self.box.reap()
+            self.proxy = LabProxy(self.new_process)
+            self.proxy._proc().spawn()
         if self.server is not None:
             self.server.reset()
-        if self._client is None or self._client_server is not (self.server.proc if self.server else None):
+        if self._client is None:
             self._client = self.client()
-            self._client_server = self.server.proc if self.server else None
         if self.server is None:
             self._client.cleanup()
+
+    def fresh_redis(self):
+        """The grader's client on a clean, healthy Redis (restarted if the student broke it)."""
         return self._client
 
     @property
@@ -102,28 +130,26 @@ class LabRun:
 
     def write(self) -> None:
         import_error = None
-        box = self.proxy._sandbox if self.proxy else None
-        if box is not None and box.import_failure is not None:
-            import_error = box.import_failure.detail
+        if self.first is not None and self.first.import_failure is not None:
+            import_error = self.first.import_failure.detail
         data = {"lab": self.lab_dir.name, "backend": self.backend, "import_error": import_error,
-                "output": box.output_tail() if box is not None else "",
+                "isolation": self.box.mode if self.box is not None else "",
+                "output": self.first.output_tail() if self.first is not None else "",
                 "tests": [self.records[n] for n in self.order]}
         tmp = self.results_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
         tmp.replace(self.results_path)
 
     def close(self) -> None:
-        for box in self.sandboxes:
-            box.kill()
-        if self.forkserver is not None:
-            self.forkserver.close()
-        if self.server is not None:
-            self.server.close()
-        elif self.url:  # a server the course does not own (REDIS_URL): leave none of this run's keys behind
-            try:
-                (self._client or self.client()).cleanup()
-            except Exception:  # noqa: BLE001 - the run's result is already written
-                pass
+        for proc in self.processes:
+            proc.kill()
+        if self.box is not None:
+            if self.server is None and self.url:  # a server the course does not own: none of this run's keys stay
+                try:
+                    (self._client or self.client()).cleanup()
+                except Exception:  # noqa: BLE001 - the run's result is already written
+                    pass
+            self.box.stop()
 
 
 _run: LabRun | None = None
@@ -134,6 +160,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "points(n): the test is worth n points")
     config.addinivalue_line("markers", "hint(id): the hint (hints.yml) shown when the test fails")
     config.addinivalue_line("markers", "real_redis: needs a real Redis server; skipped on fakeredis")
+    config.addinivalue_line("markers", "contract(*ids): the lab's contract items the test checks")
     path = os.environ.get(ENV_RUN)
     if path and _run is None:
         _run = LabRun(json.loads(Path(path).read_text(encoding="utf-8")))
@@ -172,17 +199,29 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 
 @pytest.fixture
-def lab() -> LabProxy:
+def lab(request) -> LabProxy:
     if _run is None or _run.proxy is None:
         pytest.fail("the lab fixture needs the grader (run `course check`)", pytrace=False)
+    _run.fresh_test(request.node.nodeid)
     return _run.proxy
 
 
 @pytest.fixture
-def redis():
+def redis(request):
     if _run is None:
         pytest.fail("the redis fixture needs the grader (run `course check`)", pytrace=False)
+    _run.fresh_test(request.node.nodeid)
     yield _run.fresh_redis()
+
+
+@pytest.fixture
+def box(request):
+    """The grader's tasks inside the box (lab 05's ledger): ``box.ledger_create()``,
+    ``box.ledger_total(path, name)``, ``box.ledger_lock(path)`` / ``box.ledger_unlock(path)``."""
+    if _run is None:
+        pytest.fail("the box fixture needs the grader (run `course check`)", pytrace=False)
+    _run.fresh_test(request.node.nodeid)
+    return LabProxy(_run.task)
 
 
 _compared: list[tuple[str, object, object]] = []  # the failing comparison of the running test

@@ -20,12 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths
-from . import cgroups
-from . import isolation as iso
 from .model import Lab
-from .forkserver import ForkServer
-from .limits import Limits
 from .sandbox import ENV_ISOLATION, make_run_dir
+from .sandbox import cgroups
+from .sandbox import launch as iso
+from .sandbox.limits import Limits
 
 STATUSES = ("ok", "missing", "import-error", "timeout", "crash", "grader-error")
 
@@ -113,8 +112,7 @@ def wall_timeout(lab: Lab, limits: Limits, n_tests: int) -> float:
 def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] = ("public",),
             backend: str = "auto", url: str | None = None, limits: Limits | None = None,
             hide: tuple[str, ...] = (), run_dir: Path | None = None, keep_dir: bool = False,
-            forkserver: "ForkServer | None" = None, keep_log: Path | None = None,
-            isolate: bool = True, first_failure: bool = False) -> LabResult:
+            keep_log: Path | None = None, isolate: bool = True, first_failure: bool = False) -> LabResult:
     """Grade ``source_file`` (the student's lab.py) with the lab's tests of the given visibilities.
 
     ``backend``: ``auto`` / ``redis-server`` / ``fakeredis`` (a private server for this run), or
@@ -145,7 +143,7 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     mode = iso.mode(isolate)
     log = run_dir / "pytest.log"
     returncode = _run_pytest(_pytest_command(lab, run_dir, files, first_failure), run_dir, log, mode,
-                             forkserver, first_line=describe(mode, limits),
+                             first_line=describe(mode, limits),
                              timeout=wall_timeout(lab, limits, len(files) * TESTS_PER_FILE_ESTIMATE))
     result = _read_results(lab, results, log, timed_out=returncode is None)
     if returncode not in (None, 0, 1) and result.status == "ok":
@@ -171,23 +169,19 @@ def _pytest_command(lab: Lab, run_dir: Path, files: list[str], first_failure: bo
             *(["-x"] if first_failure else []), *files]
 
 
-def _run_pytest(cmd: list[str], run_dir: Path, log: Path, mode: str, forkserver: "ForkServer | None", *,
-                first_line: str, timeout: float) -> int | None:
+def _run_pytest(cmd: list[str], run_dir: Path, log: Path, mode: str, *, first_line: str,
+                timeout: float) -> int | None:
     """Run the grader process, its output into ``log`` (owner-only) after ``first_line``; return its
     exit code, or None when it ran out of ``timeout`` and was killed with its whole process group."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COURSE_LAB_"))}
     env.update(COURSE_LAB_RUN=str(run_dir / "run.json"), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
                PYTHONDONTWRITEBYTECODE="1", **{ENV_ISOLATION: mode})
-    pass_fds: tuple[int, ...] = ()
-    if forkserver is not None:  # one fork server serves one worker's runs, one after the other
-        env["COURSE_LAB_FORKSERVER"] = str(forkserver.fileno())
-        pass_fds = (forkserver.fileno(),)
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as out:
         out.write(f"{first_line}\n".encode())
         out.flush()
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=run_dir,
-                                start_new_session=True, stdin=subprocess.DEVNULL, pass_fds=pass_fds,
+                                start_new_session=True, stdin=subprocess.DEVNULL,
                                 umask=0o077)  # results.json and the rest: the grader's only
         try:
             return proc.wait(timeout)
@@ -196,19 +190,15 @@ def _run_pytest(cmd: list[str], run_dir: Path, log: Path, mode: str, forkserver:
             return None
 
 
-MODES = {"namespaces": "namespaces as root (own mounts, PIDs, network, uid)",
-         "bwrap": "bubblewrap (own mounts, PIDs, network, user namespace)",
-         "none": "none: student code runs as this user, unisolated"}
-
-
 def describe(mode: str, limits: Limits) -> str:
     """The grading log's first line: how student code was isolated and limited."""
     cg = cgroups.cgroup_version()
-    how = (f"cgroup {cg} (memory {limits.memory_mb} MiB, {limits.nproc} processes, one CPU) and rlimits"
+    how = (f"cgroup {cg} for the box (memory {limits.memory_mb} MiB and its Redis's, {limits.nproc} processes, one CPU) "
+           "and rlimits"
            if cg else f"rlimits only, no writable cgroup (address space {limits.memory_mb} MiB, "
                       f"{limits.nproc} processes)")
     scratch = f", writable space tmpfs {limits.tmp_mb} MiB" if mode != "none" else ""
-    return (f"isolation: {MODES.get(mode, mode)}; limits: {how}, CPU {limits.cpu_s:g} s{scratch}; "
+    return (f"isolation: {iso.describe_mode(mode)}; limits: {how}, CPU {limits.cpu_s:g} s{scratch}; "
             f"time: {limits.call_timeout_s:g} s per call, {limits.lab_budget_s:g} s for the lab")
 
 

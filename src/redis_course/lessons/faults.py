@@ -17,10 +17,12 @@ Two kinds of crash, both armed from outside the code under test:
 :func:`set_machine_timezone` pretends the machine runs in another time zone (``TZ`` + ``time.tzset()``),
 so code that uses the machine's local day instead of UTC shows itself.
 
-In a lesson or a test, "dying" raises :class:`SimulatedCrash`.  In the grader, the trusted part of the
-student's process installs :func:`on_crash` before the student's module is imported, and a crash ends
-the process for real after telling the grader (see ``redis_course.labs._child``): a submission can
-neither catch it nor define its own hooks, because the grader never looks them up in its module.
+In a lesson or a test, "dying" raises :class:`SimulatedCrash`.  The grader arms neither kind inside
+the student's process: its crashes are made outside it (the box's fault proxy cuts the connection at
+the chosen round trip and the grader kills the process), and :func:`crash_point` only reports the
+step to the grader (:func:`on_step`, installed before the student's module is imported), which
+alone decides whether the process dies there and kills it from outside (see
+``redis_course.labs.sandbox``): a submission can neither disarm nor fake either kind.
 
 Round trips are counted where redis-py sends them: ``Redis.execute_command`` (a plain command,
 EVAL/EVALSHA) and ``Pipeline.execute`` (a pipeline or a MULTI/EXEC transaction).  Round trips that
@@ -37,7 +39,7 @@ from typing import Callable
 import redis
 from redis.client import Pipeline
 
-__all__ = ["SimulatedCrash", "STEPS", "arm_crash", "arm_step", "crash_point", "on_crash", "set_machine_timezone"]
+__all__ = ["SimulatedCrash", "STEPS", "arm_crash", "arm_step", "crash_point", "on_step", "set_machine_timezone"]
 
 STEPS = ("claimed", "applied", "committed")
 
@@ -49,17 +51,15 @@ class SimulatedCrash(redis.exceptions.ConnectionError):
 _state: dict = {"budget": None, "prefix": None, "step": None}
 _lock = threading.Lock()
 _installed = False
-_handler: list[Callable[[str], None]] = []
+_reporter: list[Callable[[str], None]] = []
 
 
-def on_crash(handler: Callable[[str], None] | None) -> None:
-    """Call ``handler(why)`` instead of raising :class:`SimulatedCrash` (None: raise again)."""
-    _handler[:] = [handler] if handler else []
+def on_step(reporter: Callable[[str], None] | None) -> None:
+    """Send every :func:`crash_point` to ``reporter(step)`` instead of the local arming (None: back)."""
+    _reporter[:] = [reporter] if reporter else []
 
 
 def _die(why: str) -> None:
-    if _handler:
-        _handler[0](why)  # the grader's side: ends the process, never returns
     raise SimulatedCrash(why)
 
 
@@ -155,6 +155,9 @@ def crash_point(step: str) -> None:
     """Report that ``step`` is done; the process dies here if a test armed that step.  No Redis command."""
     if step not in STEPS:
         raise ValueError(f"crash_point(step): step must be one of {STEPS}")
+    if _reporter:  # under the grader: it decides, and kills this process from outside if it armed the step
+        _reporter[0](step)
+        return
     with _lock:
         fire = _state["step"] == step
         if fire:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 
-from .isolation import IsolationError
 
 
 CGROUP_ROOT = "/sys/fs/cgroup"
@@ -100,7 +99,7 @@ class CGroup:
             _write(os.path.join(d, "pids.max"), str(nproc))
             _write(os.path.join(d, "cpu.max"), f"{int(100000 * cpus)} 100000")
         else:
-            raise IsolationError(0, "no writable cgroup hierarchy")
+            raise OSError(0, "no writable cgroup hierarchy")
 
     @property
     def procs_files(self) -> list[str]:

@@ -1,0 +1,33 @@
+"""The box: everything one student run can influence, in one place the grader talks to.
+
+Modules, by what they hold:
+
+* :mod:`.box`        — one box per student run: its processes, its Redis, its fault proxy, its cgroup
+* :mod:`.process`    — one process of the box, seen from the grader (calls, bounded replies, faults)
+* :mod:`.inbox`      — what runs inside the box: its fork server and the processes it forks
+* :mod:`.server`     — the box's Redis (redis-server with ACL users, or a fakeredis server)
+* :mod:`.fakeserver` — the fakeredis server process (Lua without Python)
+* :mod:`.faultproxy` — the RESP proxy between the box and its Redis that makes crashes and pauses
+* :mod:`.tasks`      — the grader's work inside the box (files the student can write)
+* :mod:`.launch`     — how box processes start (bubblewrap, a uid of their own, limits), the modes
+* :mod:`.cgroups`, :mod:`.limits` — memory, processes and CPU; the wall-time budget of a run
+* :mod:`.clock`      — a machine clock set off for one process (a fault applied before it runs)
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+ENV_ISOLATION = "COURSE_LAB_ISOLATION"  # the mode the runner chose (bwrap, container, none)
+MAX_SOURCE_BYTES = 1 << 20  # a lab.py bigger than 1 MiB is refused
+
+
+def make_run_dir(prefix: str = "course-grade-") -> Path:
+    """A folder for one run's boxes: others may enter it (a box's uid reaches its sockets), not list it."""
+    base = None
+    if os.geteuid() == 0 and os.path.isdir("/run") and os.access("/run", os.W_OK):
+        base = "/run"
+    d = Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+    os.chmod(d, 0o711)
+    return d

@@ -1,0 +1,412 @@
+"""One box per student run: everything a submission can influence, in one place the grader talks to.
+
+A box holds, for one student and one lab:
+
+* the **student's processes**, forked by the box's own fork server (:mod:`.inbox`) under one
+  bubblewrap sandbox (:func:`.launch.bwrap_args`): every namespace, loopback only, an empty
+  environment, one size-limited tmpfs at ``/box`` (the student's writable space, shared by the
+  run's processes: ``/box/work``), the system folders and Python read-only, nothing else of the
+  machine — not the checkout, the grader's run folder, other students or the instructor's files;
+* its **Redis server** (:mod:`.server`), in a sandbox of its own beside it (the student's processes
+  cannot see, signal or trace it) and reachable from the box only through
+* the **fault proxy** (:mod:`.faultproxy`), which runs in the grader and sits on the only socket the
+  box sees (``/run/redis/redis.sock``): it cuts a process's connection at the round trip a test
+  chose (then the grader kills that process from outside), or holds every command (a paused
+  server);
+* one **cgroup** (memory, processes, CPU) around all of it, where the machine lets the grader make
+  one, and resource limits on every process.
+
+The grader talks to the box over one socket to its fork server and one pipe pair per process, with
+bounded messages (:mod:`.process`), and trusts nothing that comes back: its checks of Redis state
+go straight to the server as the ``grader`` ACL user, files of the box are read by a task process
+inside it (:mod:`.tasks`), faults and time zones are applied outside the student's interpreter.
+
+On a machine where no namespace can be made (a container without CAP_SYS_ADMIN, as on Gradescope)
+the container is the box: the same processes and proxy, without bubblewrap (:func:`.launch.mode`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+from . import cgroups
+from . import launch as ln
+from .limits import Limits
+from .server import RunRedis, ServerWalls, children, process_tree
+
+BOX_SOCKET_DIR = "/run/redis"   # where the box sees the proxy's socket (under bubblewrap)
+BOX_ROOT = "/box"               # the box's writable tmpfs (under bubblewrap)
+SERVER_MEMORY_MB = 512          # what the box's cgroup allows its Redis beside the student's processes
+STARTUP_TIMEOUT_S = 60.0         # the box's own start (its fork server's imports) on a loaded machine
+
+
+class BoxError(RuntimeError):
+    """The box could not be started or stopped answering (the grader restarts it)."""
+
+
+class Box:
+    """``start()``, ``spawn(...)``, ``reap()``, ``reset()``, ``stop()``; ``redis`` is the box's server."""
+
+    def __init__(self, source: bytes, run_dir: Path, prefix: str, limits: Limits | None = None, *,
+                 backend: str = "auto", cluster: bool = False, mode: str | None = None,
+                 hide: tuple[str, ...] = (), url: str | None = None) -> None:
+        self.source = source
+        self.run_dir = Path(run_dir)
+        self.prefix = prefix
+        self.limits = limits or Limits()
+        self.mode = mode or ln.mode()
+        self.hide = [os.path.realpath(h) for h in hide]
+        self.dir = self.run_dir / f"box-{secrets.token_hex(6)}"
+        _mkdir(self.dir, 0o711)
+        root = os.geteuid() == 0
+        self.uid = ln.new_uid() if root and self.mode != "none" else None
+        if self.uid is not None and self.mode != "bwrap" and not ln.reachable_by_others(ln.python_paths()):
+            self.uid = None  # no mount namespace to make Python reachable: the container's root runs it
+        self.server_uid = self.uid + 1 if self.uid is not None else None
+        self.cgroup = _new_cgroup(self.limits)
+        self.external_url = url  # a Redis the course does not own (a student's REDIS_URL): no server, no proxy
+        self.backend, self.cluster = backend, cluster
+        self.redis: RunRedis | None = None
+        self.proxy = None
+        self._ctl: socket.socket | None = None
+        self._lock = threading.Lock()
+        self.proc = None
+        self.box_pid: int | None = None   # the fork server's pid on this machine
+        self.alive = False
+        self._owners: dict[int, object] = {}
+
+    # -- paths as the box sees them ------------------------------------------------------------------
+    @property
+    def isolated(self) -> bool:
+        return self.mode == "bwrap"
+
+    @property
+    def work(self) -> str:
+        return f"{BOX_ROOT}/work" if self.isolated else str(self.dir / "box" / "work")
+
+    @property
+    def module_path(self) -> str:
+        return f"{BOX_ROOT}/lab.py" if self.isolated else str(self.dir / "box" / "lab.py")
+
+    @property
+    def student_url(self) -> str:
+        """What the student's processes connect to: the proxy's socket, with the student's ACL user."""
+        if self.external_url:
+            return self.external_url
+        from urllib.parse import quote
+
+        sock = f"{BOX_SOCKET_DIR}/redis.sock" if self.isolated else str(self.dir / "proxy" / "redis.sock")
+        auth = self.redis.student_auth if self.redis else None
+        creds = f"{quote(auth[0], safe='')}:{quote(auth[1], safe='')}@" if auth else ""
+        return f"unix://{creds}{sock}"
+
+    # -- life cycle ----------------------------------------------------------------------------------
+    def start(self) -> "Box":
+        if not self.external_url:
+            self._start_server()
+            self._start_proxy()
+        self._start_box()
+        return self
+
+    def _launch(self, uid: int | None, name: str) -> ln.Launch:
+        stage = None
+        if uid is not None and self.mode == "bwrap":
+            stage = self.dir / f"stage-{name}"
+            _mkdir(stage, 0o755)
+        return ln.Launch(uid, stage, self.cgroup.procs_files if self.cgroup else None)
+
+    def _rlimits(self, extra_nproc: int = 0) -> dict[str, int]:
+        nproc = self.limits.nproc + extra_nproc
+        if self.uid is None:  # the grader's own uid: the kernel counts its other processes too
+            nproc += ln_processes_of(os.getuid())
+        return {"RLIMIT_NPROC": nproc, "RLIMIT_CORE": 0}
+
+    def _start_server(self) -> None:
+        launch = self._launch(self.server_uid, "redis")
+        rl = self._rlimits(extra_nproc=64)
+        from .server import FAKE_MEMORY_MB, resolve_backend
+
+        if resolve_backend(self.backend) == "fakeredis":
+            rl["RLIMIT_AS"] = FAKE_MEMORY_MB << 20
+        walls = ServerWalls(self.mode if self.mode == "bwrap" else "plain", launch, rl,
+                            read_only=ln.python_paths(), hide=self.hide)
+        self.redis = RunRedis(self.dir / "redis", self.backend, cluster=self.cluster, walls=walls)
+        self.redis.start()
+
+    def _start_proxy(self) -> None:
+        from .faultproxy import FaultProxy
+
+        pdir = self.dir / "proxy"
+        _mkdir(pdir, 0o711)
+        self.proxy = FaultProxy(str(pdir / "redis.sock"), str(self.redis.socket_path), self.prefix,
+                                owner_of=self._owner_of, on_crash=self._on_crash).start()
+        os.chmod(pdir / "redis.sock", 0o777)
+
+    def _start_box(self) -> None:
+        """The box's fork server, under bubblewrap when the box is isolated."""
+        host_box = self.dir / "box"
+        _mkdir(host_box, 0o711)
+        (host_box / "lab.py").write_bytes(self.source)
+        os.chmod(host_box / "lab.py", 0o444)
+        work = host_box / "work"
+        _mkdir(work, 0o700)
+        if self.uid is not None:
+            os.chown(work, self.uid, self.uid)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        cfg = {"control_fd": theirs.fileno(), "work": self.work, "alone": self.uid is not None or self.isolated,
+               "module": self.module_path, "prefix": self.prefix, "url": self.student_url,
+               "limits": self.limits.to_dict(), "tmp": "/tmp" if self.isolated else str(work)}
+        from . import inbox
+
+        argv = [_python(), "-I", "-S", "-c", inbox.BOOT, ln.import_path(), json.dumps(cfg)]
+        launch = self._launch(self.uid, "box")
+        info_r = info_w = None
+        if self.isolated:
+            info_r, info_w = os.pipe()
+            args = ln.bwrap_args(launch, read_only=ln.python_paths(), hide=self.hide,
+                                 tmp_mb=self.limits.tmp_mb, info_fd=info_w)
+            args += ["--perms", "0755", "--size", str(self.limits.tmp_mb << 20), "--tmpfs", BOX_ROOT,
+                     "--ro-bind", str(host_box / "lab.py"), self.module_path,
+                     "--perms", "0700", "--dir", self.work, "--chdir", self.work]
+            if self.proxy is not None:
+                args += ["--ro-bind", str(self.dir / "proxy"), BOX_SOCKET_DIR]
+            argv = args + ["--", *argv]
+        keep = [theirs.fileno()] + ([info_w] if info_w is not None else [])
+        command = launch.command(argv, self._rlimits(), keep_fds=keep)
+        import subprocess
+
+        err = os.open(self.dir / "box.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            self.proc = subprocess.Popen(command, pass_fds=tuple(keep), stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                                         env={}, cwd="/")
+        finally:
+            os.close(err)
+        theirs.close()
+        self._ctl = ours
+        if info_w is not None:
+            os.close(info_w)
+            info = ln.read_info(info_r)
+            os.close(info_r)
+            init = info.get("child-pid")
+            self.box_pid = self._first_child(init) if init else None
+            if self.box_pid is None:
+                why = self.errors()
+                self.stop()
+                raise BoxError(f"the box did not start ({why or 'bubblewrap said nothing'})")
+        else:
+            self.box_pid = self.proc.pid
+        self.alive = True
+
+    def _first_child(self, pid: int, timeout: float = 10.0) -> int | None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            kids = children(pid)
+            if kids:
+                return kids[0]
+            if self.proc is not None and self.proc.poll() is not None:
+                return None
+            time.sleep(0.002)
+        return None
+
+    # -- the fork server -------------------------------------------------------------------------------
+    def _ask(self, req: dict, fds: list[int] = (), timeout: float = 10.0) -> dict:
+        if not self.alive or self._ctl is None:
+            raise BoxError("the box is not running")
+        with self._lock:
+            try:
+                socket.send_fds(self._ctl, [json.dumps(req).encode()], list(fds))
+                self._ctl.settimeout(timeout)
+                reply = self._ctl.recv(1 << 12)
+            except OSError as exc:
+                self.alive = False
+                raise BoxError(f"the box stopped answering ({exc}) {self.errors()}".strip()) from None
+        if not reply:
+            self.alive = False
+            raise BoxError(f"the box stopped answering {self.errors()}".strip())
+        try:
+            msg = json.loads(reply)
+        except ValueError:
+            self.alive = False
+            raise BoxError("the box answered nonsense") from None
+        if not isinstance(msg, dict):
+            raise BoxError("the box answered nonsense")
+        return msg
+
+    def errors(self, limit: int = 1500) -> str:
+        """The end of what the box's fork server (the course's own code) wrote to its stderr."""
+        try:
+            fd = os.open(self.dir / "box.err", os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            return ""
+        try:
+            size = os.fstat(fd).st_size
+            os.lseek(fd, max(0, size - limit), os.SEEK_SET)
+            return os.read(fd, limit).decode("utf-8", "replace").strip()
+        finally:
+            os.close(fd)
+
+    def fork(self, cfg: dict, fds: list[int]) -> tuple[int, int | None]:
+        """A new process of the box: (its pid inside the box, its pid on this machine or None)."""
+        msg = self._ask({"op": "spawn", "cfg": cfg}, fds, timeout=STARTUP_TIMEOUT_S)
+        inner = msg.get("pid")
+        if not isinstance(inner, int) or inner <= 0:
+            raise BoxError("the box did not start a process")
+        return inner, self.host_pid(inner)
+
+    def host_pid(self, inner: int, timeout: float = 5.0) -> int | None:
+        """The pid on this machine of the box's process ``inner`` (the same outside a PID namespace)."""
+        if not self.isolated:
+            return inner
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for pid in children(self.box_pid) if self.box_pid else []:
+                if _inner_pid(pid) == inner:
+                    return pid
+            time.sleep(0.002)
+        return None
+
+    def reap(self) -> None:
+        """Every process of the box killed but its fork server, its work folder emptied, the proxy
+        cleared (faults disarmed, connections closed): nothing of one test carries into the next."""
+        if self.proxy is not None:
+            self.proxy.reset()
+        try:
+            self._ask({"op": "reap"}, timeout=10)
+        except BoxError:
+            self.restart_box()
+        self._owners.clear()
+
+    def reset(self) -> None:
+        """:meth:`reap`, then a clean server (FLUSHALL, scripts and functions flushed)."""
+        self.reap()
+        if self.redis is not None:
+            self.redis.reset()
+
+    def restart_box(self) -> None:
+        self._stop_box()
+        shutil.rmtree(self.dir / "box", ignore_errors=True)
+        self._start_box()
+
+    def _stop_box(self) -> None:
+        self.alive = False
+        if self._ctl is not None:
+            self._ctl.close()
+            self._ctl = None
+        if self.proc is not None and self.proc.poll() is None:
+            for pid in reversed(process_tree(self.proc.pid)):
+                _kill(pid)
+            try:
+                self.proc.wait(5)
+            except Exception:  # noqa: BLE001
+                pass
+        self.proc = None
+
+    def stop(self) -> None:
+        """Everything of the box ends: its processes, its server, its proxy, its cgroup, its folder."""
+        self._stop_box()
+        if self.proxy is not None:
+            self.proxy.close()
+            self.proxy = None
+        if self.redis is not None:
+            self.redis.close()
+            self.redis = None
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    close = stop
+
+    # -- faults from outside ---------------------------------------------------------------------------
+    def register(self, host_pid: int | None, owner: object) -> None:
+        """Connections from ``host_pid`` (or its descendants) belong to ``owner`` (a student process)."""
+        if host_pid is not None:
+            self._owners[host_pid] = owner
+
+    def _owner_of(self, pid: int | None) -> object | None:
+        """The student process a connecting pid belongs to: itself or its nearest registered ancestor."""
+        seen = 0
+        while pid and pid > 1 and seen < 64:
+            owner = self._owners.get(pid)
+            if owner is not None:
+                return owner
+            pid = _parent(pid)
+            seen += 1
+        return None
+
+    def _on_crash(self, info: dict) -> None:
+        """The proxy cut a process's connection at its armed round trip: that process dies now."""
+        kill = getattr(info.get("owner"), "fault_kill", None)
+        if kill is not None:
+            kill(info)
+
+
+def _mkdir(path: Path, mode: int) -> None:
+    """A folder with exactly ``mode`` (the grader runs with umask 077: a box's uid must enter some)."""
+    path.mkdir(exist_ok=True)
+    os.chmod(path, mode)
+
+
+def _python() -> str:
+    import sys
+
+    return sys.executable
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, 9)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _status(pid: int) -> dict[str, str]:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+    except OSError:
+        return {}
+
+
+def _inner_pid(pid: int) -> int | None:
+    ns = _status(pid).get("NSpid", "").split()
+    return int(ns[-1]) if ns else None
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        return int(_status(pid).get("PPid", "0"))
+    except ValueError:
+        return None
+
+
+def ln_processes_of(uid: int) -> int:
+    """How many processes ``uid`` has now (RLIMIT_NPROC counts them all when the uid is shared)."""
+    n = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    n += 1
+            except OSError:
+                pass
+    return n
+
+
+def _new_cgroup(limits: Limits) -> "cgroups.CGroup | None":
+    """The box's cgroup (memory of its processes and its Redis, processes, CPU), where this machine
+    lets the grader make one; else resource limits alone hold (the grading log's first line says so)."""
+    if cgroups.cgroup_version() is None:
+        return None
+    try:
+        return cgroups.CGroup(f"box-{os.getpid()}-{secrets.token_hex(6)}", limits.memory_mb + SERVER_MEMORY_MB,
+                              limits.nproc + 64)
+    except OSError:
+        return None

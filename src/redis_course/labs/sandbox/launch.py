@@ -1,0 +1,267 @@
+"""How a box's processes are started: bubblewrap wherever this machine lets it make namespaces.
+
+:func:`mode` says which way a grading run isolates the processes it starts for a student:
+
+* ``bwrap`` — bubblewrap (the sandbox Flatpak uses) makes every namespace: mounts, PIDs, network
+  (loopback only), IPC, UTS, cgroup and user.  Chosen rather than namespace code of the course's
+  own: it is small, audited, works for root and for an ordinary user alike, and keeps the same
+  walls on both.  When the grader is root, :data:`LAUNCHER` first drops to a uid of the box's own
+  (no other process on the machine has it), so bubblewrap runs unprivileged exactly as it does for
+  an ordinary user; before dropping it binds the folders Python needs (which may sit under a
+  folder only root may enter, such as ``/root``) at places that uid can reach.
+* ``container`` — no namespace can be made here (a container without CAP_SYS_ADMIN or user
+  namespaces, as on Gradescope): the container is the box.  Processes get the same resource
+  limits, the box's cgroup where one is writable, and a uid of their own when the grader is root.
+* ``none`` — the same, chosen on purpose (``--no-isolation``), or a student checking their own
+  code on a machine without bubblewrap.
+
+:data:`LAUNCHER` is the one program every box process starts from (stdlib only, ``python -I -S``,
+an empty environment): join the box's cgroup, (root) stage the read-only folders and drop to the
+box's uid, set resource limits, then exec bubblewrap or the process itself.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+UID_BASE = 200_000
+
+#: Top-level folders a process needs as they are (programs, libraries, configuration), read-only.
+SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc")
+#: Folders inside those that hold sources or checkouts, not programs: covered by an empty tmpfs.
+SOURCE_DIRS = ("/usr/src", "/usr/local/src")
+
+LAUNCHER = r"""
+import ctypes, json, os, resource, sys
+cfg = json.loads(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+def fail(what):
+    err = ctypes.get_errno()
+    os.write(2, ("launch: %s: %s\n" % (what, os.strerror(err))).encode())
+    os._exit(71)
+for f in cfg.get("cgroup", []):
+    with open(f, "w") as fh:
+        fh.write("0")
+if cfg.get("stage"):
+    if libc.unshare(0x00020000) != 0:
+        fail("unshare")
+    if libc.mount(b"none", b"/", None, 16384 | (1 << 18), None) != 0:
+        fail("mount private")
+    for src, dst in cfg["stage"]:
+        if libc.mount(src.encode(), dst.encode(), None, 4096 | 16384, None) != 0:
+            fail("bind " + src)
+for name, value in cfg.get("rlimits", {}).items():
+    resource.setrlimit(getattr(resource, name), (value, value))
+if cfg.get("uid") is not None:
+    os.setgroups([])
+    os.setresgid(cfg["gid"], cfg["gid"], cfg["gid"])
+    os.setresuid(cfg["uid"], cfg["uid"], cfg["uid"])
+libc.prctl(1, 9, 0, 0, 0)
+if os.getppid() != cfg["parent"]:
+    os._exit(72)
+for fd in range(3, 1024):
+    if fd not in cfg.get("keep_fds", []):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+os.execve(cfg["exec"][0], cfg["exec"], cfg.get("env", {}))
+"""
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+@functools.lru_cache(maxsize=1)
+def bwrap_binary() -> str | None:
+    """``bwrap`` if it is installed and can make its namespaces here (probed once, as this grader
+    would run it: from root through a uid of its own)."""
+    binary = shutil.which("bwrap")
+    if not binary:
+        return None
+    probe = [binary, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"]
+    try:
+        if is_root():
+            uid = UID_BASE + 1
+            ok = subprocess.run(probe, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, timeout=20, env={},
+                                user=uid, group=uid, extra_groups=[]).returncode == 0
+        else:
+            ok = subprocess.run(probe, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    return binary if ok else None
+
+
+def mode(allow: bool = True) -> str:
+    """``bwrap``, ``container`` (no namespaces can be made here) or ``none`` (isolation refused)."""
+    if not allow:
+        return "none"
+    return "bwrap" if bwrap_binary() else "container"
+
+
+MODES = {"bwrap": "bubblewrap (own mounts, PIDs, network, IPC and user namespace{uid})",
+         "container": "the container is the box: no namespaces can be made here (resource limits{uid})",
+         "none": "none: student code runs as this user, unisolated"}
+
+
+def describe_mode(name: str) -> str:
+    uid = ", a uid of its own" if is_root() else ""
+    return MODES.get(name, name).format(uid=uid)
+
+
+def _inside(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+def outermost(paths: list[str]) -> list[str]:
+    """``paths`` without those inside another one of them."""
+    return sorted({p for p in paths if not any(o != p and _inside(p, o) for o in paths)})
+
+
+def _blocked_for_others(path: str) -> bool:
+    """Whether a uid that is neither owner nor group could not reach ``path`` (a parent it may not enter)."""
+    current = "/"
+    for part in Path(path).parts[1:]:
+        if not os.stat(current).st_mode & 0o001:
+            return True
+        current = os.path.join(current, part)
+    return False
+
+
+def reachable_by_others(paths: list[str]) -> bool:
+    """Whether a uid of its own could read every one of ``paths`` without a mount namespace."""
+    return not any(_blocked_for_others(os.path.realpath(p)) for p in paths if os.path.exists(p))
+
+
+class Launch:
+    """What one box process is started with: the staged read-only folders, the uid, the cgroup.
+
+    ``uid``: the box's own uid when the grader is root (None otherwise).  ``stage_dir``: a folder of
+    the grader's where read-only folders that the uid cannot reach are bound first (root only)."""
+
+    def __init__(self, uid: int | None, stage_dir: Path | None, cgroup: list[str] | None = None) -> None:
+        self.uid = uid
+        self.stage_dir = stage_dir
+        self.cgroup = cgroup or []
+        self._staged: dict[str, str] = {}
+
+    def visible(self, path: str) -> str:
+        """Where the launcher's process finds ``path`` (a staged copy when the uid cannot reach it)."""
+        path = os.path.realpath(path)
+        if self.uid is None or self.stage_dir is None or not _blocked_for_others(path):
+            return path
+        if path not in self._staged:
+            dst = self.stage_dir / str(len(self._staged))
+            if os.path.isdir(path):
+                dst.mkdir(exist_ok=True)
+                os.chmod(dst, 0o755)
+            else:
+                dst.touch(exist_ok=True)
+                os.chmod(dst, 0o644)
+            self._staged[path] = str(dst)
+        return self._staged[path]
+
+    def command(self, argv: list[str], rlimits: dict[str, int], keep_fds: list[int] = (),
+                env: dict[str, str] | None = None) -> list[str]:
+        """``argv`` started through :data:`LAUNCHER` (an empty environment unless ``env``)."""
+        cfg = {"exec": argv, "stage": sorted(self._staged.items()), "cgroup": self.cgroup,
+               "uid": self.uid, "gid": self.uid, "rlimits": rlimits, "keep_fds": list(keep_fds),
+               "env": env or {}, "parent": os.getpid()}
+        return [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(cfg)]
+
+
+def bwrap_args(launch: Launch, *, read_only: list[str], hide: list[str] = (), tmp_mb: int = 16,
+               hostname: str = "box", info_fd: int | None = None) -> list[str]:
+    """The walls every box process gets under bubblewrap: every namespace (no network but loopback),
+    no capabilities, an empty environment, killed with its parent; the system folders and exactly
+    ``read_only`` visible, read-only; source folders (and ``hide``) inside the system folders
+    covered; a private /proc, /dev and a size-limited /tmp.  Mounts that follow are the caller's."""
+    binary = bwrap_binary()
+    assert binary, "bubblewrap is not usable here"
+    args = [binary, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--clearenv", "--hostname", hostname]
+    for name in SYSTEM_DIRS:
+        top = "/" + name
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", launch.visible(top), top]
+    for h in (*SOURCE_DIRS, *hide):
+        h = os.path.realpath(h)
+        if any(_inside(h, "/" + n) for n in SYSTEM_DIRS) and os.path.isdir(h):
+            args += ["--tmpfs", h]
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
+    covered = [os.path.realpath(h) for h in (*SOURCE_DIRS, *hide)]
+    for p in outermost([os.path.realpath(x) for x in read_only if os.path.exists(x)]):
+        in_system = any(_inside(p, "/" + n) for n in SYSTEM_DIRS)
+        if not in_system or any(_inside(p, h) for h in covered):
+            args += ["--ro-bind", launch.visible(p), p]
+    if info_fd is not None:
+        args += ["--info-fd", str(info_fd)]
+    return args
+
+
+def python_paths() -> list[str]:
+    """What a box's Python must read: the interpreter, its standard library, and the folders that
+    hold ``redis``, ``fakeredis`` (with ``lupa`` and ``sortedcontainers``) and ``redis_course``."""
+    paths = [sys.base_prefix, sys.prefix, os.path.dirname(os.path.realpath(sys.executable)),
+             *import_path().split(":")]
+    out: list[str] = []
+    for p in map(os.path.realpath, paths):
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def import_path() -> str:
+    """``sys.path`` entries that make ``redis``, ``fakeredis`` and ``redis_course`` importable under ``-I -S``."""
+    import fakeredis
+    import redis
+
+    import redis_course
+
+    entries: list[str] = []
+    for mod in (redis_course, redis, fakeredis):
+        p = str(Path(mod.__file__).resolve().parents[1])
+        if p not in entries:
+            entries.append(p)
+    return ":".join(entries)
+
+
+def new_uid() -> int:
+    """A uid no other process on the machine has while this one lives (from this process's pid)."""
+    return UID_BASE + 2 * os.getpid() + 16
+
+
+def read_info(fd: int, timeout: float = 10.0) -> dict:
+    """bubblewrap's ``--info-fd`` JSON (``child-pid`` and the namespaces), read from a pipe."""
+    import select
+
+    buf = b""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if not ready:
+            continue
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        buf += chunk
+        try:
+            return json.loads(buf)
+        except ValueError:
+            continue
+    try:
+        return json.loads(buf)
+    except ValueError:
+        return {}
