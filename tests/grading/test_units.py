@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import csv
 import re
+import shutil
 import xml.etree.ElementTree as ET
+
 
 import pytest
 
@@ -12,10 +14,11 @@ from redis_course.labs import report
 from redis_course.labs.check import render
 from redis_course.labs.errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
 from redis_course.labs.model import LabError, discover, find_lab, load_lab
-from redis_course.labs.redisbox import RunRedis
 from redis_course.labs.runner import LabResult, TestResult
-from redis_course.labs.limits import Limits
-from redis_course.labs.sandbox import Sandbox, make_run_dir
+from redis_course.labs.sandbox import make_run_dir
+from redis_course.labs.sandbox.box import Box
+from redis_course.labs.sandbox.limits import Limits
+from redis_course.labs.sandbox.process import StudentProcess
 from redis_course.labs.starter import MarkerError, make_starter, solution_lines
 from redis_course.labs.testing import student_raises
 from redis_course.labs.wrong import compose, redundant, wrongs
@@ -178,17 +181,24 @@ def test_student_raises_checks_the_type():
     assert not issubclass(StudentTimeout, StudentError) and not issubclass(StudentCrash, StudentError)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def server():
-    run = make_run_dir()
-    srv = RunRedis(run / "redis", "fakeredis").start()
-    yield run, srv
-    srv.close()
+    """A function that starts a box (fakeredis) for a source; every box is stopped after the test."""
+    run, boxes = make_run_dir(), []
+
+    def start(source: str, mode: str | None = None) -> Box:
+        boxes.append(Box(source.encode(), run, "course:unit:", Limits(call_timeout_s=2), backend="fakeredis",
+                         mode=mode).start())
+        return boxes[-1]
+
+    yield start
+    for b in boxes:
+        b.stop()
+    shutil.rmtree(run, ignore_errors=True)
 
 
-def _box(server, source: str, isolate: bool | None = None, **limits) -> Sandbox:
-    run, srv = server
-    return Sandbox(source.encode(), srv.url, "course:unit:", run, Limits(call_timeout_s=2, **limits), isolate=isolate)
+def _box(server, source: str, isolate: bool | None = None) -> StudentProcess:
+    return StudentProcess(server(source, None if isolate is None else "none"))
 
 
 @pytest.mark.parametrize("isolate", [None, False], ids=["default", "limits-only"])

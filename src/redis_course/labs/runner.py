@@ -137,7 +137,7 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     results = run_dir / "results.json"
     cfg = {"lab_dir": str(lab.path), "source_file": str(source_file), "run_dir": str(run_dir),
            "results": str(results), "limits": limits.to_dict(), "backend": "url" if url else backend,
-           "url": url or "", "hide": [str(h) for h in hide]}
+           "url": url or "", "hide": [str(h) for h in hide], "runner_pid": os.getpid()}
     _private_write(run_dir / "run.json", json.dumps(cfg))  # hidden-test names: the grader's eyes only
     _private_write(run_dir / "pytest.ini", INI)
     mode = iso.mode(isolate)

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from redis_course.labs import cgroups
+from redis_course.labs.sandbox import cgroups
+from redis_course.labs.sandbox.box import SERVER_MEMORY_MB, SERVER_PROCESSES
 
 sys.path.insert(0, str(Path(__file__).parent))
 from redteam_paths import PATHS, grade_cli, skip_unless_possible  # noqa: E402
@@ -76,8 +77,8 @@ def test_calls_under_the_timeout_run_out_of_the_labs_budget(graded):
 def test_the_log_says_which_isolation_and_limits_were_used(graded):
     first = graded["log"].splitlines()[0] if graded["log"] else ""
     assert first.startswith("isolation: "), graded["log"][:500]
-    assert ("cgroup v" in first) == (graded["path"] == "namespaces" and cgroups.cgroup_version() is not None) \
-        or graded["path"] != "namespaces", first
+    assert ("cgroup v" in first) == (graded["path"] == "root" and cgroups.cgroup_version() is not None) \
+        or graded["path"] != "root", first
     assert ("rlimits only" in first) or ("cgroup v" in first), first
 
 
@@ -92,10 +93,11 @@ def test_writable_space_is_a_size_limited_tmpfs(graded):
 
 
 def test_memory_and_processes_are_limited_by_a_cgroup(graded):
-    if graded["path"] != "namespaces" or cgroups.cgroup_version() is None:
+    if graded["path"] != "root" or cgroups.cgroup_version() is None:
         pytest.skip("no cgroup the grader may write here (not root, none delegated): rlimits, said in the log")
     text = graded["feedback"]["cgroup_probe"]
     probe = [line for line in text.splitlines() if line.startswith("cgroup ")]
     assert probe, text[-1500:]
     _, mem, pids = probe[-1].split()
-    assert mem == str(1024 << 20) and pids == "32", probe[-1]
+    # one cgroup for the whole box: the student's processes and their Redis
+    assert mem == str((1024 + SERVER_MEMORY_MB) << 20) and pids == str(32 + SERVER_PROCESSES), probe[-1]

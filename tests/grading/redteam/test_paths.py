@@ -107,11 +107,11 @@ def test_no_process_of_a_submission_outlives_the_command(shared, path):
 
 
 def test_grading_without_isolation_refuses_in_one_sentence(tmp_path, monkeypatch):
-    from redis_course.labs import isolation
     from redis_course.labs.grade import grade
     from redis_course.labs.intake import GradingError
 
-    monkeypatch.setattr(isolation, "mode", lambda allow=True: "none")
+    from redis_course.labs.sandbox import launch
+    monkeypatch.setattr(launch, "mode", lambda allow=True: "none")
     (tmp_path / "subs" / "a").mkdir(parents=True)
     with pytest.raises(GradingError) as err:
         grade(tmp_path / "subs", tmp_path / "out", labs=["00"])
@@ -120,7 +120,7 @@ def test_grading_without_isolation_refuses_in_one_sentence(tmp_path, monkeypatch
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("path", ["namespaces", "bwrap"])
+@pytest.mark.parametrize("path", ["root", "user"])
 def test_isolation_attacks_are_contained_on_the_fakeredis_server(shared, path):
     """The attacks only isolation stops (test_redteam.py runs them as root on redis-server), here on
     the fakeredis server, whose Lua has io and os: it runs behind the same walls as student code."""

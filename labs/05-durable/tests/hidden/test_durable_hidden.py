@@ -1,6 +1,5 @@
 """Hidden tests of lab 05: only the grader runs these."""
 import random
-import sqlite3
 import threading
 import time
 
@@ -8,7 +7,6 @@ import pytest
 
 from redis_course.l10n import _
 from redis_course.labs.testing import InjectedCrash, hint, points
-from redis_course.lessons.durable import lab_ledger, ledger_total
 
 GRADER_CANARY = "grader-canary-05-durable-7d3f90b2"  # the release test proves this never leaves the repo
 
@@ -124,9 +122,9 @@ def _producers(redis, stop, counts, n=4):
 
 @points(3)
 @hint("lost-increments")
-def test_flushes_under_traffic_lose_nothing_hidden(lab, redis):
+def test_flushes_under_traffic_lose_nothing_hidden(lab, redis, box):
     """Concurrent flushes under traffic lose nothing and count nothing twice"""
-    db = lab_ledger(redis)
+    db = box.ledger_create()
     stop, counts = threading.Event(), [{} for _ in range(4)]
     threads = _producers(redis, stop, counts)
     results = lab.run_concurrently([("flush", (db,))] * 36, processes=3)
@@ -139,7 +137,7 @@ def test_flushes_under_traffic_lose_nothing_hidden(lab, redis):
     lab.flush(db)
     for customer in CUSTOMERS:
         made = sum(c.get(customer, 0) for c in counts)
-        got = ledger_total(db, customer)
+        got = box.ledger_total(db, customer)
         assert got == made, _("{customer}: expected the {made} units counted in the database, saw {seen}").format(
             customer=customer, made=made, seen=got)
         reported = sum(res.get(customer, 0) for res in results)
@@ -150,9 +148,9 @@ def test_flushes_under_traffic_lose_nothing_hidden(lab, redis):
 
 @points(2)
 @hint("crash")
-def test_crash_after_crash_then_flushes_hidden(lab, redis):
+def test_crash_after_crash_then_flushes_hidden(lab, redis, box):
     """Crash after crash, the next flushes finish the job"""
-    db = lab_ledger(redis)
+    db = box.ledger_create()
     key = redis.key("usage")
     total = 0
     for step in ("committed", "applied", "claimed", "committed"):
@@ -167,10 +165,10 @@ def test_crash_after_crash_then_flushes_hidden(lab, redis):
             step=step)
         lab.flush(db)
         lab.flush(db)
-        assert ledger_total(db, "acme") == total, _(
+        assert box.ledger_total(db, "acme") == total, _(
             "expected {total} units of acme after a crash at {step} and two flushes, saw {seen}").format(
-            total=total, step=step, seen=ledger_total(db, "acme"))
-        assert ledger_total(db, "globex") == total // 7
+            total=total, step=step, seen=box.ledger_total(db, "acme"))
+        assert box.ledger_total(db, "globex") == total // 7
     assert lab.flush(db) == {}
 
 
@@ -202,14 +200,13 @@ def test_a_worker_dying_inside_claim_loses_no_task_hidden(lab, redis):
 
 @points(2)
 @hint("flush-batch-id")
-def test_a_held_up_flush_never_deletes_a_newer_batch_hidden(lab, redis):
+def test_a_held_up_flush_never_deletes_a_newer_batch_hidden(lab, redis, box):
     """A flush held up by its database never deletes the batch that came after its own"""
-    slow_db, db = lab_ledger(redis), lab_ledger(redis)
+    slow_db, db = box.ledger_create(), box.ledger_create()
     key = redis.key("usage")
     redis.hincrby(key, "acme", 5)
     slow, other = lab.parallel(2)
-    blocker = sqlite3.connect(slow_db, timeout=5, isolation_level=None)
-    blocker.execute("BEGIN EXCLUSIVE")       # the slow flusher's database is busy: it waits
+    box.ledger_lock(slow_db)                  # the slow flusher's database is busy: it waits
     done = {}
     held = threading.Thread(target=lambda: done.update(slow=slow.flush(slow_db)))
     try:
@@ -224,23 +221,22 @@ def test_a_held_up_flush_never_deletes_a_newer_batch_hidden(lab, redis):
         with pytest.raises(InjectedCrash):
             other.flush(db)                   # taken aside, then its flusher dies
     finally:
-        blocker.rollback()                    # the slow flusher goes on: commit, then its cleanup
-        blocker.close()
+        box.ledger_unlock(slow_db)            # the slow flusher goes on: commit, then its cleanup
         held.join()
         slow.close()
         other.close()
     lab.flush(db)
     lab.flush(db)
-    got = ledger_total(db, "acme")
+    got = box.ledger_total(db, "acme")
     assert got == 12, _("expected 12 units of acme in the ledger (5, then 7), saw {seen}: did the held-up flush "
                         "delete a pending batch that was not its own?").format(seen=got)
 
 
 @points(1)
 @hint("cleanup")
-def test_a_finished_flush_leaves_no_copy_of_the_usage_in_redis_hidden(lab, redis):
+def test_a_finished_flush_leaves_no_copy_of_the_usage_in_redis_hidden(lab, redis, box):
     """A finished flush leaves no copy of the usage it moved in Redis"""
-    db = lab_ledger(redis)
+    db = box.ledger_create()
     redis.hincrby(redis.key("usage"), "acme", 5)
     redis.hincrby(redis.key("usage"), "globex", 3)
     lab.flush(db)

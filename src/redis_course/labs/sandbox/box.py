@@ -43,6 +43,7 @@ from .server import RunRedis, ServerWalls, children, process_tree
 BOX_SOCKET_DIR = "/run/redis"   # where the box sees the proxy's socket (under bubblewrap)
 BOX_ROOT = "/box"               # the box's writable tmpfs (under bubblewrap)
 SERVER_MEMORY_MB = 512          # what the box's cgroup allows its Redis beside the student's processes
+SERVER_PROCESSES = 64           # and processes and threads: the Redis, the fork server, bubblewrap
 STARTUP_TIMEOUT_S = 60.0         # the box's own start (its fork server's imports) on a loaded machine
 
 
@@ -129,7 +130,7 @@ class Box:
 
     def _start_server(self) -> None:
         launch = self._launch(self.server_uid, "redis")
-        rl = self._rlimits(extra_nproc=64)
+        rl = self._rlimits(extra_nproc=SERVER_PROCESSES)
         from .server import FAKE_MEMORY_MB, resolve_backend
 
         if resolve_backend(self.backend) == "fakeredis":
@@ -259,6 +260,18 @@ class Box:
         if not isinstance(inner, int) or inner <= 0:
             raise BoxError("the box did not start a process")
         return inner, self.host_pid(inner)
+
+    def exit_status(self, inner: int, wait: float = 1.0) -> int | None:
+        """How the box's process ``inner`` ended (negative: the signal), or None if unknown yet."""
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                code = self._ask({"op": "status", "pid": inner}, timeout=2).get("exit")
+            except BoxError:
+                return None
+            if isinstance(code, int) or time.monotonic() > deadline:
+                return code if isinstance(code, int) else None
+            time.sleep(0.01)
 
     def host_pid(self, inner: int, timeout: float = 5.0) -> int | None:
         """The pid on this machine of the box's process ``inner`` (the same outside a PID namespace)."""
@@ -407,6 +420,6 @@ def _new_cgroup(limits: Limits) -> "cgroups.CGroup | None":
         return None
     try:
         return cgroups.CGroup(f"box-{os.getpid()}-{secrets.token_hex(6)}", limits.memory_mb + SERVER_MEMORY_MB,
-                              limits.nproc + 64)
+                              limits.nproc + SERVER_PROCESSES)
     except OSError:
         return None

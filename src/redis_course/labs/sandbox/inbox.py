@@ -12,7 +12,9 @@ grader, over a SOCK_SEQPACKET socket it inherited (no name: nothing else can con
   process → ``{"pid": <its pid in the box>}``.  The process sets its time zone, limits, output and
   Redis connection, then imports the student's module (``cfg["task"]`` absent) or serves one of the
   grader's tasks (:mod:`.tasks`: the ledger of lab 05, read from inside the box);
-* ``{"op": "reap"}`` → every other process of the box killed, the work folder emptied → ``{"ok": n}``.
+* ``{"op": "reap"}`` → every other process of the box killed, the work folder emptied → ``{"ok": n}``;
+* ``{"op": "status", "pid": n}`` → how that process ended (``{"exit": code}``, negative: a signal),
+  or ``{"exit": null}`` while it runs.
 
 The processes it forks run the student's code, so nothing they send is trusted (see
 :mod:`.process`).  Protocol of a student process (JSON lines): requests ``{"id", "fn", "args",
@@ -76,8 +78,8 @@ def main(config_json: str) -> None:
     _prctl(PR_SET_DUMPABLE, 0)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     os.makedirs(cfg["work"], exist_ok=True)
+    ended: dict[int, int] = {}  # pid -> exit code of the processes it started (the last 1,000)
     sock = socket.socket(fileno=cfg["control_fd"])
     while True:
         try:
@@ -90,10 +92,16 @@ def main(config_json: str) -> None:
             req = json.loads(data)
         except ValueError:
             os._exit(0)
-        if req.get("op") == "reap":
+        _collect(ended)
+        if req.get("op") in ("reap", "status"):
             for fd in fds:
                 os.close(fd)
-            sock.send(json.dumps({"ok": _reap(cfg)}).encode())
+            if req["op"] == "reap":
+                reply = {"ok": _reap(cfg)}
+                _collect(ended)
+            else:
+                reply = {"exit": ended.get(req.get("pid"))}
+            sock.send(json.dumps(reply).encode())
             continue
         pid = os.fork()
         if pid == 0:
@@ -107,7 +115,22 @@ def main(config_json: str) -> None:
                 os._exit(70)
         for fd in fds:
             os.close(fd)
+        ended.pop(pid, None)
         sock.send(json.dumps({"pid": pid}).encode())
+
+
+def _collect(ended: dict[int, int]) -> None:
+    """Reap every ended child (its own and the orphans it adopted), keeping the exit codes."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        ended[pid] = os.waitstatus_to_exitcode(status)
+        while len(ended) > 1000:
+            ended.pop(next(iter(ended)))
 
 
 def _descendants() -> list[int]:
@@ -144,11 +167,7 @@ def _reap(cfg: dict) -> int:
                 killed += 1
             except OSError:
                 pass
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0] > 0:
-                pass
-        except ChildProcessError:
-            pass
+        _collect({})
     work = cfg["work"]
     for entry in os.listdir(work):
         path = os.path.join(work, entry)
@@ -169,7 +188,7 @@ def run(cfg: dict) -> None:
     the student's module, then one request after another."""
     sys.dont_write_bytecode = True
     os.setsid()
-    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
+    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
     _environment(cfg)
     _limits(cfg)

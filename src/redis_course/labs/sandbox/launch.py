@@ -9,11 +9,13 @@
   (no other process on the machine has it), so bubblewrap runs unprivileged exactly as it does for
   an ordinary user; before dropping it binds the folders Python needs (which may sit under a
   folder only root may enter, such as ``/root``) at places that uid can reach.
-* ``container`` — no namespace can be made here (a container without CAP_SYS_ADMIN or user
-  namespaces, as on Gradescope): the container is the box.  Processes get the same resource
-  limits, the box's cgroup where one is writable, and a uid of their own when the grader is root.
-* ``none`` — the same, chosen on purpose (``--no-isolation``), or a student checking their own
-  code on a machine without bubblewrap.
+* ``container`` — inside a container where no namespace can be made (without CAP_SYS_ADMIN or user
+  namespaces, as on Gradescope; ``COURSE_CONTAINER=1`` says so where it cannot be seen): the
+  container is the box.  Processes get the same resource limits, the box's cgroup where one is
+  writable, and a uid of their own when the grader is root.
+* ``none`` — the same limits on a machine that is not a container and where bubblewrap does not
+  work (``grade`` refuses it unless ``--no-isolation`` chooses it; a student's ``check`` of their
+  own code runs so).
 
 :data:`LAUNCHER` is the one program every box process starts from (stdlib only, ``python -I -S``,
 an empty environment): join the box's cgroup, (root) stage the read-only folders and drop to the
@@ -100,16 +102,31 @@ def bwrap_binary() -> str | None:
     return binary if ok else None
 
 
+def in_container() -> bool:
+    """Whether this process runs in a container (Docker, Podman, Kubernetes; or ``COURSE_CONTAINER=1``)."""
+    if os.environ.get("COURSE_CONTAINER") == "1" or os.path.exists("/.dockerenv") \
+            or os.path.exists("/run/.containerenv"):
+        return True
+    try:
+        with open("/proc/1/cgroup") as f:
+            text = f.read()
+    except OSError:
+        return False
+    return any(word in text for word in ("docker", "kubepods", "containerd", "libpod"))
+
+
 def mode(allow: bool = True) -> str:
-    """``bwrap``, ``container`` (no namespaces can be made here) or ``none`` (isolation refused)."""
+    """``bwrap``, ``container`` (no namespaces can be made in this container) or ``none``."""
     if not allow:
         return "none"
-    return "bwrap" if bwrap_binary() else "container"
+    if bwrap_binary():
+        return "bwrap"
+    return "container" if in_container() else "none"
 
 
 MODES = {"bwrap": "bubblewrap (own mounts, PIDs, network, IPC and user namespace{uid})",
          "container": "the container is the box: no namespaces can be made here (resource limits{uid})",
-         "none": "none: student code runs as this user, unisolated"}
+         "none": "none: student code runs unisolated, with resource limits only{uid}"}
 
 
 def describe_mode(name: str) -> str:

@@ -30,6 +30,20 @@ from .limits import Budget, BudgetExhausted, Limits, process_budget
 _ids = itertools.count(1)
 
 
+class _Incarnation:
+    """One life of a :class:`StudentProcess`: what the box's fault proxy arms and crashes (a fresh
+    process after a crash is a new incarnation, with no fault armed)."""
+
+    __slots__ = ("proc",)
+
+    def __init__(self, proc: "StudentProcess") -> None:
+        self.proc = proc
+
+    def fault_kill(self, info: dict) -> None:
+        if self.proc._owner is self:
+            self.proc.fault_kill(info)
+
+
 class StudentProcess:
     """The student's module in one process of ``box``: ``call(fn, args)`` returns its JSON result."""
 
@@ -51,6 +65,7 @@ class StudentProcess:
         self._step: str | None = None   # the step armed for this process (crash_at)
         self._crash_units: int | None = None
         self._fault: dict | None = None  # set when the grader's fault ended the process
+        self._owner: _Incarnation | None = None
         self._lock = threading.Lock()
         self.import_failure: StudentImportError | None = None
         self._last_output = ""
@@ -77,11 +92,12 @@ class StudentProcess:
         finally:
             for fd in (req_r, resp_w, out_w):
                 os.close(fd)
-        self.box.register(self.host_pid, self)
+        self._owner = _Incarnation(self)
+        self.box.register(self.host_pid, self._owner)
         self._req_fd, self._resp_fd, self._buf, self._ready, self._fault = req_w, resp_r, b"", False, None
         os.set_blocking(self._resp_fd, False)
         if self._crash_units is not None and self.box.proxy is not None:
-            self.box.proxy.arm_crash(self._crash_units, owner=self)
+            self.box.proxy.arm_crash(self._crash_units, owner=self._owner)
 
     def wait_ready(self) -> None:
         if self._ready:
@@ -153,8 +169,8 @@ class StudentProcess:
         self._crash_units = None if units is None else int(units)
         if self.box.proxy is None:
             raise StudentError("RuntimeError", "crash faults need the box's own Redis", "arm_crash")
-        if self._req_fd is not None:
-            self.box.proxy.arm_crash(self._crash_units, owner=self)
+        if self._owner is not None:
+            self.box.proxy.arm_crash(self._crash_units, owner=self._owner)
         return self._crash_units is not None
 
     def crash_at(self, step: str | None) -> str | None:
@@ -185,6 +201,7 @@ class StudentProcess:
     def fault_kill(self, info: dict) -> None:
         """Called by the box when its proxy cut this process's armed round trip: it dies now."""
         self._fault = {"message": f"simulated crash: the process died before round trip {info.get('units_done', 0) + 1}"}
+        self._crash_units = 0  # until disarmed, the next process dies at its first round trip too
         if self.host_pid is not None:
             _killpg(self.host_pid)
 
@@ -244,7 +261,7 @@ class StudentProcess:
         """The process is gone: by the grader's own fault (InjectedCrash), or by itself (StudentCrash)."""
         fault, self._fault = self._fault, None
         self.kill()
-        if fault is not None or (self.box.proxy is not None and self.box.proxy.crashed_owner(self)):
+        if fault is not None or (self.box.proxy is not None and self.box.proxy.crashed_owner(self._owner)):
             return InjectedCrash(fn, (fault or {}).get("message", "simulated crash")[:300])
         return StudentCrash(fn, detail)
 
@@ -272,7 +289,8 @@ class StudentProcess:
             except BlockingIOError:
                 continue
             if not chunk:
-                raise StudentCrash(fn, "the process ended")
+                code = self.box.exit_status(self.pid) if self.pid is not None and self._fault is None else None
+                raise StudentCrash(fn, exit_reason(code))
             self._buf += chunk
             if len(self._buf) > limit and b"\n" not in self._buf[:limit]:
                 raise StudentCrash(fn, f"the answer was larger than {limit} bytes")
@@ -304,6 +322,20 @@ class StudentProcess:
             return os.read(fd, limit).decode("utf-8", "replace")
         finally:
             os.close(fd)
+
+
+def exit_reason(code: int | None) -> str:
+    """How a process ended, in a phrase (the signal's name and what it usually means)."""
+    if code is None:
+        return "the process ended"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = {"SIGXCPU": " (CPU time limit)", "SIGKILL": " (killed)", "SIGSEGV": " (crashed)"}.get(name, "")
+        return f"the process was stopped by {name}{hint}"
+    return f"the process exited with code {code}"
 
 
 def _exists(pid: int) -> bool:

@@ -162,10 +162,20 @@ class RunRedis:
             return self
         if self.socket_path.exists():
             self.socket_path.unlink()
-        self._fake = subprocess.Popen(self._fake_command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL, start_new_session=True, env={},
-                                      cwd="/")
+        err = os.open(self.dir / "server.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            self._fake = subprocess.Popen(self._fake_command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                          stderr=err, start_new_session=True, env={}, cwd="/")
+        finally:
+            os.close(err)
         return self
+
+    def errors(self, limit: int = 1500) -> str:
+        """The end of what a fakeredis server wrote to its stderr (the course's own code's errors)."""
+        try:
+            return (self.dir / "server.err").read_text(errors="replace")[-limit:].strip()
+        except OSError:
+            return ""
 
     def wait_ready(self, timeout: float = 60.0) -> "RunRedis":
         if self._ready:
@@ -174,13 +184,15 @@ class RunRedis:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise CourseError(f"the private {self.backend} did not start (exit code {self.proc.returncode})")
+                raise CourseError(f"the private {self.backend} did not start (exit code {self.proc.returncode}) "
+                                  f"{self.errors()}".strip())
             if self.socket_path.exists() and self.healthy(timeout=0.5):
                 self._ready = True
                 return self
             time.sleep(0.005)
+        why = self.errors()
         self.stop()
-        raise CourseError(f"the private {self.backend} did not answer within {timeout:g} s")
+        raise CourseError(f"the private {self.backend} did not answer within {timeout:g} s {why}".strip())
 
     def client(self, prefix: str, socket_timeout: float = 5.0):
         """The grader's own client, straight to the server (owned: server-wide commands allowed)."""
@@ -205,7 +217,10 @@ class RunRedis:
     def reset(self) -> None:
         """A clean server for the next test: FLUSHALL, SCRIPT FLUSH, FUNCTION FLUSH and a write probe on
         the grader's own connection, or a restart if the server misbehaves (asleep, locked, out of
-        memory, a busy script)."""
+        memory, a busy script, stopped by a test)."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.restart()
+            return
         self.wait_ready()
         self.resume()
         try:
@@ -240,6 +255,8 @@ class RunRedis:
             _signal(pid, signal.SIGCONT)
 
     def stop(self) -> None:
+        """The server ends at once (SIGKILL: a crash), as a stopped server would for its clients."""
+        self._ready = False
         if self._admin is not None:
             try:
                 self._admin.close()
