@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from redis_course.labs.grade import grade  # noqa: E402
 from redis_course.labs.model import find_lab  # noqa: E402
-from redis_course.labs.redisbox import RunRedis  # noqa: E402
+from redis_course.labs.sandbox.server import RunRedis  # noqa: E402
 from redis_course.labs.sandbox import make_run_dir  # noqa: E402
 from redis_course.labs.wrong import composed_path  # noqa: E402
 

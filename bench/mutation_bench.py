@@ -45,7 +45,6 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from redis_course.labs.model import discover  # noqa: E402
 from redis_course.labs.runner import run_lab  # noqa: E402
-from redis_course.labs.forkserver import ForkServer  # noqa: E402
 
 COSMIC_RAY = "cosmic-ray==8.7.0"
 TOOLS = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "redis-course" / "tools" / "cosmic-ray"
@@ -158,10 +157,10 @@ def equivalent() -> dict[tuple[str, str], str]:
     return out
 
 
-def killed(lab, mutant: Mutant, backend: str, workdir: Path, fs) -> bool:
+def killed(lab, mutant: Mutant, backend: str, workdir: Path) -> bool:
     path = workdir / f"{mutant.lab}-{abs(hash(mutant.code))}.py"
     path.write_text(mutant.code, encoding="utf-8")
-    res = run_lab(lab, path, visibility=("public", "hidden"), backend=backend, forkserver=fs,
+    res = run_lab(lab, path, visibility=("public", "hidden"), backend=backend,
                   first_failure=True)  # killed at its first failing test: the rest cannot revive it
     return res.status != "ok" or res.points < res.max_points
 
@@ -186,15 +185,8 @@ def main() -> int:
             eq = [m for m in chosen if (lab.id, " ".join(m.diff.split())) in same]
             todo = [m for m in chosen if m not in eq]
             for backend in args.backend:
-                servers = []
-
-                def grade(m, backend=backend, servers=servers):
-                    fs = ForkServer()
-                    servers.append(fs)
-                    try:
-                        return killed(lab, m, backend, Path(tmp), fs)
-                    finally:
-                        fs.close() if hasattr(fs, "close") else None
+                def grade(m, backend=backend):
+                    return killed(lab, m, backend, Path(tmp))
 
                 with ThreadPoolExecutor(max_workers=args.workers) as pool:
                     dead = list(pool.map(grade, todo))

@@ -74,7 +74,7 @@ def test_fakeredis_refuses_commands_across_slots_and_undoes_it():
 
 @pytest.mark.skipif(not redis_server_binary(), reason="redis-server is not installed")
 def test_fakeredis_as_a_cluster_node_agrees_with_a_one_node_cluster():
-    from redis_course.labs.redisbox import RunRedis
+    from redis_course.labs.sandbox.server import RunRedis
 
     with tempfile.TemporaryDirectory() as tmp:
         server = RunRedis(Path(tmp), "redis-server", cluster=True).start()

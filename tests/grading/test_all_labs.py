@@ -6,14 +6,12 @@ generates.  New labs are covered as they appear.  Only the runs the selected tes
 from __future__ import annotations
 
 import os
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from redis_course.labs.model import discover
 from redis_course.labs.runner import run_lab
-from redis_course.labs.forkserver import ForkServer
 from redis_course.labs.starter import stale_starters
 from redis_course.labs.wrong import Wrong, redundant
 from redis_course.servers import redis_server_binary
@@ -49,30 +47,23 @@ def composed_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def outcomes(request, composed_dir):
     """Every selected (lab, file, backend) graded once, in parallel (each run is its own processes)."""
-    jobs, local, servers = {}, threading.local(), []
+    jobs = {}
     wanted = _selected(request)
 
     def run(lab, path, backend):
-        if not hasattr(local, "fs"):  # a fork server per worker thread, as `course grade` does
-            local.fs = ForkServer()
-            servers.append(local.fs)
         # a known-wrong file need only lose points: its run stops at the first failing test
-        return run_lab(lab, path, visibility=("public", "hidden"), backend=backend, forkserver=local.fs,
+        return run_lab(lab, path, visibility=("public", "hidden"), backend=backend,
                        first_failure=str(path).startswith(str(composed_dir)))
 
-    try:
-        with ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as pool:
-            for backend in BACKENDS:
-                if backend == "redis-server" and not redis_server_binary():
+    with ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as pool:
+        for backend in BACKENDS:
+            if backend == "redis-server" and not redis_server_binary():
+                continue
+            for lab, kind, path in _cases(composed_dir):
+                if (lab.id, kind, backend) not in wanted:
                     continue
-                for lab, kind, path in _cases(composed_dir):
-                    if (lab.id, kind, backend) not in wanted:
-                        continue
-                    jobs[(lab.id, kind, backend)] = pool.submit(run, lab, path, backend)
-            return {k: f.result() for k, f in jobs.items()}
-    finally:
-        for fs in servers:
-            fs.close()
+                jobs[(lab.id, kind, backend)] = pool.submit(run, lab, path, backend)
+        return {k: f.result() for k, f in jobs.items()}
 
 
 def _get(outcomes, lab, kind, backend):

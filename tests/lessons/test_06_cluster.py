@@ -240,7 +240,7 @@ def test_lab_redis_cluster_mode_refuses_crossslot():
     import shutil
 
     from redis_course.labs.model import find_lab
-    from redis_course.labs.redisbox import RunRedis
+    from redis_course.labs.sandbox.server import RunRedis
     from redis_course.labs.sandbox import make_run_dir
 
     tmp_path = make_run_dir("course-test-")  # a server run as nobody (when root) can enter it

@@ -187,7 +187,8 @@ def run(cfg: dict) -> None:
     """A process of the box: its session, environment, limits and output, then the grader's task or
     the student's module, then one request after another."""
     sys.dont_write_bytecode = True
-    os.setsid()
+    if os.getsid(0) != os.getpid():
+        os.setsid()
     for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
     _environment(cfg)
@@ -200,9 +201,11 @@ def run(cfg: dict) -> None:
         _send(cfg["resp_fd"], {"event": "ready"})
         _serve(cfg, tasks, None, step=None)
         return
+    if cfg.get("clock_offset") and cfg.get("faketime") and not cfg.get("faked"):
+        _exec_with_clock(cfg)  # never returns
     r = _connect(cfg)
     step = _grader_steps(cfg)
-    if cfg.get("clock_offset"):
+    if cfg.get("clock_offset") and not cfg.get("faked"):  # no libfaketime here: the interpreter's own clock
         from redis_course.labs.sandbox import clock
 
         clock.install()
@@ -212,11 +215,35 @@ def run(cfg: dict) -> None:
     _serve(cfg, module, r, step)
 
 
+CHILD_BOOT = ("import sys, json; sys.path[:0] = sys.argv[1].split(':'); "
+              "from redis_course.labs.sandbox.inbox import run; run(json.loads(sys.argv[2]))")
+
+
+def _exec_with_clock(cfg: dict) -> None:
+    """A machine whose wall clock is off: a fresh interpreter under libfaketime, so that every clock
+    the process reads (``time``, ``datetime``, C code through libc) is off before anything runs;
+    monotonic clocks are not (they measure durations)."""
+    import sys
+
+    for fd in (cfg["req_fd"], cfg["resp_fd"], 1, 2):
+        os.set_inheritable(fd, True)
+    offset = float(cfg["clock_offset"])
+    env = dict(os.environ, LD_PRELOAD=cfg["faketime"], FAKETIME=f"{offset:+.3f}s",
+               FAKETIME_DONT_FAKE_MONOTONIC="1", FAKETIME_CACHE_DURATION="86400")
+    child = {**cfg, "faked": True, "out_fd": os.dup(1)}
+    os.set_inheritable(child["out_fd"], True)
+    os.execve(sys.executable, [sys.executable, "-I", "-S", "-c", CHILD_BOOT, cfg["import_path"], json.dumps(child)],
+              env)
+
+
 def _environment(cfg: dict) -> None:
     """A fixed environment, set before any student code: the time zone is the grader's choice."""
     import time
 
+    kept = {k: v for k, v in os.environ.items() if k == "LD_PRELOAD" or k.startswith("FAKETIME")} \
+        if cfg.get("faked") else {}
     os.environ.clear()
+    os.environ.update(kept)
     os.environ.update({"PATH": "/usr/bin:/bin", "HOME": cfg["work"], "TMPDIR": cfg.get("tmp", "/tmp"),
                        "LANG": "C.UTF-8", "TZ": cfg.get("tz") or "UTC", "COURSE_KEY_PREFIX": cfg["prefix"]})
     time.tzset()
