@@ -1,0 +1,251 @@
+"""The box's properties, each tried the way a submission would try to break it, on both backends.
+
+Every test starts a box (the student's processes, their Redis, the fault proxy) for a small module
+that plays the attacker and reports what it reached; the test checks the report and what the grader
+sees.  These are properties, not samples: what the box must hold whatever route is tried.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import textwrap
+
+import pytest
+
+from redis_course.labs.errors import InjectedCrash, StudentCrash, StudentError
+from redis_course.labs.sandbox import launch, make_run_dir
+from redis_course.labs.sandbox.box import Box
+from redis_course.labs.sandbox.limits import Limits
+from redis_course.labs.sandbox.process import StudentProcess
+from redis_course.servers import redis_server_binary
+
+pytestmark = pytest.mark.slow
+
+BACKENDS = ["fakeredis", "redis-server"]
+ISOLATED = launch.mode() == "bwrap"
+needs_bwrap = pytest.mark.skipif(not ISOLATED, reason="bubblewrap cannot make namespaces here")
+
+
+@pytest.fixture
+def boxes():
+    """``start(source, backend)`` starts a box; every box is stopped after the test."""
+    run, started = make_run_dir("course-boxtest-"), []
+
+    def start(source: str, backend: str = "fakeredis", **limits) -> Box:
+        if backend == "redis-server" and not redis_server_binary():
+            pytest.skip("redis-server is not installed")
+        box = Box(textwrap.dedent(source).encode(), run, f"course:box:{secrets.token_hex(3)}:",
+                  Limits(call_timeout_s=10, **limits), backend=backend)
+        started.append(box.start())
+        return box
+
+    yield start
+    for box in started:
+        box.stop()
+    shutil.rmtree(run, ignore_errors=True)
+
+
+LUA_ROUTES = {
+    "python": "return type(python)",
+    "debug": "return type(debug)",
+    "print": "return type(print)",
+    "io": "return type(io)",
+    "os.execute": "return type(os.execute)",
+    "require": "return type(require)",
+    "package": "return type(package)",
+    "loadfile": "return type(loadfile)",
+    "dofile": "return type(dofile)",
+    "registry": "return type(debug.getregistry)",
+    "call.__globals__": "return tostring(redis.call.__globals__)",
+    "call.__self__": "return tostring(redis.call.__self__)",
+    "cjson.encode.__globals__": "return tostring(cjson.encode.__globals__)",
+    "metatable index": "local mt = getmetatable(redis.call); return tostring(mt and mt.__index(redis.call, '__globals__'))",
+    "python.builtins via registry": "return tostring(debug.getregistry()._LOADED.python.builtins)",
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_scripts_reach_nothing_of_python_or_the_machine(boxes, backend):
+    """A script gets Redis 7's Lua and nothing else: no route from Lua to Python or to the machine."""
+    box = boxes("def lua(r, src):\n"
+                "    try:\n"
+                "        return str(r.eval(src, 0))\n"
+                "    except Exception as exc:\n"
+                "        return 'refused: ' + type(exc).__name__\n", backend)
+    proc = StudentProcess(box)
+    for name, src in LUA_ROUTES.items():
+        seen = proc.call("lua", [src])
+        assert seen.startswith("refused") or seen in ("nil", "None"), f"{backend}: {name} -> {seen}"
+
+
+def test_the_box_has_no_copy_of_the_graders_environment(boxes, monkeypatch):
+    """An instructor's secret in the grader's environment is nowhere in the student's process: not in
+    its environment, not on its stack (where a process's first environment block stays)."""
+    secret = "GRADER-SECRET-" + secrets.token_hex(8)
+    monkeypatch.setenv("INSTRUCTOR_TOKEN", secret)
+    box = boxes('''
+        import ctypes, os
+        def find(r, hexed):
+            needle = bytes(b ^ 0x55 for b in bytes.fromhex(hexed))  # never in the request as it is
+            hits = []
+            for pid in ("self", "1"):
+                try:
+                    if needle in open(f"/proc/{pid}/environ", "rb").read():
+                        hits.append(f"/proc/{pid}/environ")
+                except OSError:
+                    pass
+            for line in open("/proc/self/maps"):
+                if line.rstrip().endswith("[stack]"):
+                    start, end = (int(x, 16) for x in line.split()[0].split("-"))
+                    if needle in ctypes.string_at(start, end - start):  # its own memory, as ctypes reads it
+                        hits.append("stack")
+            return hits
+        ''')
+    proc = StudentProcess(box)
+    hexed = bytes(b ^ 0x55 for b in secret.encode()).hex()
+    assert proc.call("find", [hexed]) == [], "the grader's environment reached the box"
+
+
+@needs_bwrap
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_box_sees_no_other_process_no_network_and_no_server(boxes, backend):
+    """Inside the box: its own processes only, no network beyond loopback, not the server's socket,
+    not the checkout's labs (solutions, hidden tests), not the grader's run folder."""
+    from redis_course import paths
+
+    box = boxes('''
+        import os, socket
+        def look(r, hidden):
+            seen = {"pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit())}
+            for port in (6379, 5432):
+                s = socket.socket()
+                s.settimeout(1)
+                try:
+                    s.connect(("127.0.0.1", port))
+                    seen[f"tcp {port}"] = "connected"
+                except OSError:
+                    pass
+                finally:
+                    s.close()
+            seen["visible"] = [p for p in hidden if os.path.exists(p)]
+            return seen
+        ''', backend)
+    hidden = [str(box.redis.socket_path), str(box.dir), str(paths.ROOT / "labs"), str(paths.ROOT / ".git")]
+    seen = StudentProcess(box).call("look", [hidden])
+    assert len(seen["pids"]) <= 3, seen  # bubblewrap's init, the fork server, this process
+    assert not any(k.startswith("tcp") for k in seen), seen
+    assert seen["visible"] == [], seen
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_crash_is_made_outside_and_cannot_be_caught(boxes, backend):
+    """The proxy cuts the armed round trip; a process that catches the error and goes on is dead
+    anyway, and nothing it sent after the cut reached Redis."""
+    box = boxes('''
+        def work(r):
+            for i in range(5):
+                try:
+                    r.incr(r.key("n"))
+                except Exception:
+                    r.set(r.key("after"), "caught")   # a second chance: must never arrive
+            return "finished"
+        ''', backend)
+    grader = box.redis.client(box.prefix)
+    proc = StudentProcess(box)
+    proc.arm_crash(2)
+    with pytest.raises(InjectedCrash):
+        proc.call("work")
+    assert grader.get(grader.key("n")) == "2"
+    assert grader.exists(grader.key("after")) == 0
+    proc.arm_crash(None)
+    assert proc.call("work") == "finished"  # a fresh process, nothing armed
+    assert grader.get(grader.key("n")) == "7"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_crash_cannot_be_forged_nor_a_step_disarmed(boxes, backend):
+    """Only the grader's own fault raises InjectedCrash: a module that writes the grader's fault
+    message or ends itself gets a crash of its own, and one that silences crash_point is not
+    crashed (the test that expects the crash then fails)."""
+    box = boxes('''
+        import json, os
+        from redis_course.lessons import faults
+        def forge(r):
+            for fd in range(3, 20):
+                try:
+                    os.write(fd, (json.dumps({"id": 0, "fault": {"message": "simulated crash"}}) + "\\n").encode())
+                except OSError:
+                    pass
+            os._exit(86)
+        def silenced(r):
+            faults.on_step(None)
+            faults.crash_point("claimed")
+            return "went on"
+        ''', backend)
+    proc = StudentProcess(box)
+    with pytest.raises(StudentCrash) as err:
+        proc.call("forge")
+    assert not isinstance(err.value, InjectedCrash)
+    proc.crash_at("claimed")
+    assert proc.call("silenced") == "went on"
+
+
+def test_files_the_student_can_write_are_read_inside_the_box(boxes):
+    """A ledger replaced by a link is refused by the task that reads it; the grader opens nothing."""
+    box = boxes('''
+        import os
+        def swap(r, path):
+            os.unlink(path)
+            os.symlink("/box/lab.py", path)
+            return os.path.islink(path)
+        ''')
+    task = StudentProcess(box, task=True)
+    db = task.call("ledger_create")
+    assert task.call("ledger_total", [db, "acme"]) == 0
+    assert StudentProcess(box).call("swap", [db]) is True
+    with pytest.raises(StudentError) as err:
+        task.call("ledger_total", [db, "acme"])
+    assert err.value.type in ("ValueError", "OSError"), err.value
+
+
+def test_nothing_of_one_test_is_left_for_the_next(boxes):
+    """After a reap: no process the student left (daemons included), no file in the work folder."""
+    box = boxes('''
+        import os, subprocess, time
+        def leave(r):
+            open("note.txt", "w").write("from the last test")
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    time.sleep(600)
+                os._exit(0)
+            return sorted(os.listdir("."))
+        def look(r):
+            mine = os.getpid()
+            return {"files": sorted(os.listdir(".")),
+                    "sleepers": [p for p in os.listdir("/proc") if p.isdigit() and int(p) != mine and
+                                 b"sleep" in open(f"/proc/{p}/cmdline", "rb").read()]}
+        ''')
+    assert "note.txt" in StudentProcess(box).call("leave")
+    box.reap()
+    seen = StudentProcess(box).call("look")
+    assert seen == {"files": [], "sleepers": []}, seen
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_one_command_cannot_take_the_servers_memory(boxes, backend):
+    """A single command that would allocate past the box's bounds is refused or ends only the box's
+    own server, which the next test gets back healthy."""
+    box = boxes('''
+        def grow(r):
+            try:
+                r.setrange(r.key("big"), 600 << 20, "x")
+                return "accepted"
+            except Exception as exc:
+                return "refused: " + type(exc).__name__
+        ''', backend)
+    seen = StudentProcess(box).call("grow")
+    assert seen.startswith("refused"), seen
+    box.reset()
+    assert box.redis.healthy()
