@@ -24,7 +24,7 @@ from .persistence import (
     MODES, measure_loss,
 )
 from .ledger import (
-    SimulatedCrash, STEPS, crash_point, Ledger, create_ledger, flush_naive, flush_getdel, CLAIM_PENDING, RELEASE_PENDING, pending_keys, flush_safe, counted, flush_under_traffic, temporary_ledger, lab_ledger, ledger_total,
+    SimulatedCrash, STEPS, crash_point, Ledger, create_ledger, flush_naive, flush_getdel, CLAIM_PENDING, RELEASE_PENDING, pending_keys, flush_safe, counted, flush_under_traffic, temporary_ledger,
 )
 from .article import (
     UNDO_VIEW, undo_view, take_one, take_one_check_first, article_add_task, article_check_task, article_loop_once,
@@ -50,8 +50,6 @@ __all__ = [
     "counted",
     "flush_under_traffic",
     "temporary_ledger",
-    "lab_ledger",
-    "ledger_total",
     "UNDO_VIEW",
     "undo_view",
     "take_one",

@@ -14,9 +14,6 @@ Two kinds of crash, both armed from outside the code under test:
 * :func:`arm_step` makes the process die at a named step (``claimed``, ``applied``, ``committed``)
   that the code reports with :func:`crash_point` once it has done that step.
 
-:func:`set_machine_timezone` pretends the machine runs in another time zone (``TZ`` + ``time.tzset()``),
-so code that uses the machine's local day instead of UTC shows itself.
-
 In a lesson or a test, "dying" raises :class:`SimulatedCrash`.  The grader arms neither kind inside
 the student's process: its crashes are made outside it (the box's fault proxy cuts the connection at
 the chosen round trip and the grader kills the process), and :func:`crash_point` only reports the
@@ -31,15 +28,13 @@ name no key under the client's prefix (PING, SCRIPT LOAD) and round trips answer
 """
 from __future__ import annotations
 
-import os
 import threading
-import time
 from typing import Callable
 
 import redis
 from redis.client import Pipeline
 
-__all__ = ["SimulatedCrash", "STEPS", "arm_crash", "arm_step", "crash_point", "on_step", "set_machine_timezone"]
+__all__ = ["SimulatedCrash", "STEPS", "arm_crash", "arm_step", "crash_point", "on_step"]
 
 STEPS = ("claimed", "applied", "committed")
 
@@ -164,13 +159,3 @@ def crash_point(step: str) -> None:
             _state["step"] = None
     if fire:
         _die(f"simulated crash after step {step!r}")
-
-
-def set_machine_timezone(r, name: str | None) -> str:
-    """Make this process's local time zone ``name`` (an IANA name such as ``Asia/Tokyo``); None: UTC.
-
-    Returns the local date of the Unix epoch's first second, to show the change took effect.
-    """
-    os.environ["TZ"] = name or "UTC"
-    time.tzset()
-    return time.strftime("%Y-%m-%d %H:%M %Z", time.localtime(0))

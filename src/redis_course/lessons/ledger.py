@@ -83,8 +83,6 @@ class Ledger:
             cur.execute(self.sql("CREATE TABLE IF NOT EXISTS {p}flushes ("
                                  "flush_id TEXT PRIMARY KEY, name TEXT NOT NULL, delta BIGINT NOT NULL)"))
             db.commit()
-        if not self.is_postgres:
-            os.chmod(self.target, 0o666)  # processes of other users (a lab's grader) may write it
         return self
 
     def drop(self) -> None:
@@ -141,7 +139,7 @@ class Ledger:
 
 
 def create_ledger(path: str | os.PathLike) -> Ledger:
-    """A SQLite ledger at ``path`` with both tables, writable by every user (what lab 05 is given)."""
+    """A SQLite ledger at ``path`` with both tables (what lab 05 is given, made inside its box)."""
     return Ledger(path).create()
 
 
@@ -289,25 +287,3 @@ def temporary_ledger() -> Iterator[Ledger]:
         finally:
             if ledger.is_postgres:
                 ledger.drop()
-
-
-def lab_ledger(redis) -> str:
-    """A fresh SQLite ledger for one test of lab 05; returns its path (a JSON-able string).
-
-    The student's processes run in a sandbox that shows them only their own folder and the folder
-    of the run's Redis socket, each under a user id of its own.  So the ledger goes into a new
-    folder next to that socket (or into the temp folder when Redis is reached over TCP), open to
-    every user, and the file is created here, writable by all, with both tables.
-    """
-    sock = redis.connection_pool.connection_kwargs.get("path")
-    base = Path(sock).parent if sock else Path(tempfile.gettempdir())
-    folder = Path(tempfile.mkdtemp(prefix="ledger-", dir=base))
-    os.chmod(folder, 0o777)
-    path = folder / "ledger.db"
-    create_ledger(path)
-    return str(path)
-
-
-def ledger_total(path: str, name: str) -> int:
-    """counters.total of ``name`` in the SQLite ledger at ``path`` (0 if no row)."""
-    return Ledger(path).total(name)
