@@ -36,6 +36,8 @@ from .forkserver import ForkServer, _ForkedProcess, import_path, python_paths
 from .limits import Budget, BudgetExhausted, Limits, process_budget
 
 ENV_ISOLATION = "COURSE_LAB_ISOLATION"
+# the folder sandbox/ beside this module holds its submodules (redis_course.labs.sandbox.faultproxy)
+__path__ = [os.path.join(os.path.dirname(__file__), "sandbox")]
 
 BOOT = ("import sys; sys.path[:0] = sys.argv[1].split(':'); "
         "from redis_course.labs._child import main; main(sys.argv[2])")
