@@ -429,22 +429,22 @@ class Flood:
         self.sock.close()
 
 
-def test_replies_a_client_does_not_read_stop_at_the_bound(request, upstream, direct, make_proxy):
-    if upstream.kind == "fakeredis":
-        # fakeredis's request handler makes its socket non-blocking, so a reply that finds the send buffer
-        # full ends the connection: the server hangs up long before the proxy's bound is reached
-        request.applymarker(pytest.mark.xfail(reason="the fakeredis server drops a client that reads slowly"))
+def test_replies_a_client_does_not_read_stop_at_the_bound(upstream, direct, make_proxy):
     bound = 1 << 20
     proxy = make_proxy(max_pending_reply_bytes=bound)
     direct.set(k("v"), b"x" * (64 << 10))
     f = Flood(proxy.listen_path, pack("GET", k("v")) * 200, 1.0)  # 12.5 MB of replies
-    assert eventually(lambda: proxy.stats()["pending_reply_bytes"] == bound, 3)
-    assert proxy.stats()["peak_pending_reply_bytes"] == bound
+    assert eventually(lambda: proxy.stats()["pending_reply_bytes"] == bound or not proxy.stats()["server_connections"])
+    if upstream.kind == "redis-server":
+        # (fakeredis's request handler makes its socket non-blocking: a reply that finds the send buffer
+        # full ends the connection, so that server may hang up before the proxy's bound is reached)
+        assert proxy.stats()["pending_reply_bytes"] == bound
+    assert proxy.stats()["peak_pending_reply_bytes"] <= bound
     other = client(proxy.listen_path)
     assert other.set(k("o"), 1) and other.get(k("o")) == b"1"
     f.stop()
     assert eventually(lambda: proxy.stats()["buffered_bytes"] == 0)  # closed: nothing kept
-    assert proxy.stats()["peak_pending_reply_bytes"] == bound
+    assert proxy.stats()["peak_pending_reply_bytes"] <= bound
 
 
 def test_100k_pipelined_gets_of_1mb_cannot_grow_the_proxy(direct, make_proxy):
