@@ -280,14 +280,20 @@ def test_on_crash_may_use_the_proxy_and_its_errors_are_kept(direct, proxy):
     seen = []
 
     def on_crash(info):
-        seen.append(proxy.stats()["crashed"])
+        stats = proxy.stats()
+        seen.append((stats["crashed"], stats["open_connections"]))
         raise RuntimeError("kill failed")
 
     proxy.on_crash = on_crash
+    bystander = client(proxy.listen_path)
+    assert bystander.ping()
     proxy.arm_crash(0)
     with pytest.raises(redis.ConnectionError):
         client(proxy.listen_path).incr(k("a"))
-    assert seen == [True] and "kill failed" in proxy.stats()["on_crash_error"]
+    # called before any connection was closed: the kill comes before a client can see the crash
+    assert seen == [(True, 2)] and "kill failed" in proxy.stats()["on_crash_error"]
+    with pytest.raises(redis.ConnectionError):
+        bystander.ping()
 
 
 # ------------------------------------------------------------------ per-client state

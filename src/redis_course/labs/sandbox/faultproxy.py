@@ -8,9 +8,10 @@ own connection goes to the server directly, never through here.
 What the grader can do to the student's traffic:
 
 * :meth:`FaultProxy.arm_crash` -- let ``n`` more *counted units* through, then, at the next one,
-  behave as if the student's process died at that point: the connection that sent it and every
-  other student connection are closed, the unit is not forwarded, new connections are refused, and
-  ``on_crash(info)`` is called (the grader kills the process from outside).
+  behave as if the student's process died at that point: the unit is not forwarded,
+  ``on_crash(info)`` is called (the grader kills the process from outside, before its clients can
+  see a closed connection), then the connection that sent it and every other student connection
+  are closed, and new connections are refused.
 * :meth:`FaultProxy.pause` / :meth:`FaultProxy.resume` -- a server that stops answering: commands
   are neither forwarded nor answered; clients time out by their own socket timeouts.
 * :meth:`FaultProxy.set_delay` -- a slow server: every reply reaches the student that much later
@@ -151,7 +152,7 @@ class FaultProxy:
             "connections": 0, "refused_connections": 0, "commands": 0, "units": 0, "counted_units": 0,
             "requests_refused": collections.Counter(),
             "peak_pending_reply_bytes": 0, "peak_buffered_bytes": 0, "crashes": 0, "on_crash_error": None,
-            "errors": 0,
+            "errors": 0, "last_error": None,
         }
 
     # ------------------------------------------------------------------ lifecycle
@@ -306,10 +307,13 @@ class FaultProxy:
                 fn()
             return
         done = threading.Event()
-        self._calls.append((fn, done))
+        failed: list[BaseException] = []
+        self._calls.append((fn, done, failed))
         self._wake()
         if not done.wait(10):
             raise RuntimeError("the fault proxy's thread did not answer")
+        if failed:
+            raise failed[0]
 
     def _wake(self) -> None:
         try:
@@ -329,13 +333,20 @@ class FaultProxy:
                         if data is _WAKE:
                             self._on_wake()
                         elif data is _LISTEN:
-                            self._accept()
+                            self._guarded(self._accept)
                         else:
                             self._event(data[0], data[1], mask)
-                    self._timers()
+                    self._guarded(self._timers)
         finally:
             if self._closed:
                 self._cleanup()
+
+    def _guarded(self, fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 - the loop serves the other connections on
+            self._stats["errors"] += 1
+            self._stats["last_error"] = repr(e)
 
     def _event(self, conn: _Conn, side: int, mask: int) -> None:
         try:
@@ -350,8 +361,9 @@ class FaultProxy:
                 if mask & _READ and conn.up is not None:
                     self._read_up(conn)
             self._sync(conn)
-        except Exception:  # noqa: BLE001 - one broken connection must not stop the others
+        except Exception as e:  # noqa: BLE001 - one broken connection must not stop the others
             self._stats["errors"] += 1
+            self._stats["last_error"] = repr(e)
             self._drop(conn)
 
     def _on_wake(self) -> None:
@@ -361,9 +373,11 @@ class FaultProxy:
         except (BlockingIOError, OSError):
             pass
         while self._calls:
-            fn, done = self._calls.popleft()
+            fn, done, failed = self._calls.popleft()
             try:
                 fn()
+            except Exception as e:  # noqa: BLE001 - raised again in the caller's thread
+                failed.append(e)
             finally:
                 done.set()
 
@@ -711,16 +725,19 @@ class FaultProxy:
                            "block": block, "time": time.time()}
 
     def _crash_close(self, conn: _Conn) -> None:
-        """Close the crashing connection and every other student connection; call on_crash."""
-        for other in list(self._conns.values()):
-            if other.client is not None:
-                self._retire(other)
+        """Call on_crash, then close the crashing connection and every other student connection.
+
+        on_crash first: the grader kills the student's process before any of its clients can see a
+        closed connection and do something else about it."""
         info = dict(self.crash_info or {})
         if self.on_crash is not None:
             try:
                 self.on_crash(info)
             except Exception as e:  # noqa: BLE001 - the proxy keeps running; the error is reported
                 self._stats["on_crash_error"] = repr(e)
+        for other in list(self._conns.values()):
+            if other.client is not None:
+                self._retire(other)
 
     # ------------------------------------------------------------------ buffers
 
