@@ -440,7 +440,11 @@ def test_replies_a_client_does_not_read_stop_at_the_bound(upstream, direct, make
     proxy = make_proxy(max_pending_reply_bytes=bound)
     direct.set(k("v"), b"x" * (64 << 10))
     f = Flood(proxy.listen_path, pack("GET", k("v")) * 200, 1.0)  # 12.5 MB of replies
-    assert eventually(lambda: proxy.stats()["pending_reply_bytes"] == bound or not proxy.stats()["server_connections"])
+    def settled():  # the bound reached, or the server hung up on the flood
+        stats = proxy.stats()
+        return stats["connections"] and (stats["pending_reply_bytes"] == bound or not stats["server_connections"])
+
+    assert eventually(settled)
     if upstream.kind == "redis-server":
         # (fakeredis's request handler makes its socket non-blocking: a reply that finds the send buffer
         # full ends the connection, so that server may hang up before the proxy's bound is reached)
