@@ -8,9 +8,10 @@ own connection goes to the server directly, never through here.
 What the grader can do to the student's traffic:
 
 * :meth:`FaultProxy.arm_crash` -- let ``n`` more *counted units* through, then, at the next one,
-  behave as if the student's process died at that point: the connection that sent it and every
-  other student connection are closed, the unit is not forwarded, new connections are refused, and
-  ``on_crash(info)`` is called (the grader kills the process from outside).
+  behave as if the student's process died at that point: the unit is not forwarded,
+  ``on_crash(info)`` is called (the grader kills the process from outside, before its clients can
+  see a closed connection), then the connection that sent it and every other student connection
+  are closed, and new connections are refused.
 * :meth:`FaultProxy.pause` / :meth:`FaultProxy.resume` -- a server that stops answering: commands
   are neither forwarded nor answered; clients time out by their own socket timeouts.
 * :meth:`FaultProxy.set_delay` -- a slow server: every reply reaches the student that much later
@@ -150,11 +151,13 @@ class FaultProxy:
         self._closed = False
         self._accept_retry = 0.0        # out of file descriptors: accept again at this time
         self._drained = threading.Condition(self._lock)
+        self._by_command: dict[bytes, int] = {}
+        self._other_commands = 0
         self._stats: dict[str, Any] = {
             "connections": 0, "refused_connections": 0, "commands": 0, "units": 0, "counted_units": 0,
-            "requests_refused": collections.Counter(), "by_command": collections.Counter(),
+            "requests_refused": collections.Counter(),
             "peak_pending_reply_bytes": 0, "peak_buffered_bytes": 0, "crashes": 0, "on_crash_error": None,
-            "errors": 0,
+            "errors": 0, "last_error": None,
         }
 
     # ------------------------------------------------------------------ lifecycle
@@ -242,15 +245,16 @@ class FaultProxy:
         return owner in self._crashed_owners
 
     def reset(self) -> None:
-        """Disarm, clear ``crashed``/``crash_info`` and drop every student connection (between tests).
-        A pause and a delay stay as they are."""
+        """Disarm, clear ``crashed``/``crash_info`` and drop every student connection (between tests),
+        server connections still draining after a crash included (:meth:`wait_drained` first to be
+        sure the server has run what was forwarded).  A pause and a delay stay as they are."""
         def do() -> None:
             for conn in list(self._conns.values()):
                 self._drop(conn)
             self._budget, self._units_done = None, 0
-            self.crashed, self.crash_info = False, None
             self._owned.clear()
             self._crashed_owners.clear()
+            self.crashed, self.crash_info = False, None
         self._in_loop(do)
 
     def pause(self) -> None:
@@ -290,16 +294,20 @@ class FaultProxy:
 
     def stats(self) -> dict:
         """Counters (a copy): ``commands`` forwarded, ``units`` and ``counted_units`` seen,
-        ``connections`` accepted, ``open_connections``, ``refused_connections`` (after a crash or over
-        ``max_connections``), ``requests_refused`` by reason, ``by_command`` (at most 64 names),
+        ``connections`` accepted, ``open_connections`` (students'), ``server_connections``,
+        ``refused_connections`` (after a crash or over ``max_connections``), ``requests_refused`` by
+        reason, ``by_command`` (at most 64 names),
         ``buffered_bytes`` now and ``peak_buffered_bytes``, ``pending_reply_bytes`` now (the largest
         over connections) and ``peak_pending_reply_bytes``, ``crashes``, ``paused``, ``delay``."""
         with self._lock:
             s = dict(self._stats)
             s["requests_refused"] = dict(s["requests_refused"])
-            s["by_command"] = dict(s["by_command"])
+            s["by_command"] = {k.decode("ascii", "replace"): v for k, v in self._by_command.items()}
+            if self._other_commands:
+                s["by_command"]["(other)"] = self._other_commands
             conns = list(self._conns.values())
             s["open_connections"] = sum(1 for c in conns if c.client is not None)
+            s["server_connections"] = sum(1 for c in conns if c.up is not None)
             s["buffered_bytes"] = self._buffered
             s["pending_reply_bytes"] = max((c.out_bytes for c in conns), default=0)
             s["paused"], s["delay"], s["crashed"] = self._paused, self._delay, self.crashed
@@ -316,10 +324,13 @@ class FaultProxy:
                 fn()
             return
         done = threading.Event()
-        self._calls.append((fn, done))
+        failed: list[BaseException] = []
+        self._calls.append((fn, done, failed))
         self._wake()
         if not done.wait(10):
             raise RuntimeError("the fault proxy's thread did not answer")
+        if failed:
+            raise failed[0]
 
     def _wake(self) -> None:
         try:
@@ -339,13 +350,20 @@ class FaultProxy:
                         if data is _WAKE:
                             self._on_wake()
                         elif data is _LISTEN:
-                            self._accept()
+                            self._guarded(self._accept)
                         else:
                             self._event(data[0], data[1], mask)
-                    self._timers()
+                    self._guarded(self._timers)
         finally:
             if self._closed:
                 self._cleanup()
+
+    def _guarded(self, fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 - the loop serves the other connections on
+            self._stats["errors"] += 1
+            self._stats["last_error"] = repr(e)
 
     def _event(self, conn: _Conn, side: int, mask: int) -> None:
         try:
@@ -360,8 +378,9 @@ class FaultProxy:
                 if mask & _READ and conn.up is not None:
                     self._read_up(conn)
             self._sync(conn)
-        except Exception:  # noqa: BLE001 - one broken connection must not stop the others
+        except Exception as e:  # noqa: BLE001 - one broken connection must not stop the others
             self._stats["errors"] += 1
+            self._stats["last_error"] = repr(e)
             self._drop(conn)
 
     def _on_wake(self) -> None:
@@ -371,9 +390,11 @@ class FaultProxy:
         except (BlockingIOError, OSError):
             pass
         while self._calls:
-            fn, done = self._calls.popleft()
+            fn, done, failed = self._calls.popleft()
             try:
                 fn()
+            except Exception as e:  # noqa: BLE001 - raised again in the caller's thread
+                failed.append(e)
             finally:
                 done.set()
 
@@ -425,6 +446,13 @@ class FaultProxy:
                 self._stats["refused_connections"] += 1
                 client.close()
                 continue
+            owner = None
+            if self.owner_of is not None:  # whose connection it is: refused when nobody's, or a crashed one's
+                owner = self.owner_of(_peer_pid(client))
+                if owner is None or owner in self._crashed_owners:
+                    self._stats["refused_connections"] += 1
+                    client.close()
+                    continue
             try:
                 up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             except OSError:
@@ -438,14 +466,6 @@ class FaultProxy:
                 client.close()
                 self._stats["refused_connections"] += 1
                 continue
-            owner = None
-            if self.owner_of is not None:
-                owner = self.owner_of(_peer_pid(client))
-                if owner is None or owner in self._crashed_owners:
-                    up.close()
-                    client.close()
-                    self._stats["refused_connections"] += 1
-                    continue
             up.setblocking(False)
             client.setblocking(False)
             self._next_id += 1
@@ -574,104 +594,109 @@ class FaultProxy:
         self._parse(conn)
 
     def _parse(self, conn: _Conn) -> None:
-        """Parse the complete requests in ``conn.inbuf``, decide each, forward the approved ones."""
+        """Parse the complete requests in ``conn.inbuf``, decide each, forward the approved ones.
+
+        The state between reads (``pos``, ``nargs``, ``seen``, ``bulk``...) lives on ``conn``, so a
+        request split over many reads is parsed once, never from its start again."""
         if self._paused:
             return
         buf = conn.inbuf
         n = len(buf)
-        pos = conn.pos
-        approved = 0  # inbuf[:approved] holds whole requests to forward
+        find = buf.find
         prefix = self.prefix
-        try:
-            while True:
-                if conn.nargs < 0:
-                    if pos >= n:
-                        break
-                    if buf[pos] != 0x2A:  # "*"
-                        raise _Refused("not an array of bulk strings")
-                    k = self._header(buf, pos, n)
-                    if k is None:
-                        break
-                    count, pos = k
-                    if count == 0 or count > self.max_args:
-                        raise _Refused("too many arguments" if count else "empty array")
-                    conn.req_start = conn.pos  # where "*" was
-                    conn.nargs, conn.seen, conn.bulk = count, 0, -1
-                    conn.name, conn.marked = b"", not prefix
-                    conn.pos = pos
-                if conn.bulk < 0:
-                    if pos >= n:
-                        break
-                    if buf[pos] != 0x24:  # "$"
-                        raise _Refused("not an array of bulk strings")
-                    k = self._header(buf, pos, n)
-                    if k is None:
-                        break
-                    length, pos = k
-                    if pos - conn.req_start + length + 2 > self.max_request_bytes:
-                        raise _Refused("request too large")
-                    conn.bulk = length
-                    conn.pos = pos
-                end = pos + conn.bulk
-                if end + 2 > n:
+        max_request = self.max_request_bytes
+        pos, nargs, seen, bulk, start = conn.pos, conn.nargs, conn.seen, conn.bulk, conn.req_start
+        name, marked = conn.name, conn.marked
+        approved = 0  # inbuf[:approved] holds whole approved requests
+        reason = None
+        while True:
+            if nargs < 0:  # "*<count>\r\n"
+                if pos >= n:
                     break
-                if buf[end] != 13 or buf[end + 1] != 10:
-                    raise _Refused("bulk string without its CRLF")
-                if conn.seen == 0:
-                    conn.name = bytes(buf[pos:min(end, pos + NAME_MAX)]).upper()
-                elif not conn.marked and buf.startswith(prefix, pos, end):
-                    conn.marked = True
-                conn.seen += 1
-                conn.bulk = -1
-                pos = conn.pos = end + 2
-                if conn.seen == conn.nargs:
-                    conn.nargs = -1
-                    if not self._decide(conn):
-                        # crash: forward what came before this request, nothing after
-                        self._forward(conn, approved)
-                        self._crash_close(conn)
-                        return
-                    approved = pos
-        except _Refused as e:
+                if buf[pos] != 0x2A:
+                    reason = "not an array of bulk strings"
+                    break
+                eol = find(b"\r\n", pos + 1, pos + HEADER_MAX)
+                if eol < 0:
+                    if n - pos >= HEADER_MAX:
+                        reason = "bad length"
+                    break
+                digits = buf[pos + 1:eol]
+                if not digits.isdigit():
+                    reason = "bad length"
+                    break
+                nargs = int(digits)
+                if nargs == 0 or nargs > self.max_args:
+                    reason = "too many arguments" if nargs else "empty array"
+                    break
+                start, seen, bulk, name, marked = pos, 0, -1, b"", not prefix
+                pos = eol + 2
+            if bulk < 0:  # "$<length>\r\n"
+                if pos >= n:
+                    break
+                if buf[pos] != 0x24:
+                    reason = "not an array of bulk strings"
+                    break
+                eol = find(b"\r\n", pos + 1, pos + HEADER_MAX)
+                if eol < 0:
+                    if n - pos >= HEADER_MAX:
+                        reason = "bad length"
+                    break
+                digits = buf[pos + 1:eol]
+                if not digits.isdigit():
+                    reason = "bad length"
+                    break
+                bulk = int(digits)
+                pos = eol + 2
+                if pos - start + bulk + 2 > max_request:
+                    reason = "request too large"
+                    break
+            end = pos + bulk
+            if end + 2 > n:
+                break
+            if buf[end] != 13 or buf[end + 1] != 10:
+                reason = "bulk string without its CRLF"
+                break
+            if not seen:
+                name = bytes(buf[pos:min(end, pos + NAME_MAX)]).upper()
+            elif not marked and buf.startswith(prefix, pos, end):
+                marked = True
+            seen += 1
+            bulk = -1
+            pos = end + 2
+            if seen == nargs:
+                nargs = -1
+                if not self._decide(conn, name, marked):
+                    self._forward(conn, approved)  # what came before the crashing unit, nothing after
+                    self._crash_close(conn)
+                    return
+                approved = pos
+        if reason is None and nargs >= 0 and n - start > max_request:
+            reason = "request too large"
+        if reason is not None:
             self._forward(conn, approved)
-            self._refuse(conn, str(e))
+            self._refuse(conn, reason)
             return
-        if conn.nargs >= 0 and n - conn.req_start > self.max_request_bytes:
-            self._forward(conn, approved)
-            self._refuse(conn, "request too large")
-            return
+        conn.pos, conn.nargs, conn.seen, conn.bulk, conn.req_start = pos, nargs, seen, bulk, start
+        conn.name, conn.marked = name, marked
         self._forward(conn, approved)
 
-    @staticmethod
-    def _header(buf: bytearray, pos: int, n: int) -> tuple[int, int] | None:
-        """``*<n>\\r\\n`` or ``$<n>\\r\\n`` at pos: (n, position after it), None if incomplete."""
-        eol = buf.find(b"\r\n", pos + 1, pos + HEADER_MAX)
-        if eol < 0:
-            if n - pos >= HEADER_MAX:
-                raise _Refused("bad length")
-            return None
-        digits = bytes(buf[pos + 1:eol])
-        if not digits.isdigit():
-            raise _Refused("bad length")
-        return int(digits), eol + 2
-
-    def _decide(self, conn: _Conn) -> bool:
+    def _decide(self, conn: _Conn, name: bytes, marked: bool) -> bool:
         """A complete request: track MULTI blocks, count units; False: the crash fires here."""
-        name = conn.name
         stats = self._stats
         if conn.in_multi:
-            conn.multi_marked = conn.multi_marked or conn.marked
+            conn.multi_marked = conn.multi_marked or marked
             if name != _EXEC and name != _DISCARD:
                 self._count(name)
                 return True
             conn.in_multi = False
             counted, block = conn.multi_marked, True
         elif name == _MULTI:
-            conn.in_multi, conn.multi_marked = True, conn.marked
+            conn.in_multi, conn.multi_marked = True, marked
             self._count(name)
             return True
         else:
-            counted, block = conn.marked, False
+            counted, block = marked, False
         stats["units"] += 1
         if counted:
             stats["counted_units"] += 1
@@ -690,14 +715,15 @@ class FaultProxy:
         return True
 
     def _count(self, name: bytes) -> None:
-        stats = self._stats
-        stats["commands"] += 1
-        by = stats["by_command"]
-        key = name.decode("ascii", "replace")
-        if key in by or len(by) < STATS_NAMES:
-            by[key] += 1
+        self._stats["commands"] += 1
+        by = self._by_command
+        c = by.get(name)
+        if c is not None:
+            by[name] = c + 1
+        elif len(by) < STATS_NAMES:
+            by[name] = 1
         else:
-            by["(other)"] += 1
+            self._other_commands += 1
 
     def _forward(self, conn: _Conn, approved: int) -> None:
         """Move inbuf[:approved] (whole approved requests) to the server connection, sending at once."""
@@ -736,17 +762,21 @@ class FaultProxy:
                            "block": block, "time": time.time()}
 
     def _crash_close(self, conn: _Conn) -> None:
-        """Close the crashing connection and every other student connection; call on_crash."""
+        """Call on_crash, then close the crashing connection and every other connection of its owner
+        (every student connection when the crash was armed for all).
+
+        on_crash first: the grader kills the student's process before any of its clients can see a
+        closed connection and do something else about it."""
         owner = (self.crash_info or {}).get("owner")
-        for other in list(self._conns.values()):
-            if other.client is not None and (owner is None or other.owner is owner):
-                self._retire(other)
         info = dict(self.crash_info or {})
         if self.on_crash is not None:
             try:
                 self.on_crash(info)
             except Exception as e:  # noqa: BLE001 - the proxy keeps running; the error is reported
                 self._stats["on_crash_error"] = repr(e)
+        for other in list(self._conns.values()):
+            if other.client is not None and (owner is None or other.owner is owner):
+                self._retire(other)
 
     # ------------------------------------------------------------------ buffers
 
