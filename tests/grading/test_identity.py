@@ -21,7 +21,7 @@ import pytest
 from redis_course.labs.grade import grade
 from redis_course.labs.model import find_lab
 from redis_course.labs.names import MAX_FILE_BYTES, Student, assign, escape_entry, file_key, file_stem
-from redis_course.labs.report import read_csv
+from redis_course.labs.report import md_inline, read_csv
 from redis_course.labs.wrong import composed_path
 
 NFC_NAME = unicodedata.normalize("NFC", "Йорик")
@@ -163,7 +163,7 @@ def test_feedback_junit_and_gradescope_carry_the_exact_names(graded):
         suites = ET.parse(out / "junit" / f"{stem}.xml").getroot()
         name = suites.get("name")
         assert name in csv_rows, (stem, name)
-        assert (out / "feedback" / f"{stem}.md").read_text(encoding="utf-8").splitlines()[0].endswith(name)
+        assert (out / "feedback" / f"{stem}.md").read_text(encoding="utf-8").splitlines()[0].endswith(md_inline(name))
         gs = json.loads((out / "gradescope" / stem / "results.json").read_text(encoding="utf-8"))
         assert gs["score"] == csv_rows[name].points
     for p in out.rglob("*"):

@@ -2,7 +2,9 @@
 
 A :class:`Summary` is computed from the rows of grades.csv alone, so that regrading one student
 recomputes it for the whole class.  ``render()`` speaks the instructor's language (``COURSE_LANG`` or
-the locale) with the plural forms of that language.
+the locale) with the plural forms of that language; a student's name in it is plain text on one line,
+at most :data:`NAME_COLUMNS` columns wide (:func:`.report.fit_columns`), so no name can steer the
+instructor's terminal.
 """
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..l10n import _, ngettext
-from .report import GradeRow
+from .report import GradeRow, fit_columns
+
+NAME_COLUMNS = 40  # display columns of a student's name in the summary
 
 #: How each status of a lab run is counted, in the instructor's words (plural forms of their language).
 STATUS_COUNTS = {
@@ -117,7 +121,8 @@ class Summary:
 
     def render(self) -> str:
         d = self.to_dict()
-        lines = [_("Regraded {student}: {points} of {max_points} points.", student=r["student"],
+        lines = [_("Regraded {student}: {points} of {max_points} points.",
+                   student=fit_columns(r["student"], NAME_COLUMNS),
                    points=format(r["points"], "g"), max_points=format(r["max_points"], "g")) for r in self.regraded]
         lines += [self._headline(), self._statuses(), _("Score distribution (percent of the maximum):")]
         top = max((n for _label, n in self.distribution()), default=0) or 1
