@@ -25,11 +25,11 @@ from markdown_it import MarkdownIt
 from redis_course.labs import report
 from redis_course.labs.autograder import results_json
 from redis_course.labs.grade import grade
-from redis_course.labs.model import find_lab
-from redis_course.labs.names import as_text, assign, escape_entry
+from redis_course.labs.model import discover, find_lab
+from redis_course.labs.names import as_text, assign, edition_lang, escape_entry
 from redis_course.labs.report import GRADESCOPE_FIELDS, GradeRow, csv_cell, csv_uncell, plain_text
 from redis_course.labs.runner import LabResult, TestResult
-from redis_course.labs.starter import translate_docstrings
+from redis_course.labs.starter import make_starter, translate_docstrings
 from redis_course.labs.summary import Summary
 
 LAB = find_lab("00")
@@ -111,14 +111,14 @@ def unescape_entry(shown: str) -> str:
                           st.floats(0, 1000, allow_nan=False)), min_size=1, max_size=5))
 def test_no_cell_starts_a_formula_after_any_separator_and_every_row_reads_back(tmp_path_factory, entries):
     students = assign([(folder, "dir") for folder, _text, _p in entries])
-    rows = [GradeRow(s.name, "00-demo", points, 8, text, s.folder)  # any text in a cell, not only names
+    rows = [GradeRow(s.name, "00-demo", points, 8, text, s.folder, "ru")  # any text in a cell, not only names
             for s, (_f, text, points) in zip(students, entries)]
     path = tmp_path_factory.mktemp("csv") / "grades.csv"
     report.write_csv(path, rows)
     raw = path.read_bytes().decode("utf-8-sig")
     assert formula_cells(raw) == []
     assert report.read_csv(path) == [GradeRow(r.student, r.lab, float(report._num(r.points)), r.max_points, r.status,
-                                              r.folder) for r in rows]
+                                              r.folder, r.lang) for r in rows]
     for line in list(csv.reader(io.StringIO(raw)))[1:]:  # the numbers are numbers, not text
         float(line[2]), float(line[3])
         assert re.fullmatch(r"\d+(\.\d+)?", line[2]) and line[3] == "8"
@@ -250,11 +250,11 @@ def test_escape_sequences_go_whole_not_only_their_escape(sequence):
 @given(st.lists(FOLDER, min_size=1, max_size=3))
 def test_the_summary_prints_no_control_from_any_name(folders):
     students = assign([(f, "dir") for f in folders])
-    rows = [GradeRow(s.name, "00-demo", 1, 8, "ok", s.folder) for s in students]
+    rows = [GradeRow(s.name, "00-demo", 1, 8, "ok", s.folder, "en") for s in students]
     summary = Summary.from_rows(rows, seconds=1.0, workers=1, backend="fakeredis", out=Path("results"),
-                                reference_problems=[], regraded=[s.name for s in students])
+                                reference_problems=[], regraded=[s.name for s in students], feedback_lang="auto")
     text = summary.render()
-    assert not steering(text.replace("\n", "")) and text.count("Regraded ") == len(students)
+    assert not steering(text.replace("\n", "")) and "Feedback in each student's language: en" in text
 
 
 # ------------------------------------------------------------------------------------ JUnit, Gradescope
@@ -279,6 +279,17 @@ def test_junit_parses_and_results_json_keeps_to_gradescopes_fields(folder, messa
             assert not steering(test["output"].replace("\n", "") + test["name"])
 
 
+# ------------------------------------------------------------------------------------ edition language
+@pytest.mark.parametrize("lang", ["en", "ru", "zh"])
+def test_the_edition_language_is_read_from_the_lab_files(lang):
+    labs = discover()
+    starters = {lab.id: lab.starter_file for lab in labs}
+    for lab in labs:
+        released = translate_docstrings(make_starter(lab.solution_file.read_text(encoding="utf-8")), lang)
+        assert edition_lang({lab.id: released.encode()}, starters) == lang, lab.id
+    assert edition_lang({LAB.id: b"def count_view(r, post_id):\n    return 1\n"}, starters) is None
+
+
 # ------------------------------------------------------------------------------------ end to end
 FORMULA_FOLDER = "=1+1;@SUM(2+2)"
 OSC_FOLDER = OSC52 + HTML
@@ -295,7 +306,7 @@ def nasty_class(tmp_path_factory):
         source = translate_docstrings(solution, lang) + (
             f"\nprint({NASTY!r})\n\n\ndef reset(r, post_id):\n    raise ValueError({NASTY!r})\n")
         (subs / folder / "00-demo" / "lab.py").write_text(source, encoding="utf-8")
-    summary = grade(subs, out, labs=["00-demo"], progress=False, workers=2)
+    summary = grade(subs, out, labs=["00-demo"], progress=False, workers=2, feedback_lang="auto")
     return out, summary
 
 
@@ -306,6 +317,7 @@ def test_the_nasty_class_is_graded_and_every_output_file_is_safe(nasty_class):
     rows = report.read_csv(out / "grades.csv")
     assert {r.student for r in rows} == {FORMULA_FOLDER, as_text(OSC_FOLDER)}
     assert {r.folder for r in rows} == {FORMULA_FOLDER, "\\u001b]52;c;ZXZpbA==\\u0007" + HTML}
+    assert {r.student: r.lang for r in rows} == {FORMULA_FOLDER: "ru", as_text(OSC_FOLDER): "zh"}
     assert all(0 < r.points < r.max_points and r.status == "ok" for r in rows), rows
     files = [p for p in out.rglob("*") if p.is_file() and "logs" not in p.relative_to(out).parts]
     assert len(files) == 1 + 1 + 3 * 2, files  # grades.csv, summary.json, 3 per student
@@ -319,7 +331,7 @@ def test_the_nasty_class_is_graded_and_every_output_file_is_safe(nasty_class):
         contents, tokens = fenced_texts(md)
         assert not [t for t in tokens if t.type.startswith("html")]
         assert sum(plain_text(NASTY) in c for c in contents) >= 2, contents  # the message and the output
-        assert name in {r.student for r in rows}
+        assert ("Результаты проверки" if name == FORMULA_FOLDER else "的反馈") in md
         assert HTML not in MarkdownIt("commonmark").enable("table").render(md)
     for p in (out / "junit").iterdir():
         suites = ET.parse(p).getroot()
@@ -328,16 +340,18 @@ def test_the_nasty_class_is_graded_and_every_output_file_is_safe(nasty_class):
     for p in (out / "gradescope").rglob("results.json"):
         data = json.loads(p.read_text(encoding="utf-8"))
         assert set(data) <= GRADESCOPE_FIELDS and data["score"] > 0
-    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["students"] == 2
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["feedback_langs"] == {"ru": 1, "zh": 1}
     assert not steering(summary.render().replace("\n", ""))
 
 
-def test_a_regrade_keeps_the_neutralised_cells(nasty_class, tmp_path):
+def test_a_regrade_keeps_the_feedback_language_and_the_neutralised_cells(nasty_class, tmp_path):
     out, _summary = nasty_class
     copy = tmp_path / "results"
     shutil.copytree(out, copy)
     subs = out.parent / "submissions"
     summary = grade(subs, copy, progress=False, workers=1, student=FORMULA_FOLDER)
     rows = report.read_csv(copy / "grades.csv")
-    assert [r.student for r in rows].count(FORMULA_FOLDER) == 1 and summary.regraded
+    assert [r.lang for r in rows if r.student == FORMULA_FOLDER] == ["ru"] and summary.regraded
     assert formula_cells((copy / "grades.csv").read_bytes().decode("utf-8-sig")) == []
+    assert "Результаты проверки" in (copy / "feedback" / f"{assign([(FORMULA_FOLDER, 'dir')])[0].file}.md").read_text(
+        encoding="utf-8")

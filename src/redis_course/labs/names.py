@@ -25,6 +25,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 MAX_FILE_BYTES = 200
 _UNSAFE_IN_FILES = re.compile(r'[\x00-\x1f\x7f<>:"/\\|?*]')
@@ -137,3 +139,47 @@ def sort_key(student: Student) -> tuple[str, str]:
     """The order of students in grades.csv: by name, case and accents folded, then exactly."""
     return file_key(student.name), student.name
 
+
+# ------------------------------------------------------------------ the language a student reads
+#: A docstring line this long or longer, found in one language's starter only, tells the language.
+MIN_TELLING_LINE = 12
+
+
+@lru_cache(maxsize=None)
+def _telling_lines(starter: Path) -> dict[str, frozenset[str]]:
+    """For each language, the docstring lines of ``starter`` as the student edition in that language
+    writes them into lab.py (the catalog's translations), less the lines another language shares."""
+    from ..l10n import pgettext
+    from ..paths import LANGS
+    from .starter import STARTER_CONTEXT, docstrings
+
+    try:
+        texts = [d.text for d in docstrings(starter.read_text(encoding="utf-8"))]
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    lines = {lang: {ln.strip() for text in texts for ln in pgettext(STARTER_CONTEXT, text, lang=lang).splitlines()
+                    if len(ln.strip()) >= MIN_TELLING_LINE} for lang in LANGS}
+    return {lang: frozenset(own - set().union(*(v for k, v in lines.items() if k != lang)))
+            for lang, own in lines.items()}
+
+
+def edition_lang(files: dict[str, bytes], starters: dict[str, Path]) -> str | None:
+    """The language of the student edition a submission was written in, or None when it cannot tell.
+
+    The edition records its language in every ``lab.py`` it hands out: their docstrings are in that
+    language (``course release --lang``).  ``files`` (lab id -> the submitted bytes) are compared line
+    by line with each language's docstrings of the lab's starter (``starters``: lab id -> starter.py);
+    the language with the most lines found wins, a tie or no line tells nothing.
+    """
+    score: dict[str, int] = {}
+    for lab_id, data in files.items():
+        starter = starters.get(lab_id)
+        if starter is None:
+            continue
+        seen = {ln.strip() for ln in data.decode("utf-8", "replace").splitlines()}
+        for lang, telling in _telling_lines(starter).items():
+            score[lang] = score.get(lang, 0) + len(telling & seen)
+    ranked = sorted(score.items(), key=lambda kv: -kv[1])
+    if not ranked or ranked[0][1] == 0 or (len(ranked) > 1 and ranked[1][1] == ranked[0][1]):
+        return None
+    return ranked[0][0]

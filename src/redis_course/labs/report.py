@@ -46,7 +46,7 @@ from .names import Student
 from .runner import LabResult, TestResult
 from .texts import t
 
-CSV_FIELDS = ["student", "lab", "points", "max_points", "status", "folder"]
+CSV_FIELDS = ["student", "lab", "points", "max_points", "status", "folder", "lang"]
 CSV_ENCODING = "utf-8-sig"  # with a BOM: Excel reads UTF-8 only then
 CSV_SEPARATORS = ",;|\t"    # what a spreadsheet may split a line on (its locale's list separator)
 GRADESCOPE_VISIBILITY = {"public": "visible", "hidden": "after_published"}
@@ -84,6 +84,7 @@ class GradeRow:
     max_points: float
     status: str
     folder: str = ""
+    lang: str = ""  # the language of the student's feedback
 
 
 # ------------------------------------------------------------------------------------ plain text
@@ -133,14 +134,14 @@ def write_csv(path: Path, rows: list[GradeRow]) -> None:
         w.writerow(CSV_FIELDS)
         for r in rows:
             w.writerow([csv_cell(r.student), csv_cell(r.lab), _num(r.points), _num(r.max_points), csv_cell(r.status),
-                        csv_cell(r.folder)])
+                        csv_cell(r.folder), csv_cell(r.lang)])
 
 
 def read_csv(path: Path) -> list[GradeRow]:
-    """The rows of a grades.csv written by :func:`write_csv` (also one without the ``folder`` column)."""
+    """The rows of a grades.csv written by :func:`write_csv` (also one without ``folder`` or ``lang``)."""
     with open(path, newline="", encoding=CSV_ENCODING) as f:
         return [GradeRow(csv_uncell(d["student"]), csv_uncell(d["lab"]), float(d["points"]), float(d["max_points"]),
-                         csv_uncell(d["status"]), csv_uncell(d.get("folder") or ""))
+                         csv_uncell(d["status"]), csv_uncell(d.get("folder") or ""), csv_uncell(d.get("lang") or ""))
                 for d in csv.DictReader(f)]
 
 
