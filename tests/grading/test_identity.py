@@ -20,8 +20,8 @@ import pytest
 
 from redis_course.labs.grade import grade
 from redis_course.labs.model import find_lab
-from redis_course.labs.names import MAX_FILE_BYTES, Student, assign, file_key, file_stem
-from redis_course.labs.report import read_csv
+from redis_course.labs.names import MAX_FILE_BYTES, Student, assign, escape_entry, file_key, file_stem
+from redis_course.labs.report import md_inline, read_csv
 from redis_course.labs.wrong import composed_path
 
 NFC_NAME = unicodedata.normalize("NFC", "Йорик")
@@ -121,9 +121,13 @@ def graded(tmp_path_factory):
 
 
 def expected() -> dict[str, tuple[str, int]]:
-    """student name -> (folder as shown, points)"""
-    return {name: (unicodedata.normalize("NFC", os.fsencode(folder).decode("utf-8", "replace")), points)
-            for folder, (_src, name, points) in CLASS.items()}
+    """student name -> (folder as shown: its bytes, escaped, points)"""
+    return {name: (escape_entry(folder), points) for folder, (_src, name, points) in CLASS.items()}
+
+
+def test_the_folder_column_tells_twins_apart():
+    shown = {escape_entry(folder) for folder in CLASS}
+    assert len(shown) == len(CLASS) and "И\\u0306орик" in shown and "bad-\\xff\\xfe" in shown
 
 
 def test_grades_csv_keeps_every_name_and_shows_its_folder(graded):
@@ -159,7 +163,7 @@ def test_feedback_junit_and_gradescope_carry_the_exact_names(graded):
         suites = ET.parse(out / "junit" / f"{stem}.xml").getroot()
         name = suites.get("name")
         assert name in csv_rows, (stem, name)
-        assert (out / "feedback" / f"{stem}.md").read_text(encoding="utf-8").splitlines()[0].endswith(name)
+        assert (out / "feedback" / f"{stem}.md").read_text(encoding="utf-8").splitlines()[0].endswith(md_inline(name))
         gs = json.loads((out / "gradescope" / stem / "results.json").read_text(encoding="utf-8"))
         assert gs["score"] == csv_rows[name].points
     for p in out.rglob("*"):

@@ -84,12 +84,12 @@ def _result() -> tuple:
 def test_reports_are_valid_and_localized(tmp_path):
     lab, res = _result()
     report.write_csv(tmp_path / "grades.csv", [report.GradeRow("=evil", res.lab, res.points, res.max_points,
-                                                                res.status, "=evil")])
+                                                                res.status, "=evil", "ru")])
     rows = list(csv.DictReader(open(tmp_path / "grades.csv", encoding="utf-8-sig")))
     assert rows == [{"student": "'=evil", "lab": "00-demo", "points": "2", "max_points": "5", "status": "timeout",
-                     "folder": "'=evil"}]
+                     "folder": "'=evil", "lang": "ru"}]
     gs = report.gradescope_results([(lab, res)], "zh")
-    assert gs["score"] == 2 and gs["max_score"] == 5
+    assert gs["score"] == 2 and sum(t["max_score"] for t in gs["tests"]) == 5
     assert [t["visibility"] for t in gs["tests"]] == ["visible", "visible", "after_published"]
     assert "提示" in gs["tests"][1]["output"] and gs["tests"][0]["output"] == ""
     root = ET.fromstring(report.junit_xml("s", [(lab, res)], "en"))

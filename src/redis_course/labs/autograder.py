@@ -24,7 +24,7 @@ from ..l10n import _
 from .intake import from_folder
 from .model import Lab, find_lab
 from .orchestrate import missing
-from .report import gradescope_results
+from .report import grader_error_log, gradescope_results
 from .runner import LabResult, run_lab
 from .sandbox import make_run_dir
 
@@ -71,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     (out / "results.json").write_text(json.dumps(results_json(lab, res, lang, time.monotonic() - started),
                                                  ensure_ascii=False, indent=1), encoding="utf-8")
     print(f"{lab.id}: {res.points:g}/{res.max_points:g} ({res.status})")
+    if res.status == "grader-error":  # the instructor's stdout; the student sees only the id
+        print(grader_error_log(lab.id, res))
     return 0
 
 

@@ -102,7 +102,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     summary = grade.grade(Path(args.submissions), Path(args.out), labs=args.lab or None, lang=args.lang,
                           backend=args.backend, workers=args.workers, limits=_limits(args),
-                          progress=not args.no_progress, student=args.student, isolate=not args.no_isolation)
+                          progress=not args.no_progress, student=args.student, isolate=not args.no_isolation,
+                          feedback_lang=args.feedback_lang)
     print(summary.render())
     return 0 if summary.ok else 1
 
@@ -161,6 +162,8 @@ def add_lab_commands(sub) -> None:
     g.add_argument("--lab", action="append", help="grade only this lab (repeatable)")
     g.add_argument("--lang", choices=LANGS, default=None,
                    help="language of the feedback (default: en, or that of RESULTS when regrading)")
+    g.add_argument("--feedback-lang", choices=(*LANGS, "auto"), default=None,
+                   help="language of the feedback (default: --lang); auto: each student's, from their lab.py")
     g.add_argument("--student", metavar="NAME",
                    help="regrade only this student (their name in grades.csv or their folder) into RESULTS")
     g.add_argument("--backend", choices=["auto", "redis-server", "fakeredis"], default="auto")

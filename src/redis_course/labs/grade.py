@@ -66,27 +66,34 @@ def _run(submissions: Path, out: Path, plan: Plan, root: Path | None,
         return subs, Grader(plan).run(subs)
 
 
-def _rows(student: Student, results: list[tuple[Lab, LabResult]]) -> list[GradeRow]:
-    return [GradeRow(student.name, lab.id, res.points, res.max_points, res.status, student.folder)
+def _rows(student: Student, results: list[tuple[Lab, LabResult]], lang: str) -> list[GradeRow]:
+    return [GradeRow(student.name, lab.id, res.points, res.max_points, res.status, student.folder, lang)
             for lab, res in results]
 
 
-def _write(out: Path, plan: Plan, subs: list[Submission], outcome: Outcome) -> list[GradeRow]:
+def feedback_lang(sub: Submission, plan: Plan, wanted: str | None) -> str:
+    """The language of ``sub``'s feedback: ``wanted``; with ``auto`` the language of the edition its
+    lab.py files came from (:func:`.names.edition_lang`), the run's language when they do not tell."""
+    return (sub.lang or plan.lang) if wanted == "auto" else (wanted or plan.lang)
+
+
+def _write(out: Path, plan: Plan, subs: list[Submission], outcome: Outcome, wanted: str | None) -> list[GradeRow]:
     rows = []
     for sub, results in zip(subs, per_student(plan, subs, outcome)):
-        write_student(out, sub.student, results, plan.lang)
-        rows += _rows(sub.student, results)
+        lang = feedback_lang(sub, plan, wanted)
+        write_student(out, sub.student, results, lang)
+        rows += _rows(sub.student, results, lang)
     return rows
 
 
 def _finish(out: Path, rows: list[GradeRow], plan: Plan, outcome: Outcome, started: float,
-            regraded: list[str] | None = None) -> Summary:
+            regraded: list[str] | None = None, feedback: str | None = None) -> Summary:
     write_csv(out / "grades.csv", rows)
     used = next((r.backend for r in outcome.reference.values() if r.backend), plan.backend)
     used = next((r.backend for r in outcome.results.values() if r.backend), used)
     summary = Summary.from_rows(rows, seconds=time.monotonic() - started, workers=plan.workers, backend=used,
                                 out=out, reference_problems=outcome.problems, lang=plan.lang,
-                                logs=outcome.logs, regraded=regraded or [])
+                                logs=outcome.logs, regraded=regraded or [], feedback_lang=feedback or plan.lang)
     (out / "summary.json").write_text(json.dumps(summary.to_dict(), indent=1, ensure_ascii=False), encoding="utf-8")
     return summary
 
@@ -104,9 +111,10 @@ def require_isolation(isolate: bool) -> None:
 def grade(submissions: Path, out: Path, *, labs: list[str] | None = None, lang: str | None = None,
           backend: str = "auto", workers: int | None = None, limits: Limits | None = None,
           progress: bool = True, root: Path | None = None, student: str | None = None,
-          isolate: bool = True) -> Summary:
+          isolate: bool = True, feedback_lang: str | None = None) -> Summary:
     """Grade SUBMISSIONS into ``out`` (or, with ``student``, regrade that one student there).
-    ``isolate=False`` (``--no-isolation``) runs student code without namespaces where they are missing."""
+    ``isolate=False`` (``--no-isolation``) runs student code without namespaces where they are missing.
+    ``feedback_lang``: the feedback's language (default ``lang``); ``auto``: each student's edition's."""
     started = time.monotonic()
     require_isolation(isolate)
     submissions, out = Path(submissions).resolve(), Path(out).resolve()
@@ -114,7 +122,7 @@ def grade(submissions: Path, out: Path, *, labs: list[str] | None = None, lang: 
         if labs:
             raise GradingError(_("--student regrades the labs listed in grades.csv; leave out --lab."))
         return regrade(submissions, out, student, lang=lang, backend=backend, workers=workers, limits=limits,
-                       progress=progress, root=root, isolate=isolate)
+                       progress=progress, root=root, isolate=isolate, feedback_lang=feedback_lang)
     plan = Plan(_labs(labs, root), backend, workers or 0, limits, progress=progress, lang=lang or "en",
                 logs=out / "logs", isolate=isolate)
     entries(submissions)  # an empty or missing folder is an error before RESULTS is touched
@@ -122,7 +130,8 @@ def grade(submissions: Path, out: Path, *, labs: list[str] | None = None, lang: 
     for sub in OUTPUTS:
         shutil.rmtree(out / sub, ignore_errors=True)
     subs, outcome = _run(submissions, out, plan, root, None)
-    return _finish(out, _write(out, plan, subs, outcome), plan, outcome, started)
+    return _finish(out, _write(out, plan, subs, outcome, feedback_lang), plan, outcome, started,
+                   feedback=feedback_lang)
 
 
 def _previous(out: Path) -> tuple[list[GradeRow], dict]:
@@ -151,7 +160,7 @@ def _merge(old: list[GradeRow], name: str, new: list[GradeRow]) -> list[GradeRow
 
 def regrade(submissions: Path, out: Path, wanted: str, *, lang: str | None = None, backend: str = "auto",
             workers: int | None = None, limits: Limits | None = None, progress: bool = True,
-            root: Path | None = None, isolate: bool = True) -> Summary:
+            root: Path | None = None, isolate: bool = True, feedback_lang: str | None = None) -> Summary:
     """Grade one student again into an existing RESULTS folder; nobody else's files change."""
     started = time.monotonic()
     require_isolation(isolate)
@@ -163,5 +172,6 @@ def regrade(submissions: Path, out: Path, wanted: str, *, lang: str | None = Non
     shutil.rmtree(out / "logs" / "students" / student.file, ignore_errors=True)  # this run writes them anew
     subs, outcome = _run(submissions, out, plan, root, student)
     remove_student(out, student, logs=False)
-    rows = _merge(old_rows, student.name, _write(out, plan, subs, outcome))
-    return _finish(out, rows, plan, outcome, started, regraded=[student.name])
+    feedback = feedback_lang or previous.get("feedback_lang") or plan.lang
+    rows = _merge(old_rows, student.name, _write(out, plan, subs, outcome, feedback))
+    return _finish(out, rows, plan, outcome, started, regraded=[student.name], feedback=feedback)

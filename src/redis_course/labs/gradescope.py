@@ -29,7 +29,7 @@ from .intake import GradingError
 from .model import Lab, LabError, find_lab
 
 #: What the grader imports at run time (the site, notebooks and JupyterLab are not needed there).
-GRADER_REQUIREMENTS = ("redis", "fakeredis", "lupa", "sortedcontainers", "PyYAML", "pytest", "babel")
+GRADER_REQUIREMENTS = ("redis", "fakeredis", "lupa", "sortedcontainers", "PyYAML", "pytest", "babel", "wcwidth")
 LAB_PRIVATE = ("solution.py", "wrong")
 SKIP = ("__pycache__", ".pyc", ".pyo", ".DS_Store")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..backend import CourseError
 from ..l10n import _
 from .model import Lab
-from .names import Student, assign, sort_key
+from .names import Student, assign, edition_lang, sort_key
 from .sandbox import MAX_SOURCE_BYTES
 
 LAB_FILE = re.compile(r"^(?:.*/)?(?P<lab>\d\d-[a-z0-9][a-z0-9-]*)/lab\.py$")
@@ -35,6 +35,7 @@ class Submission:
     entry: Path
     files: dict[str, Path] = field(default_factory=dict)  # lab id -> staged copy of lab.py
     problems: list[str] = field(default_factory=list)     # what was refused, in the feedback's language
+    lang: str | None = None  # the language of the edition its lab.py files came from, when they tell
 
 
 def entries(submissions: Path) -> list[tuple[Path, Student]]:
@@ -148,7 +149,8 @@ def collect(submissions: Path, stage: Path, labs: list[Lab], *, lang: str = "en"
             continue
         reader = from_folder if entry.is_dir() else from_zip
         files, problems = reader(entry, lab_ids, lang)
-        sub = Submission(student, entry, problems=problems)
+        sub = Submission(student, entry, problems=problems,
+                         lang=edition_lang(files, {lab.id: lab.starter_file for lab in labs}))
         stage_files(sub, files, stage / str(n))
         subs.append(sub)
     return subs

@@ -2,32 +2,77 @@
 per student and JUnit XML per student.
 
 Every string that comes from a student (names, exception messages, printed output, returned values
-quoted in assertion messages) is treated as data: CSV cells cannot start a formula, Markdown puts it
-in code blocks, XML drops characters XML cannot hold, JSON is written by ``json``.  Names are kept
-exactly (see :mod:`.names`); a student's files are named by ``Student.file``, which cannot leave its
-folder.  grades.csv is UTF-8 with a byte-order mark, so that Excel shows Cyrillic and Chinese names
-(Python reads it with ``encoding="utf-8-sig"``, pandas and LibreOffice as it is).
+quoted in assertion messages) is data, wherever it lands:
+
+* **grades.csv**: no piece of a cell can start a formula, whichever list separator the spreadsheet
+  splits on (``,`` ``;`` ``|`` or a tab; a Russian or German Excel splits on ``;``): a ``'`` goes before
+  every ``= + - @`` (or ``'``) that begins the cell or follows a separator, spaces or quotes
+  (:func:`csv_cell`; :func:`csv_uncell` takes them out again).  Numbers are written as numbers.
+* **Markdown**: a name is escaped character by character (:func:`md_inline`), every other student
+  text sits in a fence longer than any run of backticks inside it (:func:`md_fence`), so no student
+  Markdown or HTML is ever read as such.
+* **the terminal** (and every file, since feedback is also read with ``cat``): no control character,
+  escape sequence (CSI, OSC such as OSC 52 that writes the clipboard, DCS...), C1 control or bidi
+  override or isolate survives (:func:`plain_text`); :func:`fit_columns` cuts to a display width.
+* **JUnit XML and results.json**: characters XML cannot hold are dropped and every string is bounded;
+  results.json has only the top-level fields of Gradescope's specification (:data:`GRADESCOPE_FIELDS`).
+* **a grader error** shows the student one fixed sentence in their language and a short id; the
+  grader's own message (a traceback, a command line, the machine's paths) goes to the grading log
+  under that id (:func:`grader_error_id`).
+
+Names are kept exactly (see :mod:`.names`); a student's files are named by ``Student.file``, which
+cannot leave its folder.  grades.csv is UTF-8 with a byte-order mark, so that Excel shows Cyrillic
+and Chinese names (Python reads it with ``encoding="utf-8-sig"``, pandas and LibreOffice as it is).
 """
 from __future__ import annotations
 
 import csv
+import hashlib
+import hmac
 import json
+import os
 import re
+import secrets
 import shutil
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
+import wcwidth
+
+from ..l10n import _
 from .model import Lab
 from .names import Student
 from .runner import LabResult, TestResult
 from .texts import t
 
-CSV_FIELDS = ["student", "lab", "points", "max_points", "status", "folder"]
+CSV_FIELDS = ["student", "lab", "points", "max_points", "status", "folder", "lang"]
 CSV_ENCODING = "utf-8-sig"  # with a BOM: Excel reads UTF-8 only then
+CSV_SEPARATORS = ",;|\t"    # what a spreadsheet may split a line on (its locale's list separator)
 GRADESCOPE_VISIBILITY = {"public": "visible", "hidden": "after_published"}
+#: The top-level fields of results.json in Gradescope's specification (gradescope-autograders.readthedocs.io).
+GRADESCOPE_FIELDS = frozenset({"score", "execution_time", "output", "output_format", "test_output_format",
+                               "test_name_format", "visibility", "stdout_visibility", "extra_data", "tests",
+                               "leaderboard"})
+MAX_NAME = 300       # characters of a name or title in an XML attribute or a JSON string
+MAX_MESSAGE = 4000   # characters of one test's message
+MAX_OUTPUT = 1500    # characters of the end of what a student's code printed
+
+# A piece of a cell starts at the cell's start or after a separator or line break, then any spaces
+# and quotes (which spreadsheets may strip); there a formula would begin with = + - @.
+_PIECE_START = r"(^|[,;|\t\r\n])([\s\"]*)"
+_CELL_RISK = re.compile(_PIECE_START + r"(?=[=+\-@'])")
+_CELL_MARK = re.compile(_PIECE_START + r"'")
 _XML_BAD = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+# 8-bit C1 sequences (wcwidth removes the 7-bit ESC forms): strings (DCS, SOS, OSC, PM, APC) up to
+# their terminator, and CSI with its parameters.
+_C1_STRING = re.compile("[\x90\x98\x9d\x9e\x9f](?:[^\x07\x9c\x1b]|\x1b(?!\\\\))*(?:\x07|\x9c|\x1b\\\\)?")
+_C1_CSI = re.compile("\x9b[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?")
+# What is left that steers a terminal or the text's direction: controls but the line break, DEL,
+# C1, bidi marks, overrides and isolates, line and paragraph separators.
+_STEERING = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_MD_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # ASCII punctuation: CommonMark lets each be escaped
+_ID_KEY = secrets.token_bytes(16)  # grader-error ids: the same within a run, and say nothing of the message
 
 
 @dataclass
@@ -39,16 +84,44 @@ class GradeRow:
     max_points: float
     status: str
     folder: str = ""
+    lang: str = ""  # the language of the student's feedback
 
 
-def _cell(value: object) -> str:
-    """A cell a spreadsheet shows as text: a leading ``'`` when it could start a formula (or is a ``'``)."""
-    s = str(value)
-    return "'" + s if s[:1] in _FORMULA_START else s
+# ------------------------------------------------------------------------------------ plain text
+def plain_text(value: object, *, one_line: bool = False, limit: int | None = None, tail: bool = False) -> str:
+    """``value`` as text a terminal, a spreadsheet, XML or JSON shows as it is: escape sequences
+    (7-bit by wcwidth, 8-bit C1 here), then every control character but the line break, bidi
+    controls and characters XML cannot hold (lone surrogates too) are removed; tabs become spaces.
+    ``one_line``: line breaks become spaces.  ``limit``: at most that many characters, the first
+    ones (the last ones with ``tail``), with ``…`` where text was cut."""
+    s = wcwidth.strip_sequences(_C1_CSI.sub("", _C1_STRING.sub("", str(value))))
+    s = s.replace("\t", "    ").replace("\r\n", "\n").replace("\r", "\n")
+    s = _XML_BAD.sub("", _STEERING.sub("", s))
+    if one_line:
+        s = " ".join(s.split("\n"))
+    if limit is not None and len(s) > limit:
+        s = "…" + s[-(limit - 1):] if tail else s[:limit - 1] + "…"
+    return s
 
 
-def _uncell(s: str) -> str:
-    return s[1:] if s[:1] == "'" else s
+def fit_columns(text: str, columns: int) -> str:
+    """``text`` on one line of a terminal: plain, cut to ``columns`` display columns (a Chinese
+    character takes two, a combining accent none: wcwidth's tables), with ``…`` where cut."""
+    s = plain_text(text, one_line=True)
+    if wcwidth.width(s) <= columns:
+        return s
+    return wcwidth.clip(s, 0, max(0, columns - 1)) + "…"
+
+
+# ------------------------------------------------------------------------------------ grades.csv
+def csv_cell(value: object) -> str:
+    """A cell that no spreadsheet reads as a formula, whatever its list separator (see the module)."""
+    return _CELL_RISK.sub(lambda m: m.group(1) + m.group(2) + "'", str(value))
+
+
+def csv_uncell(s: str) -> str:
+    """The text :func:`csv_cell` was given."""
+    return _CELL_MARK.sub(lambda m: m.group(1) + m.group(2), s)
 
 
 def _num(x: float) -> float | int:
@@ -60,44 +133,89 @@ def write_csv(path: Path, rows: list[GradeRow]) -> None:
         w = csv.writer(f)
         w.writerow(CSV_FIELDS)
         for r in rows:
-            w.writerow([_cell(r.student), r.lab, _num(r.points), _num(r.max_points), r.status, _cell(r.folder)])
+            w.writerow([csv_cell(r.student), csv_cell(r.lab), _num(r.points), _num(r.max_points), csv_cell(r.status),
+                        csv_cell(r.folder), csv_cell(r.lang)])
 
 
 def read_csv(path: Path) -> list[GradeRow]:
-    """The rows of a grades.csv written by :func:`write_csv` (also one without the ``folder`` column)."""
+    """The rows of a grades.csv written by :func:`write_csv` (also one without ``folder`` or ``lang``)."""
     with open(path, newline="", encoding=CSV_ENCODING) as f:
-        return [GradeRow(_uncell(d["student"]), d["lab"], float(d["points"]), float(d["max_points"]), d["status"],
-                         _uncell(d.get("folder") or "")) for d in csv.DictReader(f)]
+        return [GradeRow(csv_uncell(d["student"]), csv_uncell(d["lab"]), float(d["points"]), float(d["max_points"]),
+                         csv_uncell(d["status"]), csv_uncell(d.get("folder") or ""), csv_uncell(d.get("lang") or ""))
+                for d in csv.DictReader(f)]
 
 
+# ------------------------------------------------------------------------------------ grader errors
+def grader_error_id(lab_id: str, res: LabResult) -> str:
+    """The short id a grader error is known by in this run: in the student's feedback, and beside the
+    grader's message in the grading log (a keyed hash: it tells nothing of the message)."""
+    data = f"{lab_id}\0{res.message}".encode("utf-8", "surrogatepass")
+    return hmac.new(_ID_KEY, data, hashlib.sha256).hexdigest()[:10]
+
+
+def grader_error_note(lab_id: str, res: LabResult, lang: str) -> str:
+    """What a student reads about a grader error: a fixed sentence and the id, nothing of the grader."""
+    return _("The grader failed on this lab, so it has no grade yet. This is not a message about your "
+             "code; give your instructor this id: {id}.", id=grader_error_id(lab_id, res), lang=lang)
+
+
+def grader_error_log(lab_id: str, res: LabResult) -> str:
+    """The grading log's entry for a grader error: its id, then the grader's own message."""
+    return f"grader-error {grader_error_id(lab_id, res)} ({lab_id}):\n{res.message}\n"
+
+
+def _log_grader_errors(folder: Path, results: list[tuple[Lab, LabResult]]) -> None:
+    errors = [(lab, res) for lab, res in results if res.status == "grader-error"]
+    if not errors:
+        return
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for lab, res in errors:
+        fd = os.open(folder / f"{lab.id}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as f:
+            f.write("\n" + grader_error_log(lab.id, res))
+
+
+# ------------------------------------------------------------------------------------ feedback
 def test_output(test: TestResult, lab: Lab, lang: str) -> str:
     """What the student reads about one test: what happened and the hint (empty when it passed)."""
     if test.passed or test.outcome == "skipped":
-        return "" if test.passed else test.message
-    parts = [test.message.strip()] if test.message.strip() else []
+        return "" if test.passed else plain_text(test.message, limit=MAX_MESSAGE)
+    message = plain_text(test.message, limit=MAX_MESSAGE).strip()
+    parts = [message] if message else []
     hint = lab.hint(test.hint, lang)
     if hint:
         parts.append(f"{t('hint', lang)}: {hint}")
     return "\n".join(parts)
 
 
-def _fence(text: str) -> str:
+def md_inline(text: str) -> str:
+    """``text`` as literal Markdown text on one line: every ASCII punctuation character escaped, so
+    no emphasis, link, heading, table cell, entity or HTML can start in it."""
+    return _MD_PUNCT.sub(r"\\\1", plain_text(text, one_line=True)).strip() or "\\_"
+
+
+def md_fence(text: str) -> str:
+    """``text`` (plain) in a fenced code block that nothing inside can close: the fence is longer
+    than the longest run of backticks in it."""
+    text = plain_text(text)
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}text\n{text}\n{fence}"
 
 
 def feedback_markdown(student: str, results: list[tuple[Lab, LabResult]], lang: str) -> str:
-    total = sum(r.points for _, r in results)
-    max_total = sum(r.max_points for _, r in results)
-    out = [f"# {t('feedback_title', lang, student=student)}", "", t("score_line", lang, points=total,
-                                                                       max_points=max_total), ""]
+    total = sum(r.points for _lab, r in results)
+    max_total = sum(r.max_points for _lab, r in results)
+    out = [f"# {t('feedback_title', lang, student=md_inline(student))}", "",
+           t("score_line", lang, points=total, max_points=max_total), ""]
     for lab, res in results:
         out += [f"## {lab.id}: {lab.title(lang)}", "",
                 t("score_line", lang, points=res.points, max_points=res.max_points)
                 + ("" if res.status == "ok" else f" — {t(res.status, lang)}"), ""]
-        if res.status in ("missing", "import-error", "grader-error") and res.message:
-            out += [_fence(res.message.strip()[:2000]), ""]
+        if res.status == "grader-error":
+            out += [grader_error_note(lab.id, res, lang), ""]
+        elif res.status in ("missing", "import-error") and res.message:
+            out += [md_fence(plain_text(res.message, limit=2000).strip()), ""]
         out += [f"| {t('test', lang)} | {t('points', lang)} | {t('result', lang)} |", "|---|---|---|"]
         for test in res.tests:
             title = lab.test_title(test.name, lang).replace("|", "/") + (
@@ -109,60 +227,72 @@ def feedback_markdown(student: str, results: list[tuple[Lab, LabResult]], lang: 
         for test in res.tests:
             text = test_output(test, lab, lang)
             if text and not test.passed:
-                out += [f"### ✗ {lab.test_title(test.name, lang)}", "", _fence(text), ""]
+                out += [f"### ✗ {lab.test_title(test.name, lang)}", "", md_fence(text), ""]
         if res.output.strip():
-            out += [f"### {t('your_output', lang)}", "", _fence(res.output.strip()[-1500:]), ""]
+            out += [f"### {t('your_output', lang)}", "",
+                    md_fence(plain_text(res.output.strip(), limit=MAX_OUTPUT, tail=True)), ""]
     return "\n".join(out).rstrip() + "\n"
 
 
+# ------------------------------------------------------------------------------------ Gradescope
 def gradescope_results(results: list[tuple[Lab, LabResult]], lang: str) -> dict:
+    """results.json: only fields of Gradescope's specification, every string plain and bounded."""
     tests = []
     for lab, res in results:
         for test in res.tests:
             if test.outcome == "skipped":
                 continue
             tests.append({
-                "name": f"{lab.id}: {lab.test_title(test.name, lang)}", "score": _num(test.points),
-                "max_score": _num(test.max_points),
+                "name": plain_text(f"{lab.id}: {lab.test_title(test.name, lang)}", one_line=True, limit=MAX_NAME),
+                "score": _num(test.points), "max_score": _num(test.max_points),
                 "status": "passed" if test.passed else "failed",
                 "output": test_output(test, lab, lang),
                 "visibility": GRADESCOPE_VISIBILITY.get(test.visibility, "after_published"),
             })
-        if res.status == "missing":
+        note = {"missing": lambda: t("missing", lang), "grader-error": lambda: grader_error_note(lab.id, res, lang)}
+        if res.status in note:
             tests.append({"name": f"{lab.id}: lab.py", "score": 0, "max_score": 0, "status": "failed",
-                          "output": t("missing", lang), "visibility": "visible"})
-    return {"score": _num(sum(r.points for _, r in results)),
-            "max_score": _num(sum(r.max_points for _, r in results)), "tests": tests}
+                          "output": note[res.status](), "visibility": "visible"})
+    return {"score": _num(sum(r.points for _lab, r in results)), "tests": tests}
 
 
+# ------------------------------------------------------------------------------------ JUnit
 def junit_xml(student: str, results: list[tuple[Lab, LabResult]], lang: str) -> bytes:
-    clean = lambda s: _XML_BAD.sub("\ufffd", str(s))  # noqa: E731
-    suites = ET.Element("testsuites", name=clean(student))
+    """JUnit XML that any XML parser reads: ElementTree escapes, :func:`plain_text` drops what XML
+    cannot hold at all, and every attribute is bounded."""
+    def attr(s: object) -> str:
+        return plain_text(s, one_line=True, limit=MAX_NAME)
+
+    suites = ET.Element("testsuites", name=attr(student))
     for lab, res in results:
-        counted = [x for x in res.tests]
+        counted = list(res.tests)
         failures = sum(1 for x in counted if x.outcome == "failed")
         errors = sum(1 for x in counted if x.outcome in ("error", "not-run"))
         skipped = sum(1 for x in counted if x.outcome == "skipped")
-        suite = ET.SubElement(suites, "testsuite", name=clean(f"{student}.{lab.id}"), tests=str(len(counted)),
+        suite = ET.SubElement(suites, "testsuite", name=attr(f"{student}.{lab.id}"), tests=str(len(counted)),
                               failures=str(failures), errors=str(errors), skipped=str(skipped),
                               time=f"{res.seconds:.3f}")
-        ET.SubElement(ET.SubElement(suite, "properties"), "property", name="points",
-                      value=f"{res.points:g}/{res.max_points:g}")
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", name="points", value=f"{res.points:g}/{res.max_points:g}")
         if res.status != "ok":
-            ET.SubElement(suite.find("properties"), "property", name="status", value=res.status)
+            ET.SubElement(props, "property", name="status", value=res.status)
+        if res.status == "grader-error":
+            ET.SubElement(props, "property", name="grader-error", value=grader_error_id(lab.id, res))
         for x in counted:
-            case = ET.SubElement(suite, "testcase", classname=clean(f"{lab.id}.{x.visibility}"), name=clean(x.name),
+            case = ET.SubElement(suite, "testcase", classname=attr(f"{lab.id}.{x.visibility}"), name=attr(x.name),
                                  time=f"{x.duration:.3f}")
-            text = clean(test_output(x, lab, lang))
+            text = test_output(x, lab, lang)
+            first = (plain_text(x.message or "").strip().splitlines() or [""])[0]
             if x.outcome == "failed":
-                ET.SubElement(case, "failure", message=clean((x.message or "failed").splitlines()[0][:300])).text = text
+                ET.SubElement(case, "failure", message=attr(first or "failed")).text = text
             elif x.outcome in ("error", "not-run"):
-                ET.SubElement(case, "error", message=clean((x.message or x.outcome).splitlines()[0][:300])).text = text
+                ET.SubElement(case, "error", message=attr(first or x.outcome)).text = text
             elif x.outcome == "skipped":
-                ET.SubElement(case, "skipped", message=clean(x.message[:300]))
+                ET.SubElement(case, "skipped", message=attr(first))
     return ET.tostring(suites, encoding="utf-8", xml_declaration=True)
 
 
+# ------------------------------------------------------------------------------------ files
 def student_files(out: Path, student: Student) -> list[Path]:
     """Where a student's feedback, Gradescope results, JUnit XML and logs of failed runs are."""
     return [out / "feedback" / f"{student.file}.md", out / "gradescope" / student.file,
@@ -178,7 +308,8 @@ def remove_student(out: Path, student: Student, *, logs: bool = True) -> None:
 
 
 def write_student(out: Path, student: Student, results: list[tuple[Lab, LabResult]], lang: str) -> None:
-    feedback, gs, junit, _logs = student_files(out, student)
+    feedback, gs, junit, logs = student_files(out, student)
+    _log_grader_errors(logs, results)
     feedback.parent.mkdir(parents=True, exist_ok=True)
     feedback.write_text(feedback_markdown(student.name, results, lang), encoding="utf-8")
     gs.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,9 @@
 
 A :class:`Summary` is computed from the rows of grades.csv alone, so that regrading one student
 recomputes it for the whole class.  ``render()`` speaks the instructor's language (``COURSE_LANG`` or
-the locale) with the plural forms of that language.
+the locale) with the plural forms of that language; a student's name in it is plain text on one line,
+at most :data:`NAME_COLUMNS` columns wide (:func:`.report.fit_columns`), so no name can steer the
+instructor's terminal.
 """
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..l10n import _, ngettext
-from .report import GradeRow
+from .report import GradeRow, fit_columns
+
+NAME_COLUMNS = 40  # display columns of a student's name in the summary
 
 #: How each status of a lab run is counted, in the instructor's words (plural forms of their language).
 STATUS_COUNTS = {
@@ -41,6 +45,8 @@ class Summary:
     students_unimportable: int = 0
     logs: int = 0
     regraded: list[dict] = field(default_factory=list)  # {student, points, max_points} of each regraded student
+    feedback_lang: str = ""  # the feedback's language, or "auto": each student's edition's
+    feedback_langs: dict[str, int] = field(default_factory=dict)  # language -> students whose feedback is in it
 
     @classmethod
     def from_rows(cls, rows: list[GradeRow], **run: object) -> "Summary":
@@ -50,6 +56,10 @@ class Summary:
         for r in rows:
             by_student.setdefault(r.student, []).append(r)
             statuses[r.status] = statuses.get(r.status, 0) + 1
+        feedback_langs: dict[str, int] = {}
+        for labs in by_student.values():
+            if labs[0].lang:
+                feedback_langs[labs[0].lang] = feedback_langs.get(labs[0].lang, 0) + 1
         percents = []
         for labs in by_student.values():
             total = sum(r.max_points for r in labs)
@@ -57,7 +67,8 @@ class Summary:
         regraded = [{"student": name, "points": sum(r.points for r in by_student.get(name, [])),
                      "max_points": sum(r.max_points for r in by_student.get(name, []))}
                     for name in run.pop("regraded", None) or []]  # type: ignore[union-attr]
-        return cls(students=len(by_student), regraded=regraded, lab_runs=sum(1 for r in rows if r.status != "missing"),
+        return cls(students=len(by_student), regraded=regraded, feedback_langs=dict(sorted(feedback_langs.items())),
+                   lab_runs=sum(1 for r in rows if r.status != "missing"),
                    statuses=statuses, percents=percents,
                    students_timed_out=sum(any(r.status == "timeout" for r in v) for v in by_student.values()),
                    students_crashed=sum(any(r.status == "crash" for r in v) for v in by_student.values()),
@@ -76,7 +87,9 @@ class Summary:
 
     def to_dict(self) -> dict:
         return {"students": self.students, "lab_runs": self.lab_runs, "seconds": round(self.seconds, 2),
-                "workers": self.workers, "backend": self.backend, "lang": self.lang, "statuses": self.statuses,
+                "workers": self.workers, "backend": self.backend, "lang": self.lang,
+                "feedback_lang": self.feedback_lang or self.lang, "feedback_langs": self.feedback_langs,
+                "statuses": self.statuses,
                 "students_timed_out": self.students_timed_out, "students_crashed": self.students_crashed,
                 "students_unimportable": self.students_unimportable,
                 "distribution": dict(self.distribution()),
@@ -117,7 +130,8 @@ class Summary:
 
     def render(self) -> str:
         d = self.to_dict()
-        lines = [_("Regraded {student}: {points} of {max_points} points.", student=r["student"],
+        lines = [_("Regraded {student}: {points} of {max_points} points.",
+                   student=fit_columns(r["student"], NAME_COLUMNS),
                    points=format(r["points"], "g"), max_points=format(r["max_points"], "g")) for r in self.regraded]
         lines += [self._headline(), self._statuses(), _("Score distribution (percent of the maximum):")]
         top = max((n for _label, n in self.distribution()), default=0) or 1
@@ -125,6 +139,9 @@ class Summary:
             lines.append(f"  {label}  {'█' * round(20 * n / top):<20} {n}")
         if self.percents:
             lines.append("  " + _("mean {mean}%, median {median}%", mean=d["mean_percent"], median=d["median_percent"]))
+        if self.feedback_lang == "auto" and self.feedback_langs:
+            lines.append(_("Feedback in each student's language: {counts}.",
+                           counts=", ".join(f"{lang} {n}" for lang, n in self.feedback_langs.items())))
         lines += [_("Warning: {problem}", problem=p) for p in self.reference_problems]
         lines.append(_("Written to {out}: grades.csv, feedback/, gradescope/, junit/, summary.json.", out=self.out))
         if self.logs:
