@@ -249,3 +249,30 @@ def test_one_command_cannot_take_the_servers_memory(boxes, backend):
     assert seen.startswith("refused"), seen
     box.reset()
     assert box.redis.healthy()
+
+
+def test_in_a_container_the_container_is_the_box(monkeypatch):
+    """Where no namespace can be made (a container without CAP_SYS_ADMIN), the same box runs
+    without bubblewrap: calls, crashes from outside and reaps still hold, and the mode says so."""
+    monkeypatch.setenv("COURSE_BWRAP", "")
+    monkeypatch.setenv("COURSE_CONTAINER", "1")
+    launch.bwrap_binary.cache_clear()
+    try:
+        assert launch.mode() == "container"
+        run = make_run_dir("course-boxtest-")
+        box = Box(b"def inc(r):\n    return r.incr(r.key('n'))\n", run, "course:box:c:", backend="fakeredis").start()
+        try:
+            assert box.mode == "container"
+            proc = StudentProcess(box)
+            assert proc.call("inc") == 1
+            proc.arm_crash(0)
+            with pytest.raises(InjectedCrash):
+                proc.call("inc")
+            proc.arm_crash(None)
+            assert proc.call("inc") == 2
+            box.reap()
+        finally:
+            box.stop()
+            shutil.rmtree(run, ignore_errors=True)
+    finally:
+        launch.bwrap_binary.cache_clear()

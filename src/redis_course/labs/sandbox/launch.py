@@ -83,8 +83,9 @@ def is_root() -> bool:
 @functools.lru_cache(maxsize=1)
 def bwrap_binary() -> str | None:
     """``bwrap`` if it is installed and can make its namespaces here (probed once, as this grader
-    would run it: from root through a uid of its own)."""
-    binary = shutil.which("bwrap")
+    would run it: from root through a uid of its own).  ``COURSE_BWRAP`` names another binary
+    (empty: none, as in a container that cannot make namespaces)."""
+    binary = shutil.which(os.environ.get("COURSE_BWRAP", "bwrap") or "/nonexistent/bwrap")
     if not binary:
         return None
     probe = [binary, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"]
