@@ -86,13 +86,18 @@ def build_submissions(subs: Path, attacks: list[str]) -> None:
 
 
 def _children() -> list[str]:
-    """This process's children, with their command lines (what a subreaper adopted included)."""
+    """This process's live children, with their command lines (what a subreaper adopted included);
+    those that already ended (zombies) are reaped."""
     out = []
     for tid in os.listdir(f"/proc/{os.getpid()}/task"):
         for pid in Path(f"/proc/{os.getpid()}/task/{tid}/children").read_text().split():
             try:
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state == "Z":
+                    os.waitpid(int(pid), os.WNOHANG)
+                    continue
                 out.append(f"{pid}: {Path(f'/proc/{pid}/cmdline').read_bytes()[:200]!r}")
-            except OSError:
+            except (OSError, ChildProcessError):
                 pass
     return out
 
