@@ -103,8 +103,8 @@ def require_isolation(isolate: bool) -> None:
     from .sandbox.launch import mode
 
     if isolate and mode() == "none":
-        raise GradingError(_("Student code cannot be isolated here (run as root, or install bubblewrap so that "
-                             "`bwrap` works for this user), so grading stops; pass --no-isolation to grade "
+        raise GradingError(_("Student code cannot be isolated here (install bubblewrap so that `bwrap` can make "
+                             "namespaces on this machine), so grading stops; pass --no-isolation to grade "
                              "without isolation on purpose."))
 
 
