@@ -38,7 +38,7 @@ SETUP_SH = """#!/usr/bin/env bash
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends python3 python3-venv python3-pip redis-server bubblewrap
+apt-get install -y -qq --no-install-recommends python3 python3-venv python3-pip redis-server bubblewrap libfaketime
 PY=python3
 if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
   apt-get install -y -qq --no-install-recommends python3.11 python3.11-venv   # Ubuntu 22.04 images
