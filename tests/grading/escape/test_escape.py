@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import time
+import warnings
 
 import pytest
 
@@ -168,13 +169,23 @@ def student_of(batch: dict, kind: str) -> str:
 
 # ------------------------------------------------------------------ verdicts per attack
 
-def found_by(o: h.Outcome, student: str | None) -> list[str]:
-    """Canary secrets that came back through a channel the student controls (never the suite's own)."""
+def _mine(where: str, student: str, kind: str, single: bool) -> bool:
+    if single:
+        return True
+    fname = re.sub(r'[/\\:*?"<>|\x00-\x1f\x7f-\x9f]', "_", student)
+    return (f"/{fname}." in where or f"/{fname}/" in where or f":found:{kind}:" in where
+            or where.startswith(f"drop/{kind}-") or (kind == "probe" and where.startswith(("drop/report-", "drop/lua-server-"))))
+
+
+def found_by(o: h.Outcome, student: str, kind: str) -> list[str]:
+    """Canary secrets that came back through a channel this student controls: its own feedback, JUnit
+    and Gradescope files, reports tagged with its attack, or (check, Gradescope: one student) anywhere."""
+    single = o.path in ("check", "gradescope")
     bad = []
-    for kind, wheres in o.found.items():
-        if kind == "peer" and all("honest" in w for w in wheres):
-            continue
-        bad.append(f"read the {kind} canary (seen in {sorted(set(wheres))[:3]})")
+    for secret_kind, wheres in o.found.items():
+        mine = sorted({w for w in wheres if _mine(w, student, kind, single)})
+        if mine:
+            bad.append(f"read the {secret_kind} canary (seen in {mine[:3]})")
     return bad
 
 
@@ -187,7 +198,7 @@ def verdict(o: h.Outcome, kind: str, student: str) -> list[str]:
         rep = h.probe_report(o, student)
         bad += [f"probe found {s} through {w}" for s, w in rep["found"].items()]
         bad += [f"probe reached {r}" for r in rep["reached"] if not r.startswith(HARMLESS)]
-        bad += found_by(o, student)
+        bad += found_by(o, student, kind)
     elif kind == "forkbomb":
         n = [int(x) for x in h.attack_values(o, "forkbomb", student, r"FORKBOMB started (\d+)") if x.isdigit()]
         if n and max(n) >= 1500:
@@ -202,7 +213,10 @@ def verdict(o: h.Outcome, kind: str, student: str) -> list[str]:
                 if n >= 1 << 30:
                     bad.append(f"wrote {n >> 20} MiB to {folder}: no disk limit below 1 GiB")
     elif kind == "memory":
-        for v in h.attack_values(o, "memory", student, r"MEMORY (\{[^}]*\})"):
+        vals = h.attack_values(o, "memory", student, r"MEMORY (\{[^}]*\})")
+        if not vals:  # killed by the call's time limit before it could say how far it got
+            warnings.warn(f"memory attack on {o.path}/{o.backend}: inconclusive, it reported nothing")
+        for v in vals:
             try:
                 d = json.loads(v)
             except ValueError:
@@ -239,7 +253,7 @@ def verdict(o: h.Outcome, kind: str, student: str) -> list[str]:
         if base and mine and int(mine["points"]) > int(base["points"]):
             bad.append(f"tampering inside its interpreter raised its score from {base['points']} to {mine['points']}")
     if kind != "probe":
-        bad += found_by(o, student)
+        bad += found_by(o, student, kind)
     return bad
 
 
