@@ -35,8 +35,8 @@ USER_BATCH = {"00-honest": "honest", "01-probe": "probe", "03-honest": "honest",
               "16-honest": "honest"}
 CHECK_ATTACKS = ["probe", "daemon", "textinject"]
 # what a probe may report without it being an escape: hooks it can see in its own interpreter (the
-# tamper attack measures whether they matter), and the folders of its own box
-HARMLESS = ("tamperable:",)
+# tamper attack measures whether they matter), and a command or script that did not return in time
+HARMLESS = ("tamperable:", "cmds-hung", "lua-hung-at:")
 
 _OUTCOMES: dict = {}
 
