@@ -644,8 +644,11 @@ def probe_report(o: Outcome, student: str) -> dict:
             continue
         except ValueError:
             pass
-        for part in re.findall(r'"reached": \[(.*?)\]', frag):
-            reached |= set(re.findall(r'"([^"]+)"', part))
+        # cut: take every complete quoted item
+        for sec, route in re.findall(r'"(ESCSECRET[A-Za-z0-9_]+)": "([^"]+)"', frag):
+            found.setdefault(sec, route)
+        for part in re.findall(r'"reached": \[([^\]]*)', frag):
+            reached |= set(re.findall(r'"([^"]+)"(?=[,\]]|$)', part + "]"))
     return {"reached": sorted(reached), "found": found}
 
 

@@ -166,6 +166,13 @@ def probe_writes():
     for d in dirs_:
         if os.access(d, os.W_OK):
             _reach("writable:" + d)
+            p = os.path.join(d, "escape-%s-w-course" % HEX)
+            try:
+                with open(p, "w") as f:
+                    f.write("x")
+                _reach("wrote:" + p)
+            except OSError:
+                pass
     # SysV shared memory: survives the process unless its IPC namespace dies
     try:
         libc = ctypes.CDLL(None, use_errno=True)
