@@ -1,7 +1,7 @@
 """Lesson 07: concurrency limiting, a counting semaphore on a sorted set with leases.
 
 A rate limiter counts requests per period; a concurrency limiter counts requests *in flight*.  The
-holders of a semaphore live in one sorted set, ``sem:<name>:holders``: the member is a random
+holders of a semaphore live in one sorted set, ``sem:{<name>}:holders``: the member is a random
 token per acquisition, the score the end of its lease in ms.  Every script first drops the leases
 that ended (ZREMRANGEBYSCORE), so a holder that crashed without releasing keeps its slot only until
 its lease ends, never for ever.  The clock is the server's (TIME inside the script) unless the
@@ -93,7 +93,9 @@ if place < free then
   got = 1
 end
 local ttl = math.max(lease, patience) + slack
-for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end    -- after the writes: every key that exists
+for i = 2, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end    -- the line: it lives as long as its waiters
+-- the holders' TTL is only ever lengthened: extend() may have given a lease more than this one
+if redis.call('PTTL', KEYS[1]) < lease + slack then redis.call('PEXPIRE', KEYS[1], lease + slack) end
 return {got, place}
 """
 
@@ -113,8 +115,14 @@ def _now(now_ms: int | None):
     return "" if now_ms is None else int(now_ms)
 
 
+def _tag(name: str) -> str:
+    """``{name}``: a hash tag, so that every key of one semaphore is in one cluster slot (a script
+    on several keys in different slots is refused with CROSSSLOT)."""
+    return "{" + name + "}"
+
+
 def holders_key(r, name: str) -> str:
-    return r.key("sem", name, "holders")
+    return r.key("sem", _tag(name), "holders")
 
 
 def acquire(r, name: str, limit: int, lease_ms: int, now_ms: int | None = None) -> Slot:
@@ -148,10 +156,12 @@ def acquire_fair(r, name: str, token: str, limit: int, lease_ms: int, patience_m
 
     The caller keeps its ``token`` while it waits and asks again; a waiter that does not ask again
     within ``patience_ms`` leaves the line.  One EVALSHA on four keys (holders, queue, waiters,
-    ticket counter): O(log N) per ZADD/ZRANK plus the expired waiters removed.
+    ticket counter; one hash tag, so one cluster slot): O(log N) per ZADD/ZRANK plus the expired
+    waiters removed.  The holders' TTL is only lengthened, never shortened below a lease that
+    :func:`extend` renewed.
     """
-    keys = [holders_key(r, name), r.key("sem", name, "queue"), r.key("sem", name, "waiters"),
-            r.key("sem", name, "ticket")]
+    keys = [holders_key(r, name), r.key("sem", _tag(name), "queue"), r.key("sem", _tag(name), "waiters"),
+            r.key("sem", _tag(name), "ticket")]
     ok, place = _evalsha(_FAIR, r, keys, _now(now_ms), limit, lease_ms, token, patience_ms)
     return ok == 1, place
 
