@@ -1,7 +1,8 @@
 """Lesson 07: a slow server on demand, a proxy on a Unix socket that delays what Redis says.
 
 :class:`SlowProxy` listens on a Unix socket and forwards every connection to a Redis server's Unix
-socket.  It waits ``delay_s`` before it connects to the server (a slow connect), then forwards what
+socket.  It waits ``connect_delay_s`` (``delay_s`` unless given) before it connects to the server (a
+slow connect: the client's first reply comes that much later), then forwards what
 the client sends at once and holds every chunk of what the server answers ``delay_s`` before passing
 it on (so each reply, those of the handshake included, arrives ``delay_s`` late).  With
 ``refuse_auth`` it never reaches the server and answers every command with the error Redis gives a
@@ -27,9 +28,10 @@ WRONGPASS = b"-WRONGPASS invalid username-password pair or user is disabled.\r\n
 
 class SlowProxy:
     def __init__(self, listen: str | os.PathLike, upstream: str | os.PathLike, delay_s: float = 0.0,
-                 refuse_auth: bool = False) -> None:
+                 refuse_auth: bool = False, connect_delay_s: float | None = None) -> None:
         self.listen, self.upstream = str(listen), str(upstream)
         self.delay_s, self.refuse_auth = delay_s, refuse_auth
+        self.connect_delay_s = delay_s if connect_delay_s is None else connect_delay_s
         self.accepted = 0
         self._stop = threading.Event()
         self._sockets: list[socket.socket] = []
@@ -57,7 +59,7 @@ class SlowProxy:
         if self.refuse_auth:
             self._refuse(client)
             return
-        time.sleep(self.delay_s)                 # a slow connect: nothing answers before this
+        time.sleep(self.connect_delay_s)         # a slow connect: nothing answers before this
         upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             upstream.connect(self.upstream)
@@ -115,14 +117,15 @@ class SlowProxy:
 
 
 @contextlib.contextmanager
-def in_front_of(socket_path: str | os.PathLike, delay_s: float = 0.0, refuse_auth: bool = False) -> Iterator[SlowProxy]:
+def in_front_of(socket_path: str | os.PathLike, delay_s: float = 0.0, refuse_auth: bool = False,
+                connect_delay_s: float | None = None) -> Iterator[SlowProxy]:
     """New connections to ``socket_path`` go through a :class:`SlowProxy` for the block; connections
     already open are not touched."""
     path = Path(socket_path)
     real = path.with_name(path.name + ".real")
     os.rename(path, real)
     try:
-        proxy = SlowProxy(path, real, delay_s, refuse_auth)
+        proxy = SlowProxy(path, real, delay_s, refuse_auth, connect_delay_s)
     except BaseException:
         os.rename(real, path)
         raise
