@@ -467,6 +467,37 @@ print_table([_("client"), _("polls every, ms"), _("acquired, plain"), _("longest
               fair[c]["longest_wait_ms"]) for c in clients])
 
 # %% [markdown] lang="en"
+# ### A lease is not the work: fencing tokens
+#
+# A holder that stalls keeps working after its lease ended and another client took the slot. Only
+# the resource can refuse its late write: `acquire_fenced` hands out a fence with every grant (one
+# more each time), and `fenced_write` refuses a fence older than the newest it has seen. `a` holds
+# the only slot for 1 s and stalls for 2 s; `b` takes it at +1.5 s and writes; `a` wakes at +2 s
+# and writes.
+
+# %% [markdown] lang="ru" translated="bb528e8d3df2"
+# ### Аренда — это не работа: маркеры ограждения
+#
+# Зависший держатель продолжает работать после того, как его аренда кончилась и слот занял другой
+# клиент. Отвергнуть его запоздавшую запись может только ресурс: `acquire_fenced` вместе с каждым
+# слотом выдаёт маркер (каждый раз на единицу больше), а `fenced_write` отвергает маркер старше самого
+# нового из виденных. `a` держит единственный слот 1 с и зависает на 2 с; `b` занимает его через
+# 1,5 с и пишет; `a` просыпается через 2 с и пишет.
+
+# %% [markdown] lang="zh" translated="bb528e8d3df2"
+# ### 租约不等于工作：围栏令牌
+#
+# 卡住的持有者在租约结束、槽位被另一个客户端拿走之后还在继续工作。只有资源能拒绝它迟到的写入：`acquire_fenced` 每发放一个槽位就同时发放一个令牌（每次大一），`fenced_write` 拒绝比它见过的最新令牌更旧的令牌。`a` 持有唯一的槽位 1 秒，然后卡住 2 秒；`b` 在 1.5 秒时拿到槽位并写入；`a` 在 2 秒时醒来并写入。
+
+# %%
+show(sem.FENCED_WRITE_LUA)
+stories = {_("plain HSET"): sem.stalled_holder(r, "plain", fenced=False),
+           "fenced_write": sem.stalled_holder(r, "fenced", fenced=True)}
+print_table([_("writes"), _("fences"), _("a still holds a lease"), _("the late write of a"), _("value at the end")],
+            [(how, x["fences"] if how == "fenced_write" else "-", x["a_still_held"],
+              _("applied") if x["late_write_applied"] else _("refused"), x["value"]) for how, x in stories.items()])
+
+# %% [markdown] lang="en"
 # ## Shipping scripts the Redis 7 way
 #
 # A script sent with `EVALSHA` lives in the server's script cache: not saved, not replicated, gone

@@ -126,3 +126,18 @@ def test_every_key_of_one_semaphore_is_in_one_cluster_slot(r):
     sem.acquire_fair(r, "db", "tok2", 1, 1000, 500)
     keys = r.course_keys()
     assert len(keys) == 4 and len({key_slot(k) for k in keys}) == 1
+
+
+def test_fences_follow_the_order_of_grants_and_never_restart(r):
+    tokens = [sem.acquire_fenced(r, "f", 2, 1000, now_ms=T + i) for i in range(3)]
+    assert [f for _, f in tokens] == [1, 2, 0] and tokens[2][0] is None          # the third is refused
+    assert sem.acquire_fenced(r, "f", 2, 1000, now_ms=T + 1001)[1] == 3          # after the leases end
+    assert r.ttl(r.key("sem", "{f}", "fence")) == -1
+
+
+def test_a_stalled_holder_overwrites_the_next_ones_work_unless_the_resource_checks_fences(r):
+    plain = sem.stalled_holder(r, "plain", fenced=False)
+    assert plain["a_still_held"] is False and plain["value"] == "a"              # b's work is lost
+    fenced = sem.stalled_holder(r, "fenced", fenced=True)
+    assert fenced["fences"] == (1, 2) and fenced["b_wrote"] is True
+    assert fenced["late_write_applied"] is False and fenced["value"] == "b"
