@@ -119,18 +119,18 @@ print_table([_("error"), "no_answer"], [(type(x).__name__, g.no_answer(x)) for x
 
 # %% [markdown] lang="en"
 # A socket timeout bounds each wait, not the request. Through a proxy that delays every reply of a
-# private server by 40 ms, a client with a 50 ms timeout on a new connection waits for the
-# handshake and the reply, each under 50 ms, together over it; under `deadline` the guard answers
+# private server by 200 ms, a client with a 300 ms timeout on a new connection waits for the
+# handshake and the reply, each under 300 ms, together over it; under `deadline` the guard answers
 # by its policy within the budget.
 
-# %% [markdown] lang="ru" translated="a64287ccb242"
+# %% [markdown] lang="ru" translated="450f96eceb54"
 # Тайм-аут сокета ограничивает каждое ожидание, а не запрос. Через прокси, задерживающий каждый ответ
-# приватного сервера на 40 мс, клиент с тайм-аутом 50 мс на новом соединении ждёт рукопожатия и
-# ответа — каждого меньше 50 мс, а вместе больше; внутри `deadline` защита отвечает по своей политике
+# приватного сервера на 200 мс, клиент с тайм-аутом 300 мс на новом соединении ждёт рукопожатия и
+# ответа — каждого меньше 300 мс, а вместе больше; внутри `deadline` защита отвечает по своей политике
 # в пределах бюджета.
 
-# %% [markdown] lang="zh" translated="a64287ccb242"
-# 套接字超时限制的是每一次等待，而不是请求。经过一个把私有服务器的每个回复延迟 40 毫秒的代理，超时为 50 毫秒的客户端在新连接上要等握手和回复，每一步都不到 50 毫秒，加起来却超过了；在 `deadline` 之内，防护会在预算内按策略回答。
+# %% [markdown] lang="zh" translated="450f96eceb54"
+# 套接字超时限制的是每一次等待，而不是请求。经过一个把私有服务器的每个回复延迟 200 毫秒的代理，超时为 300 毫秒的客户端在新连接上要等握手和回复，每一步都不到 300 毫秒，加起来却超过了；在 `deadline` 之内，防护会在预算内按策略回答。
 
 # %% tags=["varies"]
 if SERVER:
@@ -138,18 +138,18 @@ if SERVER:
 
     with private_redis(unix_socket=True) as srv:
         base = srv.client(prefix="course:slow:")
-        with slowproxy.in_front_of(srv.socket_path, delay_s=0.04, connect_delay_s=0):
+        with slowproxy.in_front_of(srv.socket_path, delay_s=0.2, connect_delay_s=0):
             started = time.monotonic()
-            pong = g.budget_client(base, 50).ping()
+            pong = g.budget_client(base, 300).ping()
             per_wait_ms = (time.monotonic() - started) * 1000
-            fast = g.budget_client(base, 50)
+            fast = g.budget_client(base, 300)
             started = time.monotonic()
-            verdict = g.Guard(fast.ping, "closed", budget_ms=50)()
+            verdict = g.Guard(fast.ping, "closed", budget_ms=300)()
             deadline_ms = (time.monotonic() - started) * 1000
     print(_("each wait under the budget:"), pong, f"{per_wait_ms:.0f} ms", "|",
           _("under a deadline:"), verdict, f"{deadline_ms:.0f} ms")
-    print(_("over the budget without a deadline:"), per_wait_ms > 50, "|",
-          _("within the budget with one:"), deadline_ms < 50 + 40)
+    print(_("over the budget without a deadline:"), per_wait_ms > 300, "|",
+          _("within the budget with one:"), deadline_ms < 300 + 150)
 
 # %% [markdown] lang="en"
 # A timeout is not a "no". An `INCR` sent to a paused server with a 200 ms budget: the caller gets
