@@ -335,7 +335,8 @@ print(r.get(counter), replies[-1])
 def withdraw(c, key, amount, window=0.0):
     """Take amount from key if the balance allows it. Returns (done, retries).
 
-    WATCH + GET + MULTI/DECRBY/EXEC: 2 round trips per attempt, retried on conflict.
+    WATCH, GET, then MULTI/DECRBY/EXEC: 3 round trips per attempt (UNWATCH too when the balance is
+    short), retried on conflict.
     """
     retries = 0
     while True:

@@ -43,7 +43,10 @@
 
 # %% tags=["varies"]
 # %matplotlib inline
+import time
+
 import matplotlib.pyplot as plt
+import redis
 
 from redis_course import charts, connect
 from redis_course.l10n import _
@@ -97,21 +100,78 @@ show(g.budget_client)
 show(g.Guard.__call__)
 
 # %% [markdown] lang="en"
+# Which errors are "no answer": an outage, a failover or a busy server, yes; a wrong password
+# (which redis-py makes a `ConnectionError`) and a bug, no.
+
+# %% [markdown] lang="ru" translated="5b5c8d7984bc"
+# Какие ошибки означают «нет ответа»: сбой, переключение на реплику или занятый сервер — да;
+# неверный пароль (в redis-py это `ConnectionError`) и ошибка в коде — нет.
+
+# %% [markdown] lang="zh" translated="5b5c8d7984bc"
+# 哪些错误算“没有答复”：故障、故障转移或正忙的服务器算；密码错误（redis-py 把它归为 `ConnectionError`）和程序缺陷不算。
+
+# %%
+E = redis.exceptions
+print_table([_("error"), "no_answer"], [(type(x).__name__, g.no_answer(x)) for x in (
+    E.ConnectionError("refused"), E.TimeoutError("slow"), E.OutOfMemoryError("OOM"), E.ReadOnlyError("READONLY"),
+    E.ResponseError("BUSY Redis is busy running a script."), E.MasterDownError("MASTERDOWN"),
+    E.TryAgainError("TRYAGAIN"), E.AuthenticationError("WRONGPASS"), E.ResponseError("wrong number of arguments"))])
+
+# %% [markdown] lang="en"
+# A socket timeout bounds each wait, not the request. Through a proxy that delays every reply of a
+# private server by 200 ms, a client with a 300 ms timeout on a new connection waits for the
+# handshake and the reply, each under 300 ms, together over it; under `deadline` the guard answers
+# by its policy within the budget.
+
+# %% [markdown] lang="ru" translated="450f96eceb54"
+# Тайм-аут сокета ограничивает каждое ожидание, а не запрос. Через прокси, задерживающий каждый ответ
+# приватного сервера на 200 мс, клиент с тайм-аутом 300 мс на новом соединении ждёт рукопожатия и
+# ответа — каждого меньше 300 мс, а вместе больше; внутри `deadline` защита отвечает по своей политике
+# в пределах бюджета.
+
+# %% [markdown] lang="zh" translated="450f96eceb54"
+# 套接字超时限制的是每一次等待，而不是请求。经过一个把私有服务器的每个回复延迟 200 毫秒的代理，超时为 300 毫秒的客户端在新连接上要等握手和回复，每一步都不到 300 毫秒，加起来却超过了；在 `deadline` 之内，防护会在预算内按策略回答。
+
+# %% tags=["varies"]
+if SERVER:
+    from redis_course.lessons import slowproxy
+
+    with private_redis(unix_socket=True) as srv:
+        base = srv.client(prefix="course:slow:")
+        with slowproxy.in_front_of(srv.socket_path, delay_s=0.2, connect_delay_s=0):
+            started = time.monotonic()
+            pong = g.budget_client(base, 300).ping()
+            per_wait_ms = (time.monotonic() - started) * 1000
+            fast = g.budget_client(base, 300)
+            started = time.monotonic()
+            verdict = g.Guard(fast.ping, "closed", budget_ms=300)()
+            deadline_ms = (time.monotonic() - started) * 1000
+    print(_("each wait under the budget:"), pong, f"{per_wait_ms:.0f} ms", "|",
+          _("under a deadline:"), verdict, f"{deadline_ms:.0f} ms")
+    print(_("over the budget without a deadline:"), per_wait_ms > 300, "|",
+          _("within the budget with one:"), deadline_ms < 300 + 150)
+
+# %% [markdown] lang="en"
 # A timeout is not a "no". An `INCR` sent to a paused server with a 200 ms budget: the caller gets
 # a `TimeoutError`, yet the command was delivered and runs when the server resumes. And one `INCR`
 # from a client with a 200 ms timeout and redis-py 8's default retry, while the server is paused
-# for a second: the caller sent one
-# request and got one reply, and the counter went up more than once.
+# for a second: the caller sent one request and got one reply, and the counter went up more than
+# once, though not once per retry. The server's commandstats say why: each retry first reconnects,
+# and during the pause the new connection's `HELLO` times out before the `INCR` is sent again; only
+# the retry that gets through sends it a second time.
 
-# %% [markdown] lang="ru" translated="3b1525046559"
+# %% [markdown] lang="ru" translated="514c20e09d6a"
 # Тайм-аут — это не «нет». `INCR`, отправленный замороженному серверу с бюджетом 200 мс: вызывающий
 # получает `TimeoutError`, но команда уже доставлена и выполнится, когда сервер оживёт. И один
 # `INCR` от клиента с тайм-аутом 200 мс и повторами redis-py 8 по умолчанию, пока сервер заморожен на
-# секунду: вызывающий
-# отправил один запрос и получил один ответ, а счётчик вырос больше чем на единицу.
+# секунду: вызывающий отправил один запрос и получил один ответ, а счётчик вырос больше чем на
+# единицу, хотя и не на единицу за каждый повтор. Статистика команд сервера (commandstats) объясняет
+# почему: каждый повтор сначала заново подключается, и во время заморозки `HELLO` нового соединения
+# обрывается по тайм-ауту раньше, чем `INCR` отправлен снова; второй раз его отправляет только
+# прошедший повтор.
 
-# %% [markdown] lang="zh" translated="3b1525046559"
-# 超时不等于“没有执行”。用 200 毫秒的预算向一个被冻结的服务器发送 `INCR`：调用方收到 `TimeoutError`，但命令已经送达，服务器恢复后照样执行。再看一个超时为 200 毫秒、使用 redis-py 8 默认重试的客户端发出的一次 `INCR`，而服务器被冻结一秒：调用方只发了一个请求、只收到一个回复，计数器却不止加了一。
+# %% [markdown] lang="zh" translated="514c20e09d6a"
+# 超时不等于“没有执行”。用 200 毫秒的预算向一个被冻结的服务器发送 `INCR`：调用方收到 `TimeoutError`，但命令已经送达，服务器恢复后照样执行。再看一个超时为 200 毫秒、使用 redis-py 8 默认重试的客户端发出的一次 `INCR`，而服务器被冻结一秒：调用方只发了一个请求、只收到一个回复，计数器却不止加了一，但也不是每次重试都加一。服务器的命令统计（commandstats）说明了原因：每次重试都先重新建立连接，冻结期间新连接的 `HELLO` 在 `INCR` 再次发出之前就超时了；只有穿过去的那次重试会第二次发送它。
 
 # %%
 if SERVER:
@@ -120,6 +180,9 @@ if SERVER:
     twice = outage.default_retry_counts_twice()
     print(_("redis-py's default retries:"), twice["retries"], "|",
           _("one INCR counted more than once:"), twice["hits"] > 1)
+    print(_("INCRBY run by the server:"), twice["incr_calls"], "|",
+          _("handshakes (HELLO), one per connection:"), twice["hello_calls"], "|",
+          _("one INCR per retry:"), twice["incr_calls"] > twice["hello_calls"])
 
 # %% [markdown] lang="en"
 # ### An outage under traffic
@@ -257,25 +320,41 @@ if filled:
     print("noeviction:  ", kept_key)
 
 # %% [markdown] lang="en"
-# `noeviction` keeps every key and refuses every write that may grow memory, `INCR` included: the
-# limiter fails, and the guard above answers by its policy (`OutOfMemoryError` is one of the
-# errors it treats as "no answer"). `allkeys-*` never refuses and deletes counters with no TTL: a
-# total is gone without an error. `volatile-*` only evicts keys with a TTL, the limiter's first,
-# and refuses a write when it finds none to evict (how often depends on the run: the first table).
-# And an evicted limiter key is a reset: a client that was over its limit
-# passes again.
+# `noeviction` keeps every key and refuses every write that may grow memory, `INCR` included.
+# `allkeys-*` refused nothing here and deleted counters with no TTL: a total is gone without an
+# error. `volatile-*` only evicts keys with a TTL, so counters without one stay, and refuses a write
+# when it finds none to evict (how often depends on the run: the first table). And an evicted
+# limiter key is a reset: a client that was over its limit passes again. Below, the counters get a
+# 3-day retention TTL, as lesson 03's dated counters have, and the traffic writes limiter keys
+# only: `volatile-*` then evicts counters too. A `maxmemory` below what an empty server uses makes
+# `allkeys-*` refuse writes as well. And not every script sees `OOM`: Redis 7 checks a script
+# without flags only until its first write.
 
-# %% [markdown] lang="ru" translated="00a8a1de9b25"
+# %% [markdown] lang="ru" translated="4115c12096b4"
 # `noeviction` сохраняет все ключи и отвергает каждую запись, которая может увеличить память, в том
-# числе `INCR`: ограничитель падает, и защита выше отвечает по своей политике (`OutOfMemoryError` —
-# одна из ошибок, которые она считает «нет ответа»). `allkeys-*` никогда не отказывает и удаляет
-# счётчики без TTL: итог пропадает без единой ошибки. `volatile-*` вытесняет только ключи с TTL, в
-# первую очередь ключи ограничителя, и отвергает запись, когда вытеснять нечего (как часто — зависит
-# от прогона: см. первую таблицу). Вытесненный ключ ограничителя — это
-# сброс: клиент, превысивший лимит, снова проходит.
+# числе `INCR`. `allkeys-*` здесь ничего не отвергла и удалила счётчики без TTL: итог пропадает без
+# единой ошибки. `volatile-*` вытесняет только ключи с TTL, так что счётчики без него остаются, и
+# отвергает запись, когда вытеснять нечего (как часто — зависит от прогона: см. первую таблицу).
+# Вытесненный ключ ограничителя — это сброс: клиент, превысивший лимит, снова проходит. Ниже у
+# счётчиков срок хранения 3 дня, как у датированных счётчиков урока 03, а трафик пишет только ключи
+# ограничителя: тогда `volatile-*` вытесняет и счётчики. При `maxmemory` меньше того, что занимает
+# пустой сервер, записи отвергает и `allkeys-*`. И не каждый скрипт видит `OOM`: Redis 7 проверяет
+# скрипт без флагов только до его первой записи.
 
-# %% [markdown] lang="zh" translated="00a8a1de9b25"
-# `noeviction` 保留所有键，拒绝每一个可能增加内存的写入，`INCR` 也不例外：限流器失败，上面的防护按它的策略回答（`OutOfMemoryError` 是它视为“没有答复”的错误之一）。`allkeys-*` 从不拒绝，却会删掉没有 TTL 的计数器：一个总数悄无声息地消失了。`volatile-*` 只淘汰带 TTL 的键，首先是限流键，找不到可淘汰的键时就拒绝写入（拒绝多少次因运行而异，见第一张表）。而限流键被淘汰就等于重置：一个已经超限的客户端又能通过了。
+# %% [markdown] lang="zh" translated="4115c12096b4"
+# `noeviction` 保留所有键，拒绝每一个可能增加内存的写入，`INCR` 也不例外。`allkeys-*` 在这里什么都没拒绝，却删掉了没有 TTL 的计数器：一个总数悄无声息地消失了。`volatile-*` 只淘汰带 TTL 的键，所以没有 TTL 的计数器留下，找不到可淘汰的键时就拒绝写入（拒绝多少次因运行而异，见第一张表）。而限流键被淘汰就等于重置：一个已经超限的客户端又能通过了。下面给计数器加上 3 天的保留期 TTL（和第 03 课按日期的计数器一样），流量只写限流键：这时 `volatile-*` 连计数器也会淘汰。`maxmemory` 比空服务器的占用还小时，`allkeys-*` 也会拒绝写入。而且并不是每个脚本都会遇到 `OOM`：Redis 7 只在没有标志的脚本第一次写入之前检查它。
+
+# %% tags=["varies"]
+if SERVER:
+    with private_redis() as srv:
+        dated = [ev.overflow(srv, policy, new=1500, counter_ttl_s=3 * 86_400, new_counters=False)
+                 for policy in ev.POLICIES if policy.startswith("volatile")]
+        tiny = {policy: ev.tiny_maxmemory(srv, policy) for policy in ("allkeys-lru", "volatile-lru")}
+        oom = fn.at_maxmemory(srv)
+    print_table([_("policy"), _("dated counters left (500)"), _("limiter keys left")],
+                [(x["policy"], x["counters_left"], x["limiter_keys_left"]) for x in dated])
+    print(_("maxmemory of 1 byte:"), tiny)
+    print_table([_("at maxmemory, noeviction"), _("answer")], list(oom.items()))
 
 # %% [markdown] lang="en"
 # ## Concurrency limiting
@@ -285,7 +364,7 @@ if filled:
 # end of its lease. Every call first removes the leases that ended, so a holder that crashed keeps
 # its slot only until its lease ends.
 
-# %% [markdown] lang="ru"
+# %% [markdown] lang="ru" translated="2104c40c0023"
 # ## Ограничение параллельности
 #
 # Ограничитель частоты считает запросы в секунду; **ограничитель параллельности** считает запросы,
@@ -293,7 +372,7 @@ if filled:
 # случайный токен на каждый захват, score — конец его аренды. Каждый вызов сначала удаляет
 # закончившиеся аренды, поэтому упавший владелец держит слот только до конца аренды.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" translated="2104c40c0023"
 # ## 并发限制
 #
 # 限流器统计每秒的请求数；**并发限制器**统计正在处理中的请求数。信号量的持有者放在一个有序集合里：每次获取一个随机令牌，score 是它租约的结束时间。每次调用都先删除已经结束的租约，所以崩溃的持有者只能占住名额到租约结束为止。
@@ -386,6 +465,37 @@ print_table([_("client"), _("polls every, ms"), _("acquired, plain"), _("longest
              _("acquired, fair"), _("longest wait, fair")],
             [(c, clients[c], unfair[c]["acquired"], unfair[c]["longest_wait_ms"], fair[c]["acquired"],
               fair[c]["longest_wait_ms"]) for c in clients])
+
+# %% [markdown] lang="en"
+# ### A lease is not the work: fencing tokens
+#
+# A holder that stalls keeps working after its lease ended and another client took the slot. Only
+# the resource can refuse its late write: `acquire_fenced` hands out a fence with every grant (one
+# more each time), and `fenced_write` refuses a fence older than the newest it has seen. `a` holds
+# the only slot for 1 s and stalls for 2 s; `b` takes it at +1.5 s and writes; `a` wakes at +2 s
+# and writes.
+
+# %% [markdown] lang="ru" translated="bb528e8d3df2"
+# ### Аренда — это не работа: маркеры ограждения
+#
+# Зависший держатель продолжает работать после того, как его аренда кончилась и слот занял другой
+# клиент. Отвергнуть его запоздавшую запись может только ресурс: `acquire_fenced` вместе с каждым
+# слотом выдаёт маркер (каждый раз на единицу больше), а `fenced_write` отвергает маркер старше самого
+# нового из виденных. `a` держит единственный слот 1 с и зависает на 2 с; `b` занимает его через
+# 1,5 с и пишет; `a` просыпается через 2 с и пишет.
+
+# %% [markdown] lang="zh" translated="bb528e8d3df2"
+# ### 租约不等于工作：围栏令牌
+#
+# 卡住的持有者在租约结束、槽位被另一个客户端拿走之后还在继续工作。只有资源能拒绝它迟到的写入：`acquire_fenced` 每发放一个槽位就同时发放一个令牌（每次大一），`fenced_write` 拒绝比它见过的最新令牌更旧的令牌。`a` 持有唯一的槽位 1 秒，然后卡住 2 秒；`b` 在 1.5 秒时拿到槽位并写入；`a` 在 2 秒时醒来并写入。
+
+# %%
+show(sem.FENCED_WRITE_LUA)
+stories = {_("plain HSET"): sem.stalled_holder(r, "plain", fenced=False),
+           "fenced_write": sem.stalled_holder(r, "fenced", fenced=True)}
+print_table([_("writes"), _("fences"), _("a still holds a lease"), _("the late write of a"), _("value at the end")],
+            [(how, x["fences"] if how == "fenced_write" else "-", x["a_still_held"],
+              _("applied") if x["late_write_applied"] else _("refused"), x["value"]) for how, x in stories.items()])
 
 # %% [markdown] lang="en"
 # ## Shipping scripts the Redis 7 way

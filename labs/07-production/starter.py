@@ -11,19 +11,24 @@ command may wait in a queue before it runs).  A lease that has ended counts for 
 that crashed without releasing gives its slot back when its lease ends.
 
 Part 2, the guard.  When Redis is slow, paused or gone, a request must not wait longer than its
-time budget, and the answer then comes from a policy chosen in advance: ``"open"`` admits,
-``"closed"`` refuses.  Only "Redis gave no answer" is answered by the policy; any other error is
-a bug and is raised.
+time budget, in total (connect, handshake and reply together), and the answer then comes from a
+policy chosen in advance: ``"open"`` admits, ``"closed"`` refuses.  Only "Redis gave no answer" is
+answered by the policy; any other error, a wrong password included, is raised.
 """
+import time
+
 import redis
 
-from redis_course.lessons.guard import budget_client
+from redis_course.lessons.guard import budget_client, deadline, no_answer
 
 POLICIES = ("open", "closed")
 
-#: Errors that mean "Redis gave no answer" (unreachable, too slow, out of memory, read-only).
-NO_ANSWER = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
-             redis.exceptions.OutOfMemoryError, redis.exceptions.ReadOnlyError)
+#: The longest any one wait of the process's budget client may take; inside a request
+#: ``deadline(budget_ms)`` cuts every wait to what is left of that request's budget.
+MAX_WAIT_MS = 10_000
+
+_FAST: dict = {}        # id(r) -> (r, its budget client): one per process, kept with its connections
+_BREAKER: dict = {}     # id(r) -> {"open_until": monotonic seconds}: the breaker of that server
 
 
 def acquire(r, name: str, holder: str, limit: int, lease_ms: int) -> bool:
@@ -57,19 +62,28 @@ def refresh(r, name: str, holder: str, lease_ms: int) -> bool:
     raise NotImplementedError("refresh: your code here")
 
 
-def guarded(r, call, budget_ms: int, policy: str) -> dict:
-    """Run ``call(fast)``, where ``fast`` is a client on ``r``'s server whose connect and every reply
-    wait at most ``budget_ms`` and that never retries (``budget_client`` from the lesson).
+def guarded(r, call, budget_ms: int, policy: str, cooldown_ms: int = 0) -> dict:
+    """Run ``call(fast)`` within ``budget_ms`` in total, where ``fast`` is this process's one budget
+    client on ``r``'s server: made once (the lesson's ``budget_client``), kept, never retrying, and
+    every wait of it inside ``deadline(budget_ms)`` (the lesson's) gets only what is left of the
+    budget.  A new client per call would pay a connect and a handshake every time.
 
     Return ``{"admitted": bool(answer), "by": "redis"}`` when Redis answered, and
-    ``{"admitted": policy == "open", "by": policy}`` when it gave no answer (an error in
-    ``NO_ANSWER``).  Any other exception is raised as it is.  ``policy`` other than ``"open"`` or
-    ``"closed"``, or ``budget_ms`` below 1: ValueError, before anything is sent.
+    ``{"admitted": policy == "open", "by": policy}`` when it gave no answer (``no_answer(exc)``
+    from the lesson: unreachable, too slow, out of memory, read-only, busy; not a wrong password).
+    Any other exception is raised as it is.
+
+    ``cooldown_ms`` above 0 adds a breaker: after Redis gave no answer, the policy answers for
+    ``cooldown_ms`` without calling ``call``; the first request after that asks Redis again.
+    Whatever that request raises, the breaker never stays open.  ``policy`` other than ``"open"``
+    or ``"closed"``, ``budget_ms`` below 1 or ``cooldown_ms`` below 0: ValueError, before anything
+    is sent.
     """
     raise NotImplementedError("guarded: your code here")
 
 
-def admit(r, name: str, holder: str, limit: int, lease_ms: int, budget_ms: int, policy: str) -> dict:
+def admit(r, name: str, holder: str, limit: int, lease_ms: int, budget_ms: int, policy: str,
+          cooldown_ms: int = 0) -> dict:
     """``acquire`` through ``guarded``: the answer of the limiter within ``budget_ms``, or of the
     policy when Redis gives none in time.  (Given.)"""
-    return guarded(r, lambda fast: acquire(fast, name, holder, limit, lease_ms), budget_ms, policy)
+    return guarded(r, lambda fast: acquire(fast, name, holder, limit, lease_ms), budget_ms, policy, cooldown_ms)

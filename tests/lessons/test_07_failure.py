@@ -123,9 +123,11 @@ def test_a_timed_out_incr_still_runs_when_the_server_resumes():
 
 
 @needs_server
-def test_redis_py_default_retry_applies_one_incr_more_than_once():
+def test_redis_py_default_retry_applies_one_incr_more_than_once_not_once_per_retry():
     got = outage.default_retry_counts_twice()
-    assert got["retries"] > 0 and got["reply"] >= 2 and got["hits"] == got["reply"]
+    assert got["retries"] > 0 and got["reply"] >= 2 and got["hits"] == got["reply"] == got["incr_calls"]
+    reconnects = got["hello_calls"]              # every retry reconnects: its handshake comes first
+    assert reconnects >= 2 and got["incr_calls"] < reconnects + 1
 
 
 @needs_server
@@ -145,3 +147,118 @@ def test_outage_traffic_is_recorded_and_summarized():
     s = outage.summarize(rec, fault_at=0.2, fault_for=0.2)
     assert s["requests"] == 10 and s["allowed"] + s["denied"] + s["errors"] == 10
     assert any(x["source"] == "closed" for x in rec) and any(x["source"] == "redis" for x in rec)
+
+
+# ---------------------------------------------------------------------- which errors mean "no answer"
+
+@pytest.mark.parametrize("exc, want", [
+    (redis.exceptions.ConnectionError("refused"), True),
+    (redis.exceptions.TimeoutError("slow"), True),
+    (redis.exceptions.BusyLoadingError("loading"), True),
+    (redis.exceptions.OutOfMemoryError("command not allowed when used memory > 'maxmemory'."), True),
+    (redis.exceptions.ReadOnlyError("You can't write against a read only replica."), True),
+    (redis.exceptions.ResponseError("BUSY Redis is busy running a script. You can only call SCRIPT KILL"), True),
+    (redis.exceptions.MasterDownError("Link with MASTER is down and replica-serve-stale-data is set to 'no'."), True),
+    (redis.exceptions.ClusterDownError("The cluster is down"), True),
+    (redis.exceptions.TryAgainError("Multiple keys request during rehashing of slot"), True),
+    (redis.exceptions.AuthenticationError("invalid username-password pair or user is disabled."), False),
+    (redis.exceptions.AuthorizationError("no permission"), False),
+    (redis.exceptions.ResponseError("wrong number of arguments for 'evalsha' command"), False),
+    (redis.exceptions.NoPermissionError("this user has no permissions to run the 'evalsha' command"), False),
+    (ValueError("limit must be at least 1"), False),
+])
+def test_no_answer_is_an_outage_not_a_wrong_password_nor_a_bug(exc, want):
+    assert g.no_answer(exc) is want
+
+
+def test_a_wrong_password_is_raised_not_answered_by_the_policy():
+    def decide():
+        raise redis.exceptions.AuthenticationError("invalid username-password pair or user is disabled.")
+    guard = g.Guard(decide, "open")
+    with pytest.raises(redis.exceptions.AuthenticationError):
+        guard()
+    assert guard.fallbacks == 0
+
+
+def test_a_busy_script_is_answered_by_the_policy():
+    def decide():
+        raise redis.exceptions.ResponseError("BUSY Redis is busy running a script.")
+    assert g.Guard(decide, "closed")() == g.Verdict(False, "closed", "ResponseError")
+
+
+def test_a_full_pool_is_answered_by_the_policy_without_opening_the_breaker():
+    clock, calls = Clock(), []
+
+    def decide():
+        calls.append(1)
+        if len(calls) == 1:
+            raise redis.exceptions.MaxConnectionsError("Too many connections")
+        return True
+    guard = g.Guard(decide, "closed", breaker=g.Breaker(cooldown_ms=10_000, clock=clock))
+    assert guard() == g.Verdict(False, "closed", "MaxConnectionsError")
+    assert guard.breaker.state == "closed"
+    assert guard() == g.Verdict(True, "redis", None)          # the next request asks Redis again
+
+
+def test_a_probe_that_raises_a_bug_does_not_leave_the_breaker_open_for_ever():
+    clock, state = Clock(), {"fail": "down"}
+
+    def decide():
+        if state["fail"] == "down":
+            raise redis.exceptions.ConnectionError("down")
+        if state["fail"] == "bug":
+            raise ValueError("a bug in the caller")
+        return True
+    guard = g.Guard(decide, "open", breaker=g.Breaker(cooldown_ms=500, clock=clock))
+    assert guard().source == "open"                           # the failure opens the breaker
+    clock.t += 0.5
+    state["fail"] = "bug"
+    with pytest.raises(ValueError):
+        guard()                                                # the half-open probe raises a bug
+    state["fail"] = None
+    for later_s in (2, 10, 1000):
+        clock.t += later_s
+        assert guard() == g.Verdict(True, "redis", None), later_s
+
+
+# ---------------------------------------------------------------------- the budget bounds the request
+
+@needs_server
+def test_the_budget_bounds_the_whole_request_not_each_wait_on_a_slow_server():
+    from redis_course.lessons.slowproxy import in_front_of
+
+    budget_ms, delay_s = 800, 0.35       # each wait is under the budget; connect + handshake + reply is not
+    with private_redis(unix_socket=True) as srv:
+        base = srv.client(prefix="t:")
+        with in_front_of(srv.socket_path, delay_s=delay_s) as proxy:
+            per_wait = g.budget_client(base, budget_ms)       # a new client: its first call connects
+            started = time.monotonic()
+            assert per_wait.ping() is True                    # every wait under the budget: no error
+            took = time.monotonic() - started
+            assert took > budget_ms / 1000 + 0.1 and proxy.accepted == 1
+
+            fast = g.budget_client(base, budget_ms)
+            guard = g.Guard(lambda: fast.ping(), "closed", budget_ms=budget_ms)
+            started = time.monotonic()
+            v = guard()
+            took = time.monotonic() - started
+        assert v == g.Verdict(False, "closed", "TimeoutError")
+        assert took < budget_ms / 1000 + 0.4
+        fast.ping()                                           # direct again: the connection is opened
+        started = time.monotonic()
+        assert g.Guard(lambda: fast.ping(), "closed", budget_ms=budget_ms)() == g.Verdict(True, "redis", None)
+        assert time.monotonic() - started < 0.5
+
+
+@needs_server
+def test_a_kept_budget_client_reuses_its_connection():
+    from redis_course.lessons.slowproxy import in_front_of
+
+    with private_redis(unix_socket=True) as srv:
+        base = srv.client(prefix="t:")
+        fast = g.budget_client(base, 500)
+        with in_front_of(srv.socket_path) as proxy:
+            for _ in range(20):
+                with g.deadline(500):
+                    fast.incr("n")
+        assert proxy.accepted == 1 and base.get("n") == "20"

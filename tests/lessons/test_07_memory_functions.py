@@ -50,6 +50,28 @@ def test_volatile_policies_evict_only_keys_with_a_ttl(server, policy):
     assert got["limiter_keys_left"] < 500 and got["evicted"] > 0
 
 
+def test_volatile_policies_evict_dated_counters_too_only_volatile_ttl_spares_them(server):
+    dated = dict(new=1500, counter_ttl_s=3 * 86_400, new_counters=False)   # traffic: new limiter keys only
+    lru = ev.overflow(server, "volatile-lru", **dated)
+    assert lru["counters_left"] < 250                        # a retention TTL makes a counter evictable
+    ttl = ev.overflow(server, "volatile-ttl", **dated)
+    assert ttl["counters_left"] > 400                        # the shortest TTL goes first (among samples)
+
+
+@pytest.mark.parametrize("policy", ["allkeys-lru", "volatile-lru"])
+def test_below_what_the_server_uses_every_policy_refuses_writes(server, policy):
+    assert ev.tiny_maxmemory(server, policy) == "OutOfMemoryError"
+
+
+def test_at_maxmemory_a_script_without_flags_writes_once_it_has_written(server):
+    got = fn.at_maxmemory(server)
+    assert got == {"script, no flags, a write first": "OK",
+                   "script, no flags, a read first": "OutOfMemoryError",
+                   "script, #!lua (no flags)": "OutOfMemoryError",
+                   "script, #!lua flags=no-writes": "OK",
+                   "function, no flags": "OutOfMemoryError"}
+
+
 def test_an_evicted_limiter_key_lets_a_denied_client_through(server):
     assert ev.evicted_limit_resets(server, "volatile-ttl") == {
         "allowed_before": False, "key_survived": False, "allowed_after": True}

@@ -105,3 +105,39 @@ def test_bad_arguments_are_refused_before_any_command(r, bad):
     with pytest.raises(ValueError):
         sem.acquire(r, "db", **bad)
     assert r.course_keys() == []
+
+
+def test_a_waiter_never_shortens_the_ttl_of_a_lease_that_was_extended(r):
+    import time
+
+    assert sem.acquire_fair(r, "x", "a", 1, 200, 100) == (True, 0)       # the server's clock
+    assert sem.extend(r, "x", "a", 10_000) is True                        # a long job: 10 s
+    assert sem.acquire_fair(r, "x", "b", 1, 200, 100) == (False, 0)
+    assert r.pttl(sem.holders_key(r, "x")) > 9_000
+    time.sleep(0.35)                                                      # past every other TTL
+    assert sem.acquire_fair(r, "x", "c", 1, 200, 100)[0] is False         # a still holds the slot
+    assert r.zrange(sem.holders_key(r, "x"), 0, -1) == ["a"]
+
+
+def test_every_key_of_one_semaphore_is_in_one_cluster_slot(r):
+    from redis_course.cluster.slots import key_slot
+
+    sem.acquire_fair(r, "db", "tok", 1, 1000, 500)
+    sem.acquire_fair(r, "db", "tok2", 1, 1000, 500)
+    keys = r.course_keys()
+    assert len(keys) == 4 and len({key_slot(k) for k in keys}) == 1
+
+
+def test_fences_follow_the_order_of_grants_and_never_restart(r):
+    tokens = [sem.acquire_fenced(r, "f", 2, 1000, now_ms=T + i) for i in range(3)]
+    assert [f for _, f in tokens] == [1, 2, 0] and tokens[2][0] is None          # the third is refused
+    assert sem.acquire_fenced(r, "f", 2, 1000, now_ms=T + 1001)[1] == 3          # after the leases end
+    assert r.ttl(r.key("sem", "{f}", "fence")) == -1
+
+
+def test_a_stalled_holder_overwrites_the_next_ones_work_unless_the_resource_checks_fences(r):
+    plain = sem.stalled_holder(r, "plain", fenced=False)
+    assert plain["a_still_held"] is False and plain["value"] == "a"              # b's work is lost
+    fenced = sem.stalled_holder(r, "fenced", fenced=True)
+    assert fenced["fences"] == (1, 2) and fenced["b_wrote"] is True
+    assert fenced["late_write_applied"] is False and fenced["value"] == "b"

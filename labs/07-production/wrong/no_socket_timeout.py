@@ -1,3 +1,3 @@
 """Wrong: guarded calls Redis on the ordinary client, whose socket timeout is far longer than the budget, so a paused server holds every request."""
 
-EDITS = [("        answer = call(fast)\n", "        answer = call(r)\n")]
+EDITS = [("            answer = call(kept[1])\n", "            answer = call(r)\n")]

@@ -2,7 +2,7 @@
 import redis as redis_py
 
 
-def guarded(r, call, budget_ms, policy):
+def guarded(r, call, budget_ms, policy, cooldown_ms=0):
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
     fast = redis_py.Redis(unix_socket_path=r.connection_pool.connection_kwargs["path"], decode_responses=True,
@@ -10,7 +10,9 @@ def guarded(r, call, budget_ms, policy):
     fast.key = r.key
     try:
         answer = call(fast)
-    except NO_ANSWER:
+    except redis.exceptions.RedisError as exc:
+        if not no_answer(exc):
+            raise
         return {"admitted": policy == "open", "by": policy}
     finally:
         fast.close()

@@ -106,3 +106,47 @@ def what_survives(mode: str) -> dict:
             return {"function": LIBRARY in libraries(rep), "script": rep.script_exists(script.sha)[0]}
         finally:
             replica.close()
+
+
+#: Five ways to run the same write at ``maxmemory`` under ``noeviction``: what Redis 7 does with each.
+OOM_CASES = {
+    "script, no flags, a write first": "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', 0)\n"
+                                       "return redis.call('ZADD', KEYS[1], 1, ARGV[1])",
+    "script, no flags, a read first": "redis.call('TIME')\nreturn redis.call('ZADD', KEYS[1], 1, ARGV[1])",
+    "script, #!lua (no flags)": "#!lua\nredis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', 0)\n"
+                                "return redis.call('ZADD', KEYS[1], 1, ARGV[1])",
+    "script, #!lua flags=no-writes": "#!lua flags=no-writes\nreturn redis.call('ZCARD', KEYS[1])",
+}
+
+
+def at_maxmemory(srv) -> dict[str, str]:
+    """On the private server ``srv`` under ``noeviction`` with ``maxmemory`` below what it uses: each
+    of :data:`OOM_CASES` by EVAL, and the library's writing ``course_gcra`` by FCALL.  Returns
+    ``{case: "OK" or the error's class}``.
+
+    A script without a ``#!lua`` line is checked for OOM only until it has run a write (Redis 7.0):
+    one that starts with ZREMRANGEBYSCORE then writes past ``maxmemory``.  A ``#!lua`` line
+    (without ``allow-oom``) or a function without flags is refused before it runs.
+    """
+    c = srv.client(prefix="")
+    c.config_set("maxmemory", 0)
+    c.flushall()
+    c.config_set("maxmemory-policy", "noeviction")
+    load(c)
+    out = {}
+    c.config_set("maxmemory", 1)
+    try:
+        for case, code in OOM_CASES.items():
+            try:
+                c.eval(code, 1, f"oom:{len(out)}", "m")
+                out[case] = "OK"
+            except redis.exceptions.OutOfMemoryError as exc:
+                out[case] = type(exc).__name__
+        try:
+            fcall(c, "course_gcra", ["oom:gcra"], "", 10, 1000)
+            out["function, no flags"] = "OK"
+        except redis.exceptions.OutOfMemoryError as exc:
+            out["function, no flags"] = type(exc).__name__
+    finally:
+        c.config_set("maxmemory", 0)
+    return out

@@ -7,16 +7,23 @@ request a small, known time, and the answer must then come from a policy chosen 
 * **fail-closed**: deny (the limit holds; the API is down for everyone while Redis is away);
 * **local**: decide with a token bucket in this process, at this process's share of the limit.
 
-:func:`budget_client` makes a client whose every wait (connect and reply) is bounded by the budget
-and that never retries.  :class:`Breaker` stops asking Redis for ``cooldown_ms`` after a failure, so
-that during an outage only one request in a while pays the timeout.  :class:`Guard` puts them
-together.  Everything that decides by time takes a ``clock`` (seconds, monotonic by default).
+:func:`budget_client` makes a client that never retries and whose every wait (connect, handshake,
+each reply) gets only what is left of the request's :func:`deadline`: a socket timeout alone bounds
+each wait, so a request on a new connection to a slow server could wait for the connect, the
+handshake and the reply, each up to the budget.  Make it once per process and keep it: its pool
+keeps connections warm, and a connection per request pays the connect and the handshake every time.
+:func:`no_answer` says which errors mean "Redis gave no answer now".  :class:`Breaker` stops asking
+Redis for ``cooldown_ms`` after a failure, so that during an outage only one request in a while
+pays the budget.  :class:`Guard` puts them together.  Everything that decides by time takes a
+``clock`` (seconds, monotonic by default).
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import threading
 import time
-from typing import Callable, NamedTuple
+from typing import Callable, Iterator, NamedTuple
 
 import redis
 from redis.backoff import NoBackoff
@@ -25,10 +32,75 @@ from redis.retry import Retry
 POLICIES = ("open", "closed", "local")
 
 
-def budget_client(r, budget_ms: int):
-    """A client on the same server, database and key prefix as ``r`` whose connect and every reply
-    wait at most ``budget_ms``, with no retry (redis-py 8 retries a timed-out command by default).
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("redis_course_deadline", default=None)
 
+
+@contextlib.contextmanager
+def deadline(budget_ms: float) -> Iterator[None]:
+    """``with deadline(50):`` every wait of a :func:`budget_client` inside the block (connect,
+    handshake, each reply) gets only what is left of these 50 ms, and a wait that would start after
+    them raises ``TimeoutError`` at once.  Per thread (a context variable)."""
+    token = _DEADLINE.set(time.monotonic() + budget_ms / 1000)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _left(cap: float | None) -> float | None:
+    """Seconds this wait may take: what is left of the deadline, at most ``cap``."""
+    end = _DEADLINE.get()
+    if end is None:
+        return cap
+    left = end - time.monotonic()
+    if left <= 0:
+        raise redis.exceptions.TimeoutError("the request's time budget is spent")
+    return left if cap is None else min(cap, left)
+
+
+class _DeadlineConnection:
+    """Mixed into a redis-py connection class: each wait gets what is left of the :func:`deadline`."""
+
+    def _connect(self):
+        cap = self.socket_connect_timeout
+        self.socket_connect_timeout = _left(cap)
+        try:
+            return super()._connect()
+        finally:
+            self.socket_connect_timeout = cap
+
+    def send_packed_command(self, command, check_health=True):
+        if self._sock is not None:
+            self._sock.settimeout(_left(self.socket_timeout))
+        return super().send_packed_command(command, check_health)
+
+    def read_response(self, *args, **kwargs):
+        try:
+            left = _left(self.socket_timeout)
+        except redis.exceptions.TimeoutError:
+            self.disconnect()            # a reply is still due on this connection: never read it later
+            raise
+        if _DEADLINE.get() is not None and "timeout" not in kwargs:
+            kwargs["timeout"] = left
+        return super().read_response(*args, **kwargs)
+
+
+_CLASSES: dict[type, type] = {}
+
+
+def _deadline_class(cls: type) -> type:
+    if cls not in _CLASSES:
+        _CLASSES[cls] = type("Deadline" + cls.__name__, (_DeadlineConnection, cls), {})
+    return _CLASSES[cls]
+
+
+def budget_client(r, budget_ms: int):
+    """A client on the same server, database and key prefix as ``r`` that never retries (redis-py 8
+    retries a timed-out command by default), whose connect and every reply wait at most
+    ``budget_ms``, and inside a :func:`deadline` only what is left of it.
+
+    Make it once per process and share it (it is thread-safe; its pool keeps connections open):
+    a new client per request pays a connect and a handshake (HELLO, CLIENT SETINFO) every time.
     No round trip: connections open on first use.  For an embedded fakeredis client (no network,
     nothing to wait for) ``r`` itself is returned.
     """
@@ -40,7 +112,8 @@ def budget_client(r, budget_ms: int):
     kwargs = dict(pool.connection_kwargs)
     kwargs.update(socket_timeout=budget_ms / 1000, socket_connect_timeout=budget_ms / 1000,
                   retry=Retry(NoBackoff(), 0))
-    client = CourseRedis(connection_pool=redis.ConnectionPool(connection_class=pool.connection_class, **kwargs))
+    klass = _deadline_class(pool.connection_class)
+    client = CourseRedis(connection_pool=redis.ConnectionPool(connection_class=klass, **kwargs))
     client.backend, client.prefix, client.owned, client.where = r.backend, r.prefix, r.owned, r.where
     return client
 
@@ -91,6 +164,12 @@ class Breaker:
             self.probing = True  # one probe at a time
             return True
 
+    def abandon(self) -> None:
+        """The call ended without saying whether Redis answers (a bug raised before or after it):
+        the probe is over, the state stays, and the next request after the cooldown probes again."""
+        with self.lock:
+            self.probing = False
+
     def record(self, ok: bool) -> None:
         with self.lock:
             self.probing = False
@@ -107,28 +186,57 @@ class Verdict(NamedTuple):
     error: str | None    # why Redis did not answer (the exception's class), None when it did
 
 
-#: Errors that mean "Redis gave no decision": unreachable, too slow, out of memory (noeviction),
-#: a read-only replica after a failover.  Any other error is a bug in the caller and is raised.
-NO_ANSWER = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
-             redis.exceptions.OutOfMemoryError, redis.exceptions.ReadOnlyError)
+E = redis.exceptions
+
+#: Errors that mean "Redis gave no decision now": unreachable, too slow, still loading its data,
+#: out of memory (noeviction), a read-only replica or a cluster without a primary for the slot
+#: during a failover (READONLY, MASTERDOWN, CLUSTERDOWN, TRYAGAIN).
+NO_ANSWER = (E.ConnectionError, E.TimeoutError, E.OutOfMemoryError, E.ReadOnlyError, E.ClusterDownError,
+             E.TryAgainError)
+
+#: ``ConnectionError`` subclasses that are no outage: a wrong password or user, a missing
+#: permission.  They do not heal by waiting, so answering them by a policy would fail open (or
+#: closed) for ever without a word: they are raised, as bugs are.
+NOT_AN_OUTAGE = (E.AuthenticationError, E.AuthorizationError, E.ExternalAuthProviderError)
+
+#: Replies redis-py leaves as a plain ``ResponseError`` that mean "no answer now": a script or
+#: function running past ``busy-reply-threshold`` (BUSY), and failover states it maps only in some
+#: versions.
+NO_ANSWER_PREFIXES = ("BUSY ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ", "LOADING ")
+
+
+def no_answer(exc: BaseException) -> bool:
+    """True if ``exc`` means "Redis gave no answer now" (answer by the policy); False for a bug or a
+    configuration error (raise it)."""
+    if isinstance(exc, NOT_AN_OUTAGE):
+        return False
+    if isinstance(exc, NO_ANSWER):
+        return True
+    return isinstance(exc, E.ResponseError) and str(exc).startswith(NO_ANSWER_PREFIXES)
 
 
 class Guard:
     """``Guard(decide, policy)``: call ``decide(*args)`` (a Redis limiter on a :func:`budget_client`)
     and return a :class:`Verdict`; when Redis fails or the breaker is open, answer by ``policy``.
 
-    ``decide`` returns a truthy/falsy value or an object with ``.allowed``.  Only the errors in
-    :data:`NO_ANSWER` are caught: a bug in ``decide`` is raised.  ``local`` needs a :class:`LocalBucket`.
+    ``decide`` returns a truthy/falsy value or an object with ``.allowed``.  Only the errors for
+    which :func:`no_answer` is true are answered by the policy; a bug in ``decide`` or a wrong
+    password is raised (the choice of this course: a bug shows at once, and it fails every request
+    until it is fixed; a team that would rather fail open on bugs too catches them itself).
+    ``MaxConnectionsError`` (this process's pool is full) is answered by the policy without opening
+    the breaker: Redis is fine, this process is busy.  With ``budget_ms`` the whole call runs under a
+    :func:`deadline`.  ``local`` needs a :class:`LocalBucket`.
     """
 
     def __init__(self, decide: Callable[..., object], policy: str = "open", local: LocalBucket | None = None,
-                 breaker: Breaker | None = None) -> None:
+                 breaker: Breaker | None = None, budget_ms: float | None = None) -> None:
         if policy not in POLICIES:
             raise ValueError(f"policy must be one of {POLICIES}")
         if policy == "local" and local is None:
             raise ValueError("policy 'local' needs a LocalBucket")
         self.decide, self.policy, self.local = decide, policy, local
         self.breaker = breaker or Breaker()
+        self.budget_ms = budget_ms
         self.fallbacks = 0
 
     def _fallback(self, error: str | None, local_says: bool | None) -> Verdict:
@@ -146,9 +254,22 @@ class Guard:
         if not self.breaker.may_try():
             return self._fallback("breaker open", local_says)
         try:
-            answer = self.decide(*args, **kwargs)
-        except NO_ANSWER as exc:
+            if self.budget_ms is None:
+                answer = self.decide(*args, **kwargs)
+            else:
+                with deadline(self.budget_ms):
+                    answer = self.decide(*args, **kwargs)
+        except E.MaxConnectionsError as exc:
+            self.breaker.abandon()
+            return self._fallback(type(exc).__name__, local_says)
+        except E.RedisError as exc:
+            if not no_answer(exc):
+                self.breaker.record(True)    # Redis answered, with an error: it is up
+                raise
             self.breaker.record(False)
             return self._fallback(type(exc).__name__, local_says)
+        except BaseException:
+            self.breaker.abandon()           # a bug outside Redis: the probe says nothing
+            raise
         self.breaker.record(True)
         return Verdict(bool(getattr(answer, "allowed", answer)), "redis", None)

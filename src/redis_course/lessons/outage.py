@@ -7,7 +7,9 @@ it (SIGSTOP, then SIGCONT: the kernel still accepts connections and queues the c
 answers).  Every request records when it was due, when its caller got an answer, and the answer.
 
 :func:`timed_out_incr_runs_later` and :func:`default_retry_counts_twice` show what a timeout means
-for a counter: the command may still run, and redis-py's default retry may run it twice.
+for a counter: the command may still run, and redis-py's default retry sends it again, so it counts
+at least once more (not once per retry: a retry during the pause first reconnects, and its
+handshake times out before the command is sent again).
 """
 from __future__ import annotations
 
@@ -39,8 +41,8 @@ def _fault(srv, kind: str, at_s: float, for_s: float, t0: float) -> None:
 
 def _decider(srv, setup: str, budget_ms: int, limit: int, cooldown_ms: int) -> Callable[[], tuple[bool | None, str]]:
     """``decide() -> (allowed or None for an error, source)`` for one client setup."""
-    if setup == "defaults":  # redis-py's defaults (8.x: 5 s socket timeout, 10 retries; before 8: no timeout)
-        plain = redis.Redis(host="127.0.0.1", port=srv.port, decode_responses=True, protocol=2)
+    if setup == "defaults":  # redis-py's defaults (8.x: RESP3, 5 s socket timeout, 10 retries; before 8: no timeout)
+        plain = redis.Redis(host="127.0.0.1", port=srv.port, decode_responses=True)
         plain.key, plain.prefix = (lambda *parts: "rl:" + ":".join(map(str, parts))), ""  # type: ignore[attr-defined]
 
         def decide():
@@ -127,12 +129,18 @@ def timed_out_incr_runs_later(timeout_ms: int = 200) -> dict:
 
 def default_retry_counts_twice(timeout_ms: int = 200, pause_s: float = 1.0) -> dict:
     """One INCR through redis-py 8's default retry (10 retries with backoff on timeouts) while the
-    server is paused for ``pause_s``: the caller gets one reply; the counter went up more than once."""
+    server is paused for ``pause_s``: the caller gets one reply; the counter went up more than once.
+
+    The server's own counts (INFO commandstats) say how: ``incr_calls`` INCRs ran (redis-py sends ``INCRBY key 1``: the one sent
+    before the pause and the retry that got through), ``hello_calls`` handshakes (each retry first
+    reconnects, and the HELLO of those made during the pause timed out before any INCR was sent
+    again).  So a retried INCR counts at least twice, not once per retry."""
     from ..servers import private_redis
 
     with private_redis() as srv:
         r = redis.Redis(host="127.0.0.1", port=srv.port, socket_timeout=timeout_ms / 1000, decode_responses=True)
         r.set("hits", 0)                                   # the connection is open before the pause
+        r.config_resetstat()
         os.killpg(srv.proc.pid, signal.SIGSTOP)
         resume = threading.Timer(pause_s, os.killpg, args=(srv.proc.pid, signal.SIGCONT))
         resume.start()
@@ -142,5 +150,8 @@ def default_retry_counts_twice(timeout_ms: int = 200, pause_s: float = 1.0) -> d
         finally:
             resume.join()
         waited = time.monotonic() - started
+        stats = srv.client(prefix="").info("commandstats")
         return {"reply": reply, "hits": int(r.get("hits")), "waited_s": waited,
-                "retries": r.get_retry().get_retries()}
+                "retries": r.get_retry().get_retries(),
+                "incr_calls": stats.get("cmdstat_incrby", {}).get("calls", 0),
+                "hello_calls": stats.get("cmdstat_hello", {}).get("calls", 0)}

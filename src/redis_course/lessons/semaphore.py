@@ -1,7 +1,7 @@
 """Lesson 07: concurrency limiting, a counting semaphore on a sorted set with leases.
 
 A rate limiter counts requests per period; a concurrency limiter counts requests *in flight*.  The
-holders of a semaphore live in one sorted set, ``sem:<name>:holders``: the member is a random
+holders of a semaphore live in one sorted set, ``sem:{<name>}:holders``: the member is a random
 token per acquisition, the score the end of its lease in ms.  Every script first drops the leases
 that ended (ZREMRANGEBYSCORE), so a holder that crashed without releasing keeps its slot only until
 its lease ends, never for ever.  The clock is the server's (TIME inside the script) unless the
@@ -10,6 +10,8 @@ caller passes ``now_ms``.
 * :func:`acquire` / :func:`release` / :func:`extend`: the semaphore, one EVALSHA each.
 * :func:`acquire_fair`: the same holders plus a queue of waiters ordered by ticket (INCR), so a
   client that polls often cannot overtake one that polls rarely.
+* :func:`acquire_fenced` / :func:`fenced_write`: leases with fencing tokens, so that a holder whose
+  lease ended while it stalled cannot overwrite the work of the next one (:func:`stalled_holder`).
 * :func:`counter_acquire` / :func:`counter_release`: the INCR/DECR semaphore that is often written
   first, to show that a crashed holder's slot is lost for good.
 * :func:`replay_concurrency`: one request trace through a rate limiter and a concurrency limiter.
@@ -93,12 +95,28 @@ if place < free then
   got = 1
 end
 local ttl = math.max(lease, patience) + slack
-for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end    -- after the writes: every key that exists
+for i = 2, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end    -- the line: it lives as long as its waiters
+-- the holders' TTL is only ever lengthened: extend() may have given a lease more than this one
+if redis.call('PTTL', KEYS[1]) < lease + slack then redis.call('PEXPIRE', KEYS[1], lease + slack) end
 return {got, place}
+"""
+
+FENCED_ACQUIRE_LUA = ACQUIRE_LUA.replace(
+    "return {1, held + 1, 0}",
+    "return {1, held + 1, redis.call('INCR', KEYS[2])}         -- the fence: one more per grant, never reset")
+
+#: Write ``value`` to the resource only if ``fence`` is not older than the newest fence it has seen.
+FENCED_WRITE_LUA = """
+-- KEYS[1]: the resource (a hash: fence, value).  ARGV[1]: the writer's fence, ARGV[2]: the value
+local newest = tonumber(redis.call('HGET', KEYS[1], 'fence') or 0)
+if tonumber(ARGV[1]) < newest then return 0 end             -- a holder whose lease ended long ago
+redis.call('HSET', KEYS[1], 'fence', ARGV[1], 'value', ARGV[2])
+return 1
 """
 
 _ACQUIRE, _RELEASE, _EXTEND, _FAIR = (Script(ACQUIRE_LUA), Script(RELEASE_LUA), Script(EXTEND_LUA),
                                       Script(ACQUIRE_FAIR_LUA))
+_FENCED, _FENCED_WRITE = Script(FENCED_ACQUIRE_LUA), Script(FENCED_WRITE_LUA)
 
 
 class Slot(NamedTuple):
@@ -113,8 +131,14 @@ def _now(now_ms: int | None):
     return "" if now_ms is None else int(now_ms)
 
 
+def _tag(name: str) -> str:
+    """``{name}``: a hash tag, so that every key of one semaphore is in one cluster slot (a script
+    on several keys in different slots is refused with CROSSSLOT)."""
+    return "{" + name + "}"
+
+
 def holders_key(r, name: str) -> str:
-    return r.key("sem", name, "holders")
+    return r.key("sem", _tag(name), "holders")
 
 
 def acquire(r, name: str, limit: int, lease_ms: int, now_ms: int | None = None) -> Slot:
@@ -148,12 +172,62 @@ def acquire_fair(r, name: str, token: str, limit: int, lease_ms: int, patience_m
 
     The caller keeps its ``token`` while it waits and asks again; a waiter that does not ask again
     within ``patience_ms`` leaves the line.  One EVALSHA on four keys (holders, queue, waiters,
-    ticket counter): O(log N) per ZADD/ZRANK plus the expired waiters removed.
+    ticket counter; one hash tag, so one cluster slot): O(log N) per ZADD/ZRANK plus the expired
+    waiters removed.  The holders' TTL is only lengthened, never shortened below a lease that
+    :func:`extend` renewed.
     """
-    keys = [holders_key(r, name), r.key("sem", name, "queue"), r.key("sem", name, "waiters"),
-            r.key("sem", name, "ticket")]
+    keys = [holders_key(r, name), r.key("sem", _tag(name), "queue"), r.key("sem", _tag(name), "waiters"),
+            r.key("sem", _tag(name), "ticket")]
     ok, place = _evalsha(_FAIR, r, keys, _now(now_ms), limit, lease_ms, token, patience_ms)
     return ok == 1, place
+
+
+def acquire_fenced(r, name: str, limit: int, lease_ms: int, now_ms: int | None = None) -> tuple[str | None, int]:
+    """:func:`acquire` that also hands out a **fencing token**: ``(token, fence)``, the fence one
+    more than any granted before (INCR in the same script, so fences follow the order of grants),
+    ``(None, 0)`` when full.  The fence counter ``sem:{name}:fence`` has no TTL: a counter that
+    expired and started again at 1 would make the newest holder look the oldest.  One EVALSHA."""
+    if limit < 1 or lease_ms < 1:
+        raise ValueError("limit and lease_ms must be at least 1")
+    token = secrets.token_hex(8)
+    ok, _held, fence = _evalsha(_FENCED, r, [holders_key(r, name), r.key("sem", _tag(name), "fence")],
+                                _now(now_ms), limit, lease_ms, token)
+    return (token, fence) if ok == 1 else (None, 0)
+
+
+def fenced_write(r, key: str, fence: int, value: str) -> bool:
+    """Write ``value`` to the resource ``key`` (a hash) unless a newer fence has written there: the
+    resource, not the holder, decides whether the holder's lease still counts.  In production the
+    resource is where the work lands (a row with a fence column, a storage that keeps the newest
+    fence).  One EVALSHA: HGET + HSET, O(1)."""
+    return _FENCED_WRITE(r, key, fence, value) == 1
+
+
+def stalled_holder(r, name: str, fenced: bool, start_ms: int = 1_700_000_000_000) -> dict:
+    """A holder takes the only slot for 1 s and stalls for 2 s (a GC pause, a swapped-out VM); at
+    +1.5 s its lease has ended and a second holder takes the slot and writes its result; at +2 s the
+    first one wakes up and writes its own, unaware.  With ``fenced`` the writes go through
+    :func:`fenced_write` with each holder's fence, else through a plain HSET.
+
+    Returns the resource's value at the end and whether the late write was refused.  Controlled
+    clock (``now_ms``), so the run is the same on every machine and backend.
+    """
+    key = r.key("resource", name)
+    a, fence_a = acquire_fenced(r, name, 1, 1000, now_ms=start_ms)
+    b, fence_b = acquire_fenced(r, name, 1, 1000, now_ms=start_ms + 1500)     # a's lease has ended
+    if fenced:
+        b_wrote = fenced_write(r, key, fence_b, "b")
+    else:
+        r.hset(key, "value", "b")
+        b_wrote = True
+    still_holds = extend(r, name, a, 1000, now_ms=start_ms + 2000)           # what a could have checked
+    if fenced:
+        late = fenced_write(r, key, fence_a, "a")
+    else:
+        r.hset(key, "value", "a")
+        late = True
+    return {"fences": (fence_a, fence_b), "b_wrote": b_wrote, "a_still_held": still_holds,
+            "late_write_applied": late, "value": r.hget(key, "value")}
 
 
 def _evalsha(script: Script, r, keys: list[str], *args):

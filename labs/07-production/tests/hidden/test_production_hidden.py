@@ -176,3 +176,92 @@ def test_the_key_expires_with_its_longest_lease(lab, redis):
     assert 110_000 <= ttl <= 120_000, _(
         "after refresh to 120,000 ms the key must expire in at most 120,000 ms and not much less, "
         "saw a PTTL of {ttl} ms", ttl=ttl)
+
+
+# ---------------------------------------------------------------------- the budget bounds the request
+
+def socket_of_server():
+    """The lab's private Redis socket: new connections to it can be sent through a slow proxy."""
+    server = private_server()
+    return server.socket_path
+
+
+@points(2)
+@hint("one-client")
+def test_guarded_keeps_one_client_and_its_connections(lab, redis):
+    """admit reuses its connections: ten calls open no new connection to Redis."""
+    from redis_course.lessons.slowproxy import in_front_of
+
+    path = socket_of_server()
+    lab.admit("api", "warm-up", 50, 60_000, HEALTHY_MS, "closed")   # your process is connected
+    with in_front_of(path) as proxy:
+        answers = [lab.admit("api", f"h{i}", 50, 60_000, HEALTHY_MS, "closed") for i in range(10)]
+        opened = proxy.accepted
+    assert answers == [{"admitted": True, "by": "redis"}] * 10, _("admit returned {answer}", answer=answers)
+    assert opened <= 1, _(
+        "ten calls of admit opened {n} new connections to Redis: make the budget client once per process and "
+        "keep it, a connection per request pays a connect and a handshake every time", n=opened)
+
+
+@points(3)
+@hint("deadline")
+def test_a_slow_server_costs_a_request_no_more_than_its_budget(lab, redis):
+    """On a server slow to connect, to shake hands and to reply, a request waits no longer than its budget."""
+    from redis_course.lessons.slowproxy import in_front_of
+
+    budget_ms, delay_s = 1_500, 0.8            # each wait is under the budget; connect + handshake + reply is not
+    path = socket_of_server()
+    lab.admit("api", "warm-up", 50, 60_000, HEALTHY_MS, "open")
+    with in_front_of(path, delay_s=delay_s, connect_delay_s=0.4) as proxy:
+        answers = []
+        for i in range(2):
+            before = proxy.accepted
+            start = time.monotonic()
+            answer = lab.admit("api", f"s{i}", 50, 60_000, budget_ms, "open")
+            took = time.monotonic() - start
+            answers.append((answer, proxy.accepted - before, took))
+    for answer, opened, took in answers:
+        assert answer in ({"admitted": True, "by": "redis"}, {"admitted": True, "by": "open"}), _(
+            "admit returned {answer}", answer=answer)
+        assert not (answer["by"] == "redis" and opened), _(
+            "admit answered by Redis through a new connection to a server that delays its connect, its handshake "
+            "and each reply ({delay} s each): the request waited more than its budget of {budget} ms, each wait under "
+            "it; cut every wait to what is left of the budget (the lesson's deadline)", delay=delay_s, budget=budget_ms)
+        assert took < budget_ms / 1000 + SLACK_S, _(
+            "budget {budget} ms, slow server: admit took {took:.2f} s", budget=budget_ms, took=took)
+
+
+@points(2)
+@hint("auth")
+def test_a_wrong_password_is_raised_not_answered_by_the_policy(lab, redis):
+    """A server that refuses the password is a configuration error: raised, not answered by fail-open."""
+    from redis_course.labs.testing import student_raises
+    from redis_course.lessons.slowproxy import in_front_of
+
+    server = private_server()
+    lab.admit("api", "warm-up", 50, 60_000, HEALTHY_MS, "open")
+    server.restart()                             # every connection of your process is closed
+    with in_front_of(server.socket_path, refuse_auth=True):
+        with student_raises("AuthenticationError"):
+            lab.admit("api", "a", 50, 60_000, HEALTHY_MS, "open")
+
+
+@points(2)
+@hint("breaker")
+def test_a_probe_that_raises_does_not_leave_the_breaker_open(lab, redis):
+    """After a probe that raised a bug, the next request after the cooldown asks Redis again."""
+    from redis_course.labs.testing import student_raises
+
+    cooldown_ms = 1_000
+    lab.admit("api", "warm-up", 5, 60_000, BUDGET_MS, "open")
+    with paused_server():
+        assert lab.admit("api", "a", 5, 60_000, BUDGET_MS, "open", cooldown_ms)["by"] == "open"
+    time.sleep(cooldown_ms / 1000 + 0.3)
+    with student_raises("ValueError"):
+        lab.admit("api", "bug", 0, 60_000, HEALTHY_MS, "open", cooldown_ms)   # the probe: limit 0, a bug
+    for wait_s in (cooldown_ms / 1000 + 0.3, 2.0):
+        time.sleep(wait_s)
+        answer = lab.admit("api", "b", 5, 60_000, HEALTHY_MS, "open", cooldown_ms)
+        assert answer == {"admitted": True, "by": "redis"}, _(
+            "a probe raised a bug; {wait:.1f} s later Redis answers, yet admit returned {answer}: the breaker "
+            "stayed open", wait=wait_s, answer=answer)

@@ -76,3 +76,23 @@ def test_a_bug_is_raised_not_admitted(lab, redis):
     redis.set(redis.key("sem", "api"), "not a sorted set")
     with student_raises("ResponseError"):
         lab.admit("api", "a", 5, 60_000, HEALTHY_MS, "open")          # WRONGTYPE: Redis answered, with an error
+
+
+@points(2)
+@hint("breaker")
+def test_the_breaker_answers_without_asking_until_the_cooldown_ends(lab, redis):
+    """With a cooldown, after no answer the policy answers until it ends; then Redis decides again."""
+    cooldown_ms = 4_000
+    lab.admit("api", "warm-up", 5, 60_000, BUDGET_MS, "closed")
+    with paused_server():
+        first = lab.admit("api", "a", 5, 60_000, BUDGET_MS, "closed", cooldown_ms)
+    failed_at = time.monotonic()
+    assert first == {"admitted": False, "by": "closed"}, _("server paused: admit returned {answer}", answer=first)
+    during = lab.admit("api", "b", 5, 60_000, HEALTHY_MS, "closed", cooldown_ms)
+    assert during == {"admitted": False, "by": "closed"}, _(
+        "within the cooldown after no answer, admit must answer by the policy without asking Redis; "
+        "it returned {answer}", answer=during)
+    time.sleep(max(0.0, failed_at + cooldown_ms / 1000 + 0.5 - time.monotonic()))
+    after = lab.admit("api", "c", 5, 60_000, HEALTHY_MS, "closed", cooldown_ms)
+    assert after == {"admitted": True, "by": "redis"}, _(
+        "after the cooldown Redis answers again, yet admit returned {answer}", answer=after)
