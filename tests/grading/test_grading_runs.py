@@ -133,7 +133,7 @@ def regraded(tmp_path_factory):
     (subs / "cat" / "00-demo" / "lab.py").write_text("raise SystemExit(3)\n")
     first = grade(subs, out, labs=["00-demo"], progress=False, workers=2)
     before = {"rows": read_csv(out / "grades.csv"), "files": digest(out, "Борис"),
-              "journal": (out / "runs.jsonl").read_text(encoding="utf-8").splitlines(),
+              "journal": (out / "logs" / "runs.jsonl").read_text(encoding="utf-8").splitlines(),
               "mtimes": {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}}
     log = out / "logs" / "students" / "cat" / "00-demo.log"
     reader = LAB.solution_file.read_text() + READER.format(paths=[str(log), str(out / "logs"), str(out)])
@@ -155,7 +155,7 @@ def test_regrade_updates_only_that_students_rows_and_files(regraded):
     for p, mtime in before["mtimes"].items():
         if "Борис" not in str(p) and p.name not in ("grades.csv", "summary.json", "runs.jsonl"):
             assert p.stat().st_mtime_ns == mtime, f"{p} was rewritten"
-    journal = (out / "runs.jsonl").read_text(encoding="utf-8").splitlines()
+    journal = (out / "logs" / "runs.jsonl").read_text(encoding="utf-8").splitlines()
     assert journal[:len(before["journal"])] == before["journal"]  # the regrade's result is appended
     assert [json.loads(line)["who"] for line in journal[len(before["journal"]):]] == ["Борис"]
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))

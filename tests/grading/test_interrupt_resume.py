@@ -44,7 +44,7 @@ def _nothing_left(marker: str, within: float = 10.0) -> list[int]:
 
 
 def _journal(out: Path) -> list[dict]:
-    path = out / "runs.jsonl"
+    path = out / "logs" / "runs.jsonl"
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
 
 

@@ -15,7 +15,7 @@ and leaves every other student's files as they are.
 Without ``labs`` the labs graded are those at least one submission holds a ``lab.py`` for (said on
 stderr), so labs nobody handed in do not count in anyone's maximum.
 
-Interrupting and resuming: each run's result goes into ``RESULTS/runs.jsonl`` as the run ends, and a
+Interrupting and resuming: each run's result goes into ``RESULTS/logs/runs.jsonl`` as the run ends, and a
 student's files are written as soon as all their runs have ended.  The first Ctrl+C starts no new
 run, stops the running ones, writes grades.csv for the students graded so far and says how to go on.
 Grading into the same RESULTS again resumes: a (student, lab) whose file and grading settings are
@@ -109,7 +109,7 @@ def _run(submissions: Path, out: Path, plan: Plan, root: Path | None, only: Stud
             plan.labs = present
             sys.stderr.write(_("Grading the labs handed in: {labs} (--lab chooses others).",
                                labs=", ".join(lab.id for lab in present)) + "\n")
-        journal = Journal(out / Journal.NAME, settings_key(plan))
+        journal = Journal(out / "logs" / Journal.NAME, settings_key(plan))  # logs/: owner-only
         if restart:
             journal.restart()
         elif resume:

@@ -72,7 +72,7 @@ class Progress:
 
 
 class Journal:
-    """``RESULTS/runs.jsonl``: one line per finished run, appended and flushed as the run ends, so an
+    """``RESULTS/logs/runs.jsonl``: one line per finished run, appended and flushed as the run ends, so an
     interrupted grading loses only the runs that were still going.  A line holds who (a student's
     file stem, empty for the reference), the lab, the SHA-256 of the graded file, the key of the
     grading settings and the result.  A later run with the same settings takes a (who, lab, file)
