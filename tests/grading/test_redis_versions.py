@@ -10,10 +10,13 @@ binary first on the virtual environment's PATH).  No registry ships a 6.0 binary
 from its documented command table."""
 from __future__ import annotations
 
+import atexit
 import os
+import subprocess
 import platform
 import shutil
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -99,7 +102,13 @@ def _redis62(tmp_path_factory) -> str:
         tmp.write_bytes(data)
         tmp.chmod(0o755)
         os.replace(tmp, binary)
-    return str(binary)
+    # a confined grading server runs as nobody (when started by root): the binary must be theirs to run
+    public = Path(tempfile.mkdtemp(prefix="course-redis62-"))
+    public.chmod(0o755)
+    atexit.register(shutil.rmtree, public, True)
+    shutil.copy(binary, public / "redis-server")
+    (public / "redis-server").chmod(0o755)
+    return str(public / "redis-server")
 
 
 @pytest.fixture(scope="module", params=["6.2", "system"])
@@ -144,3 +153,60 @@ def test_a_rule_the_server_refuses_stops_the_start_with_one_sentence(monkeypatch
         assert not srv.running
     finally:
         srv.close()
+
+
+def course(*args: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "redis_course.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def redis62_url(tmp_path_factory):
+    binary = _redis62(tmp_path_factory)
+    old = os.environ.get("COURSE_REDIS_SERVER")
+    os.environ["COURSE_REDIS_SERVER"] = binary
+    try:
+        with PrivateRedis() as srv:
+            yield binary, srv.url
+    finally:
+        if old is None:
+            os.environ.pop("COURSE_REDIS_SERVER", None)
+        else:
+            os.environ["COURSE_REDIS_SERVER"] = old
+
+
+@pytest.mark.parametrize("lang,words", [
+    ("en", "Lab 03 needs Redis 7.0 or newer, and the server in REDIS_URL is Redis 6.2.14"),
+    ("ru", "Работе 03 нужен Redis 7.0 или новее, а сервер в REDIS_URL — Redis 6.2.14"),
+    ("zh", "实验 03 需要 Redis 7.0 或更高版本，而 REDIS_URL 中的服务器是 Redis 6.2.14")])
+def test_check_on_an_older_redis_url_names_the_version_needed(redis62_url, lang, words):
+    _binary, url = redis62_url
+    env = dict(os.environ, REDIS_URL=url, COURSE_LANG=lang)
+    env.pop("COURSE_REDIS_SERVER", None)
+    res = course("check", "03", "--solution", "--lang", lang, env=env)
+    assert res.returncode == 1 and "Traceback" not in res.stdout + res.stderr, res.stdout + res.stderr
+    assert res.stdout.strip().splitlines()[0].startswith(words), res.stdout
+    assert "lab.py" not in res.stdout  # no failing tests that would tell the student to fix their code
+
+
+def test_an_older_private_redis_server_gives_way_to_fakeredis(redis62_url):
+    binary, _url = redis62_url
+    env = dict(os.environ, COURSE_REDIS_SERVER=binary, COURSE_LANG="en")
+    env.pop("REDIS_URL", None)
+    res = course("check", "03", "--solution", env=env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "needs Redis 7.0 or newer and redis-server here is 6.2.14, so it runs on fakeredis" in res.stdout
+    forced = course("check", "03", "--solution", "--backend", "redis-server", env=env)
+    assert forced.returncode == 1 and "use --backend fakeredis" in forced.stdout, forced.stdout
+    ok = course("check", "00", "--solution", env=env)  # 6.2 is enough for lab 00: its redis-server is used
+    assert ok.returncode == 0 and "fakeredis" not in ok.stdout and "redis-server" in ok.stdout, ok.stdout
+
+
+def test_min_redis_in_lab_yml_is_a_quoted_version(tmp_path):
+    from redis_course.labs.labconfig import LabConfigError, validate
+
+    base = {"title": "t", "functions": ["f"]}
+    assert validate({**base, "min_redis": "7.0"}, "x/lab.yml")["min_redis"] == "7.0"
+    assert validate(base, "x/lab.yml")["min_redis"] is None
+    with pytest.raises(LabConfigError, match="in quotes"):
+        validate({**base, "min_redis": 7.0}, "x/lab.yml")

@@ -96,6 +96,21 @@ def _present(plan: Plan, subs: list[Submission]) -> list[Lab]:
     return [lab for lab in plan.labs if lab.id in handed]
 
 
+def _choose_backend(plan: Plan) -> None:
+    """Before any student: a redis-server older than a lab needs gives way to fakeredis (``auto``), or
+    stops the grading with one sentence (``redis-server`` asked for, or a lab that needs a real one)."""
+    from .check import backend_for
+
+    chosen = [backend_for(lab, plan.backend, None) for lab in plan.labs]  # the instructor's language
+    refusals = [note for backend, note in chosen if note and backend != "fakeredis"]
+    if refusals:
+        raise GradingError(refusals[0])
+    notes = [note for _backend, note in chosen if note]
+    if notes:
+        plan.backend = "fakeredis"  # one backend for the whole class: every lab on the same kind of server
+        sys.stderr.write(" ".join(notes) + " " + _("Every lab of this grading runs on fakeredis.") + "\n")
+
+
 def _run(submissions: Path, out: Path, plan: Plan, root: Path | None, only: Student | None, *,
          auto_labs: bool = False, restart: bool = False, resume: bool = True) -> tuple[list[Submission], Outcome]:
     with _staging() as stage:
@@ -109,6 +124,7 @@ def _run(submissions: Path, out: Path, plan: Plan, root: Path | None, only: Stud
             plan.labs = present
             sys.stderr.write(_("Grading the labs handed in: {labs} (--lab chooses others).",
                                labs=", ".join(lab.id for lab in present)) + "\n")
+        _choose_backend(plan)
         journal = Journal(out / "logs" / Journal.NAME, settings_key(plan))  # logs/: owner-only
         if restart:
             journal.restart()
