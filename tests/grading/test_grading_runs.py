@@ -179,3 +179,33 @@ def test_student_code_cannot_read_the_logs_or_results(regraded, capsys):
     probe: dict = {}
     exec(READER.format(paths=[str(log), str(out / "logs"), str(out)]), probe)  # the same code, unsandboxed,
     assert len(probe["_FOUND"]) == 3                                           # finds all three
+
+
+def test_the_summary_names_the_isolation_used(regraded):
+    from redis_course.labs.grade import describe_isolation, isolation_mode
+
+    out, res = regraded["out"], regraded["res"]
+    assert f"Isolation of student code: {describe_isolation(isolation_mode())}." in res.stdout, res.stdout
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["isolation"] == isolation_mode()
+
+
+def test_doctor_names_the_isolation_grading_would_use():
+    from redis_course.labs.grade import describe_isolation, isolation_mode
+
+    res = course("doctor")
+    line = next((x for x in res.stdout.splitlines() if "grading isolation" in x), "")
+    assert describe_isolation(isolation_mode()) in line, res.stdout
+
+
+def test_without_lab_only_the_labs_handed_in_are_graded(tmp_path, capsys):
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    for name in ("ann", "ben"):
+        (subs / name / "00-demo").mkdir(parents=True)
+        shutil.copy(LAB.solution_file, subs / name / "00-demo" / "lab.py")
+    (subs / "cat").mkdir()  # handed in nothing: graded missing in the labs the others handed in
+    summary = grade(subs, out, progress=False, workers=2)
+    rows = read_csv(out / "grades.csv")
+    assert {r.lab for r in rows} == {"00-demo"} and len(rows) == 3, rows
+    assert {r.student: r.status for r in rows}["cat"] == "missing" and summary.students == 3
+    assert "Grading the labs handed in: 00-demo" in capsys.readouterr().err
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["labs"] == ["00-demo"]
