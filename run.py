@@ -212,7 +212,10 @@ def _install_set(which: str, uv: str | None) -> None:
     if uv:  # sync: exactly the locked set, nothing else left in the venv
         ok = _run([uv, "pip", "sync", "--python", PYTHON, lock], what) and \
             _run([uv, "pip", "install", "--python", PYTHON, "--no-deps", "-e", "."], "installing the course itself")
-    else:
+        if not ok:  # e.g. a proxy that re-signs TLS with a certificate only the system's store (pip's) trusts
+            _say("uv could not install the packages; pip tries instead (COURSE_INSTALLER=pip skips uv)")
+            uv = None
+    if not uv:
         pip = _venv_pip()
         ok = _run([*pip, "install", "-r", lock], what) and \
             _run([*pip, "install", "--no-deps", "-e", "."], "installing the course itself")

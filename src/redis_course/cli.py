@@ -47,9 +47,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from . import site
 
     if not args.no_build:
+        _port_free(args.port)
         cmd_build(args)
     site.serve(port=args.port)
     return 0
+
+
+def _port_free(port: int, host: str = "127.0.0.1") -> None:
+    """Stop at once, with the sentence :func:`.site.serve` would say after a build of a minute or
+    more, when ``serve`` cannot listen on ``port``."""
+    import socket
+
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the site's server does
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise SystemExit(_("Port {port} on {host} is busy ({detail}); stop the other server or pass --port.",
+                               port=port, host=host, detail=exc.strerror)) from None
 
 
 def _call(cmd: list[str], **kwargs) -> int:

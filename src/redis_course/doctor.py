@@ -60,6 +60,16 @@ def checks() -> list[tuple[str, str, str, str]]:
     rows.append((OK if binary else WARN, "redis-server", f"{binary} ({redis_server_version()})" if binary else _("not found"),
                  _("private servers for persistence, cluster and grading") if binary else
                  _("persistence (lesson 05) and cluster (lesson 06) demos are skipped; grading falls back to fakeredis")))
+    try:
+        from .labs.grade import describe_isolation, isolation_mode
+
+        mode = isolation_mode()
+        rows.append((OK if mode != "none" else WARN, _("grading isolation"), describe_isolation(mode),
+                     _("what `grade` and the Gradescope autograder use for student code here") if mode != "none" else
+                     _("`grade` refuses to run without --no-isolation; install bubblewrap (`apt install bubblewrap`) "
+                       "or grade as root")))
+    except Exception as exc:  # noqa: BLE001 - a broken probe is a finding, not a crash
+        rows.append((WARN, _("grading isolation"), _("error: {detail}", detail=exc), ""))
     from .webconsole import assets
 
     have = assets.cached()

@@ -8,7 +8,8 @@ their servers with :class:`PrivateRedis`.
 
 The grader's server (``users=True, confine=True``) serves untrusted code:
 
-* ACL users: ``default`` is off, ``grader`` may do everything, ``student`` (:attr:`student_url`) may
+* ACL users: ``default`` is off, ``grader`` may do everything, ``student`` (:attr:`student_url`, made
+  once the server answers, from its own command table: :func:`student_rules`) may
   not run a command that reaches beyond its own data (MIGRATE, REPLICAOF/SLAVEOF, SYNC/PSYNC,
   CONFIG, MONITOR, CLIENT KILL/PAUSE, DEBUG, MODULE, SHUTDOWN, SAVE/BGSAVE, ACL, FAILOVER, CLUSTER
   administration, SCRIPT KILL, FUNCTION FLUSH/KILL...), so ``maxmemory`` set here stays; only
@@ -32,6 +33,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import logging
 import os
 import secrets
 import shlex
@@ -59,10 +61,15 @@ PERSISTENCE = {
 }
 
 _running: set["PrivateRedis"] = set()
+_log = logging.getLogger(__name__)
 
 
 class RedisServerMissing(CourseError):
     """The ``redis-server`` program is not installed."""
+
+
+class AclRefused(CourseError):
+    """The server refuses the grading user's ACL rules: starting again would not help."""
 
 
 def redis_server_binary() -> str | None:
@@ -100,8 +107,10 @@ def free_port() -> int:
 
 #: What the ``student`` user of a grading server may not do (besides ``-@admin``), by Redis version:
 #: commands that reach other servers or files, stop or stall the server, or change what it allows.
+#: A rule naming a command this server does not have is left out (see :func:`student_rules`).
 STUDENT_DENY = ["-@admin", "-@dangerous", "+info", "+keys", "+sort", "+sort_ro", "+flushdb", "+role",
-                "-migrate", "-restore", "-restore-asking", "-flushall", "-swapdb", "-config", "-lastsave"]
+                "-migrate", "-restore", "-restore-asking", "-flushall", "-swapdb", "-config", "-lastsave",
+                "-failover"]
 STUDENT_DENY_7 = ["-script|kill", "-function|flush", "-function|kill", "-function|restore", "-client|kill",
                   "-client|pause", "-client|unpause", "-client|no-evict", "-client|unblock"]
 STUDENT_DENY_6 = ["-script", "+script|load", "+script|exists", "+script|flush",
@@ -109,13 +118,53 @@ STUDENT_DENY_6 = ["-script", "+script|load", "+script|exists", "+script|flush",
                   "+client|tracking", "+client|caching", "+client|getredir", "+client|trackinginfo"]
 
 
-def student_rules(version: str | None) -> list[str]:
-    """ACL rules of the ``student`` user on a server of ``version`` (6.0 has no channel rules and
-    cannot remove a subcommand; 7 can)."""
+def _version_tuple(version: str | None) -> tuple[int, int]:
     parts = [int(x) if x.isdigit() else 0 for x in (version or "7.0").split(".")[:2]] + [0, 0]
-    major, minor = parts[0], parts[1]
+    return parts[0], parts[1]
+
+
+def student_rules(version: str | None, commands: dict[str, set[str]] | None = None) -> list[str]:
+    """ACL rules of the ``student`` user on a server of ``version``: the rule syntax by version (6.0
+    has no channel rules, and before 7 a subcommand can be allowed but not removed), then, when
+    ``commands`` (the server's own command table: name -> subcommand names, see
+    :func:`server_commands`) is given, without the rules that name a command it does not have
+    (``+sort_ro`` before 7.0, ``-failover`` before 6.2): a server refuses to start on those, and a
+    command it lacks needs no rule.  Before 7 subcommands are not checked by the server either."""
+    major, minor = _version_tuple(version)
     rules = ["~*", *(["&*"] if (major, minor) >= (6, 2) else []), "+@all", *STUDENT_DENY]
-    return rules + (STUDENT_DENY_7 if major >= 7 else STUDENT_DENY_6)
+    rules += STUDENT_DENY_7 if major >= 7 else STUDENT_DENY_6
+    if commands is None:
+        return rules
+    return [r for r in rules if _known(r, commands, check_sub=major >= 7)]
+
+
+def _known(rule: str, commands: dict[str, set[str]], check_sub: bool) -> bool:
+    if rule[:1] not in "+-" or rule[1:2] == "@":
+        return True
+    name, _bar, sub = rule[1:].lower().partition("|")
+    if name not in commands:
+        return False
+    return not (sub and check_sub) or sub in commands[name]
+
+
+def left_out(version: str | None, commands: dict[str, set[str]]) -> list[str]:
+    """The rules :func:`student_rules` leaves out on a server with ``commands``."""
+    kept = set(student_rules(version, commands))
+    return [r for r in student_rules(version) if r not in kept]
+
+
+def server_commands(client) -> dict[str, set[str]]:
+    """The command table of the server ``client`` talks to: each command's name and its subcommands'
+    names (Redis 7 lists them; before 7 the sets are empty).  ``COMMAND`` exists since Redis 2.8."""
+    table = client.execute_command("COMMAND")
+    found: dict[str, set[str]] = {}
+    entries = table.items() if isinstance(table, dict) else ((e[0], e) for e in table)
+    for name, info in entries:
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        subs = (info.get("subcommands") if isinstance(info, dict) else (info[9] if len(info) > 9 else None)) or []
+        found[name.lower()] = {(s[0].decode() if isinstance(s[0], bytes) else str(s[0])).lower().partition("|")[2]
+                               for s in subs}
+    return found
 
 
 def _acl_hash(password: str) -> str:
@@ -142,6 +191,7 @@ class PrivateRedis:
     single_node_cluster: bool = False
     log_to_file: bool = True
     _own_dir: bool = False
+    left_out_rules: list[str] = field(default_factory=list)  # student rules this server has no command for
 
     def __post_init__(self) -> None:
         if self.persistence not in PERSISTENCE:
@@ -190,12 +240,13 @@ class PrivateRedis:
         return self._url("student", self._secrets["student"]) if self.users else self.url
 
     def _users_file(self) -> Path:
-        """The ACL users as a config file the server reads first (owner-only, password hashes only)."""
+        """The ACL users as a config file the server reads first (owner-only, password hashes only):
+        ``default`` off and ``grader``; ``student`` is made once the server answers, from the commands it
+        has (:meth:`_add_student`), so that no rule it does not know stops it from starting."""
         path = Path(self.data_dir) / "users.conf"
-        rules = " ".join(student_rules(redis_server_version()))
+        channels = "&* " if _version_tuple(redis_server_version()) >= (6, 2) else ""
         text = (f"user default off\n"
-                f"user grader on {_acl_hash(self._secrets['grader'])} ~* {'&* ' if '&*' in rules else ''}+@all\n"
-                f"user student on {_acl_hash(self._secrets['student'])} {rules}\n")
+                f"user grader on {_acl_hash(self._secrets['grader'])} ~* {channels}+@all\n")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(text)
@@ -269,12 +320,40 @@ class PrivateRedis:
                 if self.single_node_cluster:
                     self._assign_slots()
                 connect(self.url, owned=True, prefix="", socket_timeout=1).ping()
+                if self.users:
+                    self._add_student()
                 return self
+            except AclRefused:
+                raise
             except CourseError as exc:
                 last = exc
                 time.sleep(0.02)
         self.kill()
         raise CourseError(msg("server_start_failed", port=self.port, detail=_("no answer in {seconds:.0f} s ({last})", seconds=timeout, last=last)))
+
+    def _add_student(self) -> None:
+        """The ``student`` user, with the rules this server's command table allows (those it leaves
+        out are logged and kept in :attr:`left_out_rules`).  A rule the server still refuses stops
+        the start with one sentence that names it."""
+        c = connect(self.url, owned=True, prefix="", socket_timeout=5)
+        try:
+            version = str(c.info("server").get("redis_version", ""))
+            commands = server_commands(c)
+            self.left_out_rules = left_out(version, commands)
+            if self.left_out_rules:
+                _log.info("Redis %s has no %s: the student user's rules leave them out", version,
+                          " ".join(self.left_out_rules))
+            rules = student_rules(version, commands)
+            try:
+                c.execute_command("ACL", "SETUSER", "student", "reset", "on",
+                                  _acl_hash(self._secrets["student"]), *rules)
+            except Exception as exc:  # noqa: BLE001 - the server's own words name the rule
+                self.kill()
+                raise AclRefused(msg("server_start_failed", port=self.port,
+                                      detail=_("Redis {version} refuses the grading user's ACL rules ({error})",
+                                               version=version, error=exc))) from None
+        finally:
+            c.close()
 
     def _assign_slots(self) -> None:
         """Single-node cluster: give this node every slot (once; nodes.conf keeps them across restarts).

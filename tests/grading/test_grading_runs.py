@@ -119,7 +119,7 @@ if _FOUND:
 
 def digest(out: Path, skip: str) -> dict[str, str]:
     return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.rglob("*"))
-            if p.is_file() and skip not in p.parts and p.stem != skip and p.name not in ("grades.csv", "summary.json")}
+            if p.is_file() and skip not in p.parts and p.stem != skip and p.name not in ("grades.csv", "summary.json", "runs.jsonl")}  # runs.jsonl: the journal records the regrade
 
 
 @pytest.fixture(scope="module")
@@ -133,6 +133,7 @@ def regraded(tmp_path_factory):
     (subs / "cat" / "00-demo" / "lab.py").write_text("raise SystemExit(3)\n")
     first = grade(subs, out, labs=["00-demo"], progress=False, workers=2)
     before = {"rows": read_csv(out / "grades.csv"), "files": digest(out, "Борис"),
+              "journal": (out / "logs" / "runs.jsonl").read_text(encoding="utf-8").splitlines(),
               "mtimes": {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}}
     log = out / "logs" / "students" / "cat" / "00-demo.log"
     reader = LAB.solution_file.read_text() + READER.format(paths=[str(log), str(out / "logs"), str(out)])
@@ -152,8 +153,11 @@ def test_regrade_updates_only_that_students_rows_and_files(regraded):
     assert [r for r in rows if r.student != "Борис"] == [r for r in before["rows"] if r.student != "Борис"]
     assert digest(out, "Борис") == before["files"]
     for p, mtime in before["mtimes"].items():
-        if "Борис" not in str(p) and p.name not in ("grades.csv", "summary.json"):
+        if "Борис" not in str(p) and p.name not in ("grades.csv", "summary.json", "runs.jsonl"):
             assert p.stat().st_mtime_ns == mtime, f"{p} was rewritten"
+    journal = (out / "logs" / "runs.jsonl").read_text(encoding="utf-8").splitlines()
+    assert journal[:len(before["journal"])] == before["journal"]  # the regrade's result is appended
+    assert [json.loads(line)["who"] for line in journal[len(before["journal"]):]] == ["Борис"]
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["students"] == 3 and summary["mean_percent"] == round(200 / 3, 1)
     assert summary["regraded"] == [{"student": "Борис", "points": 8, "max_points": 8}]
@@ -175,3 +179,33 @@ def test_student_code_cannot_read_the_logs_or_results(regraded, capsys):
     probe: dict = {}
     exec(READER.format(paths=[str(log), str(out / "logs"), str(out)]), probe)  # the same code, unsandboxed,
     assert len(probe["_FOUND"]) == 3                                           # finds all three
+
+
+def test_the_summary_names_the_isolation_used(regraded):
+    from redis_course.labs.grade import describe_isolation, isolation_mode
+
+    out, res = regraded["out"], regraded["res"]
+    assert f"Isolation of student code: {describe_isolation(isolation_mode())}." in res.stdout, res.stdout
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["isolation"] == isolation_mode()
+
+
+def test_doctor_names_the_isolation_grading_would_use():
+    from redis_course.labs.grade import describe_isolation, isolation_mode
+
+    res = course("doctor")
+    line = next((x for x in res.stdout.splitlines() if "grading isolation" in x), "")
+    assert describe_isolation(isolation_mode()) in line, res.stdout
+
+
+def test_without_lab_only_the_labs_handed_in_are_graded(tmp_path, capsys):
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    for name in ("ann", "ben"):
+        (subs / name / "00-demo").mkdir(parents=True)
+        shutil.copy(LAB.solution_file, subs / name / "00-demo" / "lab.py")
+    (subs / "cat").mkdir()  # handed in nothing: graded missing in the labs the others handed in
+    summary = grade(subs, out, progress=False, workers=2)
+    rows = read_csv(out / "grades.csv")
+    assert {r.lab for r in rows} == {"00-demo"} and len(rows) == 3, rows
+    assert {r.student: r.status for r in rows}["cat"] == "missing" and summary.students == 3
+    assert "Grading the labs handed in: 00-demo" in capsys.readouterr().err
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["labs"] == ["00-demo"]

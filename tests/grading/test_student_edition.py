@@ -137,3 +137,31 @@ def test_student_tests_leave_the_students_redis_as_they_found_it(edition, tmp_pa
         assert commands < 100, f"the student edition's tests sent {commands} commands to the student's Redis"
         assert sorted(mine.keys("*")) == ["homework:notes", "homework:ttl"] and mine.get("homework:notes") == "mine"
         assert 3600 - (time.monotonic() - started) - 2 <= mine.ttl("homework:ttl") <= 3600  # neither kept nor cut
+
+
+def _reads_what_stays_behind(test_file: Path) -> bool:
+    """Whether a shipped test file names something the release does not ship."""
+    from redis_course.labs import release as rel
+
+    text = test_file.read_text(encoding="utf-8")
+    names = [*rel.INSTRUCTOR_ONLY, *rel.LAB_PRIVATE, "solution_file", "starter_file", "wrong_files"]
+    return any(name in text for name in names if name not in ("wrong", "README.md")) or \
+        '"README.md"' in text or '"wrong"' in text
+
+
+def test_the_editions_own_tests_pass_there(edition):
+    """Every test the edition ships is collected there, and every one that names a file the release
+    leaves behind (the pages workflow, solutions, hidden tests...) passes there."""
+    env = dict(os.environ, COURSE_ROOT=str(edition), PYTHONPATH=str(edition / "src"), COURSE_FOREIGN_KEYS="0")
+    env.pop("REDIS_URL", None)
+    pytest_cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--no-header"]
+    collected = subprocess.run([*pytest_cmd, "--collect-only", "tests"], cwd=edition, env=env,
+                               capture_output=True, text=True, timeout=600)
+    assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-2000:]
+    suspects = sorted(str(p.relative_to(edition)) for p in (edition / "tests").rglob("test_*.py")
+                      if _reads_what_stays_behind(p))
+    assert "tests/foundation/test_publish.py" in suspects  # the finder finds what it is for
+    ran = subprocess.run([*pytest_cmd, "-m", "not browser and not slow", "-x", *suspects], cwd=edition, env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr[-2000:]
+    assert re.search(r"\d+ passed", ran.stdout), ran.stdout[-500:]

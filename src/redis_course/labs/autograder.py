@@ -31,7 +31,8 @@ from .sandbox import make_run_dir
 LAYOUTS = ("lab.py", "{lab}/lab.py", "labs/{lab}/lab.py")
 
 
-def grade_submission(lab: Lab, submission: Path, lang: str, hide: tuple[str, ...] = ()) -> LabResult:
+def grade_submission(lab: Lab, submission: Path, lang: str, hide: tuple[str, ...] = (),
+                     backend: str = "auto") -> LabResult:
     """The result of the submission in ``submission`` (a folder), or a ``missing`` one."""
     found, problems = from_folder(submission, {lab.id}, lang, LAYOUTS) if submission.is_dir() else ({}, [])
     work = make_run_dir("course-autograder-")
@@ -39,8 +40,9 @@ def grade_submission(lab: Lab, submission: Path, lang: str, hide: tuple[str, ...
         if lab.id in found:
             staged = work / "lab.py"
             staged.write_bytes(found[lab.id])
-            return run_lab(lab, staged, visibility=("public", "hidden"), hide=(str(submission), *hide))
-        listing = run_lab(lab, lab.student_file, visibility=("public", "hidden"), hide=hide)
+            return run_lab(lab, staged, visibility=("public", "hidden"), hide=(str(submission), *hide),
+                           backend=backend)
+        listing = run_lab(lab, lab.student_file, visibility=("public", "hidden"), hide=hide, backend=backend)
         return missing(lab, listing, problems, lang)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -65,11 +67,17 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     config = json.loads((paths.ROOT / "autograder.json").read_text(encoding="utf-8"))
     lab, lang = find_lab(config["lab"]), config.get("lang", "en")
-    res = grade_submission(lab, root / "submission", lang, hide=(str(root / "source"), str(root / "results")))
+    from .check import backend_for
+
+    backend, note = backend_for(lab, "auto", lang)  # Ubuntu 22.04's Redis 6.0: fakeredis for a 7.0 lab
+    res = grade_submission(lab, root / "submission", lang, hide=(str(root / "source"), str(root / "results")),
+                           backend=backend)
     out = root / "results"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results_json(lab, res, lang, time.monotonic() - started),
-                                                 ensure_ascii=False, indent=1), encoding="utf-8")
+    data = results_json(lab, res, lang, time.monotonic() - started)
+    if note:
+        data["output"] += " " + note
+    (out / "results.json").write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
     print(f"{lab.id}: {res.points:g}/{res.max_points:g} ({res.status})")
     if res.status == "grader-error":  # the instructor's stdout; the student sees only the id
         print(grader_error_log(lab.id, res))

@@ -8,6 +8,12 @@ failure what was expected and what the code did, in one phrase, then the lab's h
 cannot be imported is said once, and no test is listed or scored; a lab whose functions all still
 raise NotImplementedError is one line when every lab is checked.  ``--verbose`` adds everything
 else: the whole failure message, the lines of the student's code it points at, what the code printed.
+
+A lab whose ``lab.yml`` says ``min_redis: "7.0"`` (it uses a newer command: GETDEL is 6.2,
+``PEXPIRE ... NX`` 7.0) is not run on an older server: on the one in ``REDIS_URL`` it is one sentence
+naming the version needed instead of failing tests the student cannot fix; an older private
+``redis-server`` gives way to fakeredis, which emulates Redis 7 (:func:`backend_for`; the grader and
+the Gradescope autograder use the same rule).
 """
 from __future__ import annotations
 
@@ -21,6 +27,65 @@ from .model import Lab, discover, find_lab
 from .runner import LabResult, TestResult, run_lab
 from .sandbox.limits import Limits
 from .texts import t
+
+def _version(text: str | None) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", text or "")[:3])
+
+
+def min_redis(lab: Lab) -> str | None:
+    """The oldest Redis the lab's reference runs on (lab.yml ``min_redis``), or None: any."""
+    return lab.meta.get("min_redis")
+
+
+def too_old(lab: Lab, version: str | None) -> bool:
+    """Whether a Redis of ``version`` is older than ``lab`` needs (an unknown version is not)."""
+    needed = min_redis(lab)
+    return bool(needed and version and _version(version) < _version(needed))
+
+
+def url_version(url: str) -> str | None:
+    """The version of the Redis at ``url`` (None when it cannot be asked: the run says why)."""
+    from ..backend import CourseError, connect
+
+    try:
+        c = connect(url, socket_timeout=5)
+        try:
+            return c.server_version()
+        finally:
+            c.close()
+    except (CourseError, OSError, Exception):  # noqa: BLE001 - the run itself reports an unreachable server
+        return None
+
+
+def url_refusal(lab: Lab, url: str, lang: str) -> str | None:
+    """One sentence when the server in ``url`` is older than the lab needs, else None."""
+    version = url_version(url)
+    if not too_old(lab, version):
+        return None
+    return _("Lab {lab} needs Redis {needed} or newer, and the server in REDIS_URL is Redis {version}: "
+             "point REDIS_URL at a newer server, or unset it to check on fakeredis.", lang=lang,
+             lab=lab.number, needed=min_redis(lab), version=version)
+
+
+def backend_for(lab: Lab, backend: str, lang: str | None) -> tuple[str, str | None]:
+    """The private backend to run ``lab`` on, and a sentence when it is not the one asked for.
+    ``auto`` with a ``redis-server`` older than the lab needs gives fakeredis (unless the lab needs a
+    real server); an explicit ``redis-server`` is kept, and the sentence says it is too old."""
+    from ..servers import redis_server_binary, redis_server_version
+
+    if backend == "fakeredis" or not redis_server_binary():
+        return backend, None
+    version = redis_server_version()
+    if not too_old(lab, version):
+        return backend, None
+    if backend == "auto" and not lab.needs_real_redis:
+        return "fakeredis", _("Lab {lab} needs Redis {needed} or newer and redis-server here is {version}, "
+                              "so it runs on fakeredis.", lang=lang, lab=lab.number, needed=min_redis(lab),
+                              version=version)
+    return backend, _("Lab {lab} needs Redis {needed} or newer, and redis-server here is Redis {version}: "
+                      "install a newer one, or use --backend fakeredis.", lang=lang, lab=lab.number,
+                      needed=min_redis(lab), version=version)
+
 
 MARK = {"passed": "✓", "skipped": "–"}
 NOT_STARTED = "not-implemented"
@@ -212,13 +277,27 @@ def run_check(lab_spec: str | None = None, *, lang: str = "en", backend: str = "
     labs = [find_lab(lab_spec, root)] if lab_spec else discover(root)
     if url is None:
         url = os.environ.get("REDIS_URL") or None
-    results, sources = [], {}
+    results, sources, notes = [], {}, []
     for lab in labs:
+        if url:
+            refusal = url_refusal(lab, url, lang)
+            if refusal:
+                notes.append(refusal)
+                continue
+            lab_backend = backend
+        else:
+            lab_backend, note = backend_for(lab, backend, lang)
+            if note:
+                notes.append(note)
+                if lab_backend != "fakeredis":
+                    continue
         file = source if source is not None else lab.student_file
         sources[lab.id] = file
         lim = limits or Limits(call_timeout_s=lab.timeout_s)
-        results.append((lab, run_lab(lab, file, visibility=("public",), backend=backend, url=url, limits=lim)))
-    return results, render(results, lang, verbose=verbose, sources=sources)
+        results.append((lab, run_lab(lab, file, visibility=("public",), backend=lab_backend, url=url,
+                                     limits=lim)))
+    table = render(results, lang, verbose=verbose, sources=sources) if results else ""
+    return results, "\n".join([*notes, *([table] if table else [])])
 
 
 def main(lab_spec: str | None, lang: str, backend: str = "auto", source: Path | None = None,
@@ -235,7 +314,10 @@ def main(lab_spec: str | None, lang: str, backend: str = "auto", source: Path | 
     print(table)
     if backends:
         print(f"{t('backend', lang)}{'：' if lang == 'zh' else ': '}{', '.join(backends)}")
-    ok = all(r.status == "ok" and r.points == r.max_points for _, r in results)
+    skipped = len(results) < (1 if lab_spec else len(discover()))  # a lab this Redis is too old for
+    ok = bool(results) and not skipped and all(r.status == "ok" and r.points == r.max_points for _, r in results)
+    if not results:
+        return 1
     if ok:
         print(t("all_passed", lang))
     elif all(r.status in ("import-error", "missing") for _, r in results if r.points < r.max_points):

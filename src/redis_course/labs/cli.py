@@ -100,11 +100,21 @@ def cmd_release(args: argparse.Namespace) -> int:
 def cmd_grade(args: argparse.Namespace) -> int:
     from . import grade
 
-    summary = grade.grade(Path(args.submissions), Path(args.out), labs=args.lab or None, lang=args.lang,
-                          backend=args.backend, workers=args.workers, limits=_limits(args),
-                          progress=not args.no_progress, student=args.student, isolate=not args.no_isolation,
-                          feedback_lang=args.feedback_lang)
+    import sys
+
+    from ..l10n import _
+
+    try:
+        summary = grade.grade(Path(args.submissions), Path(args.out), labs=args.lab or None, lang=args.lang,
+                              backend=args.backend, workers=args.workers, limits=_limits(args),
+                              progress=not args.no_progress, student=args.student,
+                              isolate=not args.no_isolation, restart=args.restart,
+                              feedback_lang=args.feedback_lang)
+    except grade.GradingInterrupted as exc:
+        print(str(exc), file=sys.stderr)
+        return 130
     print(summary.render())
+    print(_("Isolation of student code: {how}.", how=summary.isolation))
     return 0 if summary.ok else 1
 
 
@@ -174,6 +184,8 @@ def add_lab_commands(sub) -> None:
     g.add_argument("--lab-budget", dest="lab_budget_s", type=float,
                    help="seconds all calls of one lab may take together (default 90)")
     g.add_argument("--no-progress", action="store_true")
+    g.add_argument("--restart", action="store_true",
+                   help="grade everything again instead of resuming the grading kept in RESULTS")
     g.add_argument("--no-isolation", action="store_true",
                    help="grade even where student code cannot be isolated (not root and no bubblewrap)")
     g.set_defaults(func=cmd_grade)

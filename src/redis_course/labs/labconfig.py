@@ -5,6 +5,7 @@
     timeout_s:         10                             seconds per call, > 0        default 10
     needs_real_redis:  false                          true: skipped on fakeredis   default false
     redis:             single | cluster               the private server's mode    default single
+    min_redis:         "7.0"                          oldest Redis the solution runs on (quoted)  default any
 
 An unknown key is refused (``timout_s`` would otherwise be ignored silently), with the known key it
 most resembles.  The checks are a few lines of plain Python: a schema library would word its errors
@@ -66,12 +67,21 @@ def _redis(v: Any) -> str | None:
     return None if v in ("single", "cluster") else "single or cluster"
 
 
+def _version(v: Any) -> str | None:
+    import re
+
+    if isinstance(v, str) and re.fullmatch(r"\d+\.\d+(\.\d+)?", v):
+        return None
+    return 'a Redis version in quotes, e.g. "7.0" (unquoted, YAML reads 7.0 as a number)'
+
+
 SCHEMA: dict[str, Key] = {
     "title": Key(True, _title),
     "functions": Key(True, _functions),
     "timeout_s": Key(False, _positive_number, 10),
     "needs_real_redis": Key(False, _bool, False),
     "redis": Key(False, _redis, "single"),
+    "min_redis": Key(False, _version, None),
 }
 
 

@@ -10,11 +10,15 @@ process is left; the sandbox hides RESULTS from student code).
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import signal
 import sys
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,12 +30,14 @@ from .sandbox.limits import Limits
 
 
 class Progress:
-    """A one-line progress bar on stderr: redrawn on a terminal, every tenth of the runs otherwise."""
+    """A one-line progress bar on stderr: redrawn on a terminal; otherwise (a file, a pipe) a line
+    after the first run, then every twentieth of the runs and at least every 30 seconds."""
 
-    def __init__(self, total: int, enabled: bool = True) -> None:
+    def __init__(self, total: int, enabled: bool = True, every_s: float = 30.0) -> None:
         self.total, self.done, self.enabled = total, 0, enabled
         self.counts: dict[str, int] = {}
-        self.started = time.monotonic()
+        self.started = self.last = time.monotonic()
+        self.every_s = every_s
         self.lock = threading.Lock()
         self.tty = sys.stderr.isatty()
 
@@ -48,11 +54,113 @@ class Progress:
             self.counts[status] = self.counts.get(status, 0) + 1
             if not self.enabled:
                 return
+            now = time.monotonic()
             if self.tty:
                 sys.stderr.write("\r" + self.line() + ("\n" if self.done == self.total else ""))
-            elif self.done == self.total or self.done % max(1, self.total // 10) == 0:
+            elif (self.done in (1, self.total) or self.done % max(1, self.total // 20) == 0
+                  or now - self.last >= self.every_s):
                 sys.stderr.write(self.line() + "\n")
+                self.last = now
             sys.stderr.flush()
+
+    def end_line(self) -> None:
+        """Close a terminal's bar that stopped before the end (an interrupted run)."""
+        if self.enabled and self.tty and 0 < self.done < self.total:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+class Journal:
+    """``RESULTS/logs/runs.jsonl``: one line per finished run, appended and flushed as the run ends, so an
+    interrupted grading loses only the runs that were still going.  A line holds who (a student's
+    file stem, empty for the reference), the lab, the SHA-256 of the graded file, the key of the
+    grading settings and the result.  A later run with the same settings takes a (who, lab, file)
+    found here instead of grading it again; ``restart`` empties the journal first."""
+
+    NAME = "runs.jsonl"
+
+    def __init__(self, path: Path, key: str) -> None:
+        self.path, self.key = path, key
+        self.lock = threading.Lock()
+
+    def load(self) -> tuple[dict[tuple[str, str, str], LabResult], int]:
+        """The results kept under this key, and how many lines were written under another one."""
+        found: dict[tuple[str, str, str], LabResult] = {}
+        other = 0
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except (FileNotFoundError, UnicodeDecodeError):
+            return found, 0
+        for line in lines:
+            try:
+                d = json.loads(line)
+                if d.get("key") != self.key:
+                    other += 1
+                    continue
+                res = LabResult.from_dict(d["result"])
+                res.output = d["result"].get("output", "")
+                found[(d["who"], d["lab"], d["sha256"])] = res
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut short by a crash: that run is graded again
+        return found, other
+
+    def restart(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def add(self, who: str, lab: str, sha: str, res: LabResult) -> None:
+        result = {**res.to_dict(), "output": res.output}
+        line = json.dumps({"key": self.key, "who": who, "lab": lab, "sha256": sha, "result": result},
+                          ensure_ascii=False) + "\n"
+        with self.lock:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as f:
+                f.write(line)
+                f.flush()
+                os.fsync(f.fileno())
+
+
+def file_sha(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def settings_key(plan: "Plan") -> str:
+    """What a kept result depends on besides the graded file: each lab's own files (tests, lab.yml,
+    hints, solution), the backend, the limits, the isolation and the feedback's language."""
+    h = hashlib.sha256()
+    for lab in sorted(plan.labs, key=lambda x: x.id):
+        h.update(lab.id.encode() + b"\0")
+        for f in sorted(p for p in Path(lab.path).rglob("*") if p.is_file() and "__pycache__" not in p.parts
+                        and p.name != "lab.py"):
+            h.update(str(f.relative_to(lab.path)).encode() + b"\0" + f.read_bytes() + b"\0")
+    limits = plan.limits.to_dict() if plan.limits else None
+    h.update(json.dumps([plan.backend, plan.lang, plan.isolate, limits], sort_keys=True).encode())
+    return h.hexdigest()[:16]
+
+
+def _running_graders() -> list[int]:
+    """This process's grader children (each the leader of its own session: see :func:`.runner.run_lab`)."""
+    pids = []
+    for children in Path("/proc/self/task").glob("*/children"):
+        try:
+            pids += [int(x) for x in children.read_text().split()]
+        except OSError:
+            continue
+    found = []
+    for pid in pids:
+        try:
+            if b"redis_course.labs.pytest_plugin" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def _signal_groups(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.killpg(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 @dataclass
@@ -67,6 +175,7 @@ class Plan:
     progress: bool = True
     lang: str = "en"
     isolate: bool = True  # False: --no-isolation
+    feedback: str | None = None  # the feedback's language (None: lang; auto: each student's edition's)
 
     def __post_init__(self) -> None:
         self.workers = self.workers or os.cpu_count() or 2
@@ -78,6 +187,11 @@ class Outcome:
     problems: list[str] = field(default_factory=list)              # labs whose reference is not perfect
     results: dict[tuple[int, str], LabResult] = field(default_factory=dict)  # (submission index, lab id)
     logs: int = 0
+    runs: int = 0             # runs this grading had to do (kept ones not counted)
+    done: int = 0             # of those, the ones that ended
+    resumed: int = 0          # results taken from the journal of an earlier run
+    interrupted: bool = False  # Ctrl+C: the runs still to do were not started, the running ones stopped
+    complete: set[int] = field(default_factory=set)  # submissions whose every run ended
 
 
 def _reference_problem(lab: Lab, res: LabResult) -> str | None:
@@ -88,16 +202,34 @@ def _reference_problem(lab: Lab, res: LabResult) -> str | None:
              max_points=format(res.max_points, "g"), status=res.status)
 
 
+#: After the first Ctrl+C the running graders get SIGTERM (they stop their student processes and
+#: their Redis); those still there after this many seconds get SIGKILL.
+STOP_GRACE_S = 3.0
+
+
 class Grader:
-    """Runs labs on a thread pool; every run is a grader process with a box of its own."""
+    """Runs labs on a thread pool; each thread keeps its own fork server for its runs.
 
-    def __init__(self, plan: Plan) -> None:
+    The first Ctrl+C (SIGINT) starts no further run and stops the running ones within seconds; their
+    results are dropped (they are graded again by the next run), every result that ended before is
+    kept.  A second Ctrl+C kills the running graders at once."""
+
+    def __init__(self, plan: Plan, journal: Journal | None = None, resume: bool = True) -> None:
         self.plan = plan
+        self.journal = journal
+        self.resume = resume  # take the journal's student results (False: grade them again, still journal them)
+        self.stop_at: float | None = None  # monotonic time of the first Ctrl+C
+        self.kills = 0
 
-    def run_one(self, lab: Lab, file: Path, log: Path | None) -> LabResult:
+    def run_one(self, lab: Lab, file: Path, log: Path | None) -> tuple[LabResult, float]:
+        if self.stop_at is not None:
+            raise _Cancelled()
         limits = self.plan.limits or Limits(call_timeout_s=lab.timeout_s)
-        return run_lab(lab, file, visibility=("public", "hidden"), backend=self.plan.backend, limits=limits,
-                       hide=self.plan.hide, keep_log=log, isolate=self.plan.isolate)
+        if log is not None:
+            log.unlink(missing_ok=True)  # an earlier run's log of this (student, lab): this run decides
+        res = run_lab(lab, file, visibility=("public", "hidden"), backend=self.plan.backend, limits=limits,
+                      hide=self.plan.hide, keep_log=log, isolate=self.plan.isolate)
+        return res, time.monotonic()
 
     def _log_path(self, sub: Submission | None, lab: Lab) -> Path | None:
         if self.plan.logs is None:
@@ -105,37 +237,134 @@ class Grader:
         where = self.plan.logs / "students" / sub.student.file if sub else self.plan.logs / "reference"
         return where / f"{lab.id}.log"
 
-    def run(self, subs: list[Submission]) -> Outcome:
-        """The reference runs first in the queue, the students right behind them: no core waits."""
+    def _on_sigint(self, *_signal: object) -> None:
+        if self.stop_at is None:
+            self.stop_at = time.monotonic()
+            sys.stderr.write("\n" + _("Stopping: no new run starts; the running ones are stopped now "
+                                       "(Ctrl+C again stops them at once).") + "\n")
+            sys.stderr.flush()
+        else:
+            self.kills = max(self.kills, 2)
+
+    def run(self, subs: list[Submission],
+            on_complete: Callable[[int, Outcome], None] | None = None) -> Outcome:
+        """The reference runs first in the queue, the students right behind them: no core waits.
+        ``on_complete(i, outcome)`` is called (in this thread) when submission ``i`` has every result
+        and the references are in: its files can be written."""
         out = Outcome()
         if self.plan.logs is not None:
             self.plan.logs.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with ThreadPoolExecutor(self.plan.workers) as pool:
-            refs = {pool.submit(self.run_one, lab, lab.solution_file, self._log_path(None, lab)): lab
-                    for lab in self.plan.labs if lab.solution_file.exists()}
-            jobs = {pool.submit(self.run_one, lab, sub.files[lab.id], self._log_path(sub, lab)): (i, lab)
-                    for i, sub in enumerate(subs) for lab in self.plan.labs if lab.id in sub.files}
-            self._gather(refs, jobs, out)
+        kept, _other = self.journal.load() if self.journal else ({}, 0)
+        previous = None
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGINT, self._on_sigint)
+        try:
+            with ThreadPoolExecutor(self.plan.workers) as pool:
+                tasks: dict[Future, tuple[int | None, Lab, str, str]] = {}
+                for lab in self.plan.labs:
+                    if lab.solution_file.exists():
+                        sha = file_sha(lab.solution_file)
+                        res = kept.get(("", lab.id, sha))
+                        if res is not None:
+                            self._reference(lab, res, out)
+                        else:
+                            tasks[pool.submit(self.run_one, lab, lab.solution_file, self._log_path(None, lab))] = (
+                                None, lab, "", sha)
+                waiting: dict[int, int] = {}
+                for i, sub in enumerate(subs):
+                    waiting[i] = 0
+                    for lab in self.plan.labs:
+                        if lab.id not in sub.files:
+                            continue
+                        sha = file_sha(sub.files[lab.id])
+                        res = kept.get((sub.student.file, lab.id, sha)) if self.resume else None
+                        if res is not None:
+                            out.results[(i, lab.id)] = res
+                            out.resumed += 1
+                        else:
+                            tasks[pool.submit(self.run_one, lab, sub.files[lab.id], self._log_path(sub, lab))] = (
+                                i, lab, sub.student.file, sha)
+                            waiting[i] += 1
+                out.runs = sum(1 for i, *_rest in tasks.values() if i is not None)
+                self._gather(tasks, waiting, out, on_complete)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
         if self.plan.logs is not None:
             out.logs = sum(1 for p in self.plan.logs.rglob("*.log"))
         return out
 
-    def _gather(self, refs: dict[Future, Lab], jobs: dict[Future, tuple[int, Lab]], out: Outcome) -> None:
-        for fut in as_completed(refs):
-            lab = refs[fut]
-            out.reference[lab.id] = res = fut.result()
-            problem = _reference_problem(lab, res)
-            if problem:
-                out.problems.append(problem)
-        bar = Progress(len(jobs), self.plan.progress)
-        for fut in as_completed(jobs):
-            i, lab = jobs[fut]
-            try:
-                res = fut.result()
-            except Exception as exc:  # noqa: BLE001 - one broken run must not stop the batch
-                res = LabResult(lab.id, "grader-error", message=f"{type(exc).__name__}: {exc}")
-            out.results[(i, lab.id)] = res
-            bar.update(res.status)
+    def _reference(self, lab: Lab, res: LabResult, out: Outcome) -> None:
+        out.reference[lab.id] = res
+        problem = _reference_problem(lab, res)
+        if problem:
+            out.problems.append(problem)
+
+    def _gather(self, tasks: dict[Future, tuple[int | None, Lab, str, str]], waiting: dict[int, int],
+                out: Outcome, on_complete: Callable[[int, Outcome], None] | None) -> None:
+        bar = Progress(out.runs, self.plan.progress and out.runs > 0)
+        refs_left = sum(1 for i, *_rest in tasks.values() if i is None)
+        ready: list[int] = [i for i, n in waiting.items() if n == 0]  # every result kept from before
+        pending = set(tasks)
+        if not pending and ready:
+            pending = set()
+            for i in ready:
+                out.complete.add(i)
+                if on_complete is not None:
+                    on_complete(i, out)
+            ready = []
+        while pending:
+            finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                i, lab, who, sha = tasks[fut]
+                if fut.cancelled():
+                    continue
+                try:
+                    res, ended = fut.result()
+                except _Cancelled:
+                    continue
+                except Exception as exc:  # noqa: BLE001 - one broken run must not stop the batch
+                    res, ended = LabResult(lab.id, "grader-error", message=f"{type(exc).__name__}: {exc}"), \
+                        time.monotonic()
+                if self.stop_at is not None and ended >= self.stop_at:
+                    continue  # stopped by Ctrl+C: not a result; the next run grades it again
+                if self.journal is not None and res.status != "grader-error":
+                    self.journal.add(who, lab.id, sha, res)
+                if i is None:
+                    self._reference(lab, res, out)
+                    refs_left -= 1
+                    continue
+                out.results[(i, lab.id)] = res
+                out.done += 1
+                bar.update(res.status)
+                waiting[i] -= 1
+                if waiting[i] == 0:
+                    ready.append(i)
+            if refs_left == 0 and ready:  # a lab not handed in needs its reference's list of tests
+                for i in ready:
+                    out.complete.add(i)
+                    if on_complete is not None:
+                        on_complete(i, out)
+                ready = []
+            if self.stop_at is not None:
+                self._stop(pending)
+        bar.end_line()
+        out.interrupted = self.stop_at is not None
+
+    def _stop(self, pending: set[Future]) -> None:
+        """After Ctrl+C: cancel what has not started, SIGTERM the running graders, later SIGKILL."""
+        for fut in pending:
+            fut.cancel()
+        if self.kills == 0:
+            _signal_groups(_running_graders(), signal.SIGTERM)
+            self.kills = 1
+        elif self.kills == 2 or time.monotonic() - (self.stop_at or 0) > STOP_GRACE_S:
+            _signal_groups(_running_graders(), signal.SIGKILL)
+            self.kills = 3
+
+
+class _Cancelled(Exception):
+    """A run that was to start after Ctrl+C."""
 
 
 def missing(lab: Lab, reference: LabResult | None, problems: list[str], lang: str) -> LabResult:
@@ -146,15 +375,17 @@ def missing(lab: Lab, reference: LabResult | None, problems: list[str], lang: st
     return LabResult(lab.id, "missing", tests, backend=reference.backend if reference else "", message=message)
 
 
+def results_of(plan: Plan, i: int, sub: Submission, outcome: Outcome) -> list[tuple[Lab, LabResult]]:
+    """Submission ``i``'s result in each lab of the plan (a ``missing`` one when it was not handed in)."""
+    row = []
+    for lab in plan.labs:
+        res = outcome.results.get((i, lab.id))
+        if res is None:
+            res = missing(lab, outcome.reference.get(lab.id), sub.problems, plan.lang)
+        row.append((lab, res))
+    return row
+
+
 def per_student(plan: Plan, subs: list[Submission], outcome: Outcome) -> list[list[tuple[Lab, LabResult]]]:
     """For each submission, each lab's result (a ``missing`` one when it was not handed in)."""
-    table = []
-    for i, sub in enumerate(subs):
-        row = []
-        for lab in plan.labs:
-            res = outcome.results.get((i, lab.id))
-            if res is None:
-                res = missing(lab, outcome.reference.get(lab.id), sub.problems, plan.lang)
-            row.append((lab, res))
-        table.append(row)
-    return table
+    return [results_of(plan, i, sub, outcome) for i, sub in enumerate(subs)]
