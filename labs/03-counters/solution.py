@@ -75,9 +75,13 @@ def last_7_days(r, page: str, now: float) -> list:
 def top_pages(r, now: float, n: int = 3) -> list:
     """The ``n`` most viewed pages on the UTC day of ``now``: ``[[page, views], ...]``, most first.
 
-    ZREVRANGE top:<day> 0 n-1 WITHSCORES: O(log N + n), one round trip.  Views are ints.
+    ZREVRANGE top:<day> 0 n-1 WITHSCORES: O(log N + n), one round trip.  Views are ints.  Pages with
+    the same views come in ZREVRANGE's order (the name later in byte order first).  ``n = 0`` gives
+    ``[]`` without a command (``0 .. -1`` would be every page).
     """
     # BEGIN SOLUTION
+    if n <= 0:
+        return []
     ranked = r.zrevrange(r.key("top", day_of(r, now)), 0, n - 1, withscores=True)
     return [[page, int(score)] for page, score in ranked]
     # END SOLUTION

@@ -54,6 +54,8 @@ def last_7_days(r, page: str, now: float) -> list:
 def top_pages(r, now: float, n: int = 3) -> list:
     """The ``n`` most viewed pages on the UTC day of ``now``: ``[[page, views], ...]``, most first.
 
-    ZREVRANGE top:<day> 0 n-1 WITHSCORES: O(log N + n), one round trip.  Views are ints.
+    ZREVRANGE top:<day> 0 n-1 WITHSCORES: O(log N + n), one round trip.  Views are ints.  Pages with
+    the same views come in ZREVRANGE's order (the name later in byte order first).  ``n = 0`` gives
+    ``[]`` without a command (``0 .. -1`` would be every page).
     """
     raise NotImplementedError("top_pages: your code here")

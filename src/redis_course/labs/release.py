@@ -45,7 +45,7 @@ SKIP_TOP = {".git", ".venv", "build", "site", "test-artifacts", ".pytest_cache",
 SKIP_NAMES = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".DS_Store"}
 INSTRUCTOR_ONLY = {"tests/grading", "bench/grading_bench.py", "README.md", "labs/README.md", ".github",
                    "bench/mutation_bench.py", "bench/mutation_equivalent.txt"}  # mutants are diffs of solutions
-LAB_PRIVATE = {"solution.py", "starter.py", "wrong", "tests/hidden"}
+LAB_PRIVATE = {"solution.py", "starter.py", "wrong", "tests/hidden", "contract.yml"}  # contract.yml names hidden tests
 MD_SOLUTION = re.compile(r"[ \t]*<!--\s*BEGIN SOLUTION\s*-->.*?<!--\s*END SOLUTION\s*-->[ \t]*\n?", re.S)
 GENERATED_MD = re.compile(r"^docs/[^/]+/[^/]+/(notebook\.md|notebook_files/.*|.*\.ipynb)$")
 SOLUTION_TAGS = {"solution", "solutions", "answer"}

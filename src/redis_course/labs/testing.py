@@ -20,7 +20,7 @@ import pytest
 from ..l10n import _
 from .errors import InjectedCrash, StudentCrash, StudentError, StudentImportError, StudentTimeout
 
-__all__ = ["points", "hint", "student_raises", "StudentError", "StudentTimeout", "StudentCrash",
+__all__ = ["points", "hint", "contract", "student_raises", "StudentError", "StudentTimeout", "StudentCrash",
            "StudentImportError", "InjectedCrash"]
 
 
@@ -34,6 +34,14 @@ def points(n: float):
 def hint(hint_id: str):
     """Name the hint (an id in the lab's hints.yml) shown to the student when this test fails."""
     return pytest.mark.hint(hint_id)
+
+
+def contract(*item_ids: str):
+    """Name the items of the lab's contract.yml this test checks (``tests/grading/test_contracts.py``
+    proves that every item has a test and every name is an item)."""
+    if not item_ids or not all(isinstance(i, str) and i for i in item_ids):
+        raise ValueError("contract(...) needs one or more item ids")
+    return pytest.mark.contract(*item_ids)
 
 
 @contextlib.contextmanager

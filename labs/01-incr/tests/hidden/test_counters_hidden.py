@@ -2,8 +2,8 @@
 import threading
 
 from redis_course.l10n import _
-from redis_course.labs.testing import (InjectedCrash, StudentCrash, StudentError, StudentTimeout, hint, points,
-                                       student_raises)
+from redis_course.labs.testing import (InjectedCrash, StudentCrash, StudentError, StudentTimeout, contract, hint,
+                                       points, student_raises)
 
 GRADER_CANARY = "grader-canary-01-incr-8c2e5a71"  # must never appear in a student release
 
@@ -22,6 +22,7 @@ def holds(key, expected, seen):
 
 @points(1)
 @hint("separate-keys")
+@contract("count-view-key")
 def test_posts_are_counted_separately_hidden(lab, redis):
     """Each post has its own view counter."""
     for call, post, expected in [("count_view", 90210, 1), ("count_view", 90210, 2), ("count_view", 90211, 1),
@@ -34,6 +35,7 @@ def test_posts_are_counted_separately_hidden(lab, redis):
 
 @points(2)
 @hint("ids-unique")
+@contract("next-id-unique-concurrent")
 def test_ids_are_unique_across_processes_hidden(lab, redis):
     """Eighty ids asked for by four processes at once are all different."""
     results = lab.run_concurrently([("next_id", ("invoice",))] * 80, processes=4)
@@ -45,6 +47,7 @@ def test_ids_are_unique_across_processes_hidden(lab, redis):
 
 @points(2)
 @hint("take-views-race")
+@contract("take-views-one-step")
 def test_take_views_loses_nothing_under_load_hidden(lab, redis):
     """No view is lost while take_views runs among views from other processes."""
     calls = []
@@ -64,6 +67,7 @@ def test_take_views_loses_nothing_under_load_hidden(lab, redis):
 
 @points(1)
 @hint("safe-incr-overflow")
+@contract("safe-incr-overflow")
 def test_safe_incr_reports_overflow_hidden(lab, redis):
     """safe_incr reports an overflow at either end of 64 bits and keeps the value."""
     redis.set(redis.key("big"), MAX - 1)
@@ -81,6 +85,7 @@ def test_safe_incr_reports_overflow_hidden(lab, redis):
 
 @points(1)
 @hint("safe-incr-wrong-type")
+@contract("safe-incr-wrong-type", "safe-incr-leaves-refused-key")
 def test_safe_incr_reports_wrong_type_hidden(lab, redis):
     """safe_incr reports a key of another type by its TYPE and leaves it alone."""
     redis.rpush(redis.key("jobs"), "a", "b")
@@ -97,6 +102,7 @@ def test_safe_incr_reports_wrong_type_hidden(lab, redis):
 
 @points(2)
 @hint("safe-incr-not-integer")
+@contract("safe-incr-not-integer", "safe-incr-leaves-refused-key")
 def test_safe_incr_strict_integers_hidden(lab, redis):
     """safe_incr reports ' 1', '007', '1.5', '' and 2**63 as not integers and keeps them."""
     for text in [" 1", "007", "1.5", "", "9223372036854775808"]:
@@ -114,6 +120,7 @@ def test_safe_incr_strict_integers_hidden(lab, redis):
 
 @points(2)
 @hint("cents-overflow")
+@contract("deposit-overflow", "deposit-returns-balance")
 def test_deposit_refuses_overflow_hidden(lab, redis):
     """deposit refuses to take a balance past 2**63 - 1 with OverflowError."""
     seen = lab.deposit(6, MAX)  # the largest balance Redis can hold is still a balance
@@ -129,6 +136,7 @@ def test_deposit_refuses_overflow_hidden(lab, redis):
 
 @points(1)
 @hint("cents-arguments")
+@contract("deposit-amount-type", "deposit-positive", "deposit-writes-nothing-when-refused")
 def test_deposit_checks_its_arguments_hidden(lab, redis):
     """deposit refuses zero, negative amounts, True, strings and floats and writes nothing."""
     for bad, error in [(0, "ValueError"), (-500, "ValueError"), (True, "TypeError"), ("100", "TypeError"),
@@ -140,6 +148,7 @@ def test_deposit_checks_its_arguments_hidden(lab, redis):
 
 @points(1)
 @hint("add-up")
+@contract("deposit-concurrent")
 def test_deposits_from_many_processes_add_up_hidden(lab, redis):
     """Sixty deposits from four processes at once all arrive."""
     results = lab.run_concurrently([("deposit", (9, 25))] * 60, processes=4)
@@ -171,6 +180,7 @@ def at_once(proxies, name, *args):
 
 @points(2)
 @hint("overdraft-race")
+@contract("withdraw-never-overdraws")
 def test_concurrent_withdrawals_never_overdraw_hidden(lab, redis):
     # Several rounds: in each, four processes try to take the same last 100 cents at the same moment.
     """Four processes taking the last 100 cents at once: one succeeds, the balance ends at 0."""
@@ -207,6 +217,7 @@ def _calls_in_turn(proxy, name, args, stop):
 
 @points(2)
 @hint("take-views-race")
+@contract("take-views-one-step")
 def test_take_views_is_one_step_even_when_its_commands_are_sent_apart_hidden(lab, redis):
     """No view is lost when Redis runs other clients' commands between take_views' own commands."""
     proxies = lab.parallel(4)
@@ -251,6 +262,7 @@ def test_take_views_is_one_step_even_when_its_commands_are_sent_apart_hidden(lab
 
 @points(1)
 @hint("safe-incr-amount")
+@contract("safe-incr-amount-type")
 def test_safe_incr_refuses_an_amount_that_is_not_an_int_hidden(lab, redis):
     """safe_incr refuses True, 1.5 and "2" as an amount with TypeError and writes nothing."""
     redis.set(redis.key("clicks"), 5)
@@ -263,6 +275,7 @@ def test_safe_incr_refuses_an_amount_that_is_not_an_int_hidden(lab, redis):
 
 @points(1)
 @hint("cents-arguments")
+@contract("withdraw-amount-type", "withdraw-positive")
 def test_withdraw_checks_its_arguments_hidden(lab, redis):
     """withdraw refuses True, a float, a string, zero and negative amounts and changes nothing."""
     redis.set(redis.key("balance", 11), 500)
@@ -276,6 +289,7 @@ def test_withdraw_checks_its_arguments_hidden(lab, redis):
 
 @points(2)
 @hint("safe-incr-race")
+@contract("safe-incr-no-prediction")
 def test_safe_incr_near_the_limit_under_contention_hidden(lab, redis):
     """Six processes add 1 to a counter 3 below the limit: three succeed, three report an overflow."""
     proxies = lab.parallel(6)
@@ -300,6 +314,7 @@ def test_safe_incr_near_the_limit_under_contention_hidden(lab, redis):
 
 @points(2)
 @hint("withdraw-crash")
+@contract("withdraw-crash-safe")
 def test_a_crash_inside_withdraw_loses_no_money_hidden(lab, redis):
     """A process that dies between two commands of withdraw leaves the balance as before or paid out."""
     crashed = 0
@@ -328,6 +343,7 @@ def test_a_crash_inside_withdraw_loses_no_money_hidden(lab, redis):
 
 @points(2)
 @hint("withdraw-refused")
+@contract("withdraw-not-refused-under-contention")
 def test_valid_withdrawals_are_not_refused_under_contention_hidden(lab, redis):
     """While others ask for more than the balance, every withdrawal the balance covers succeeds."""
     redis.set(redis.key("balance", 300), 1000)

@@ -1,6 +1,6 @@
 """Public tests of lab 01: run them with `python3 run.py check 01`."""
 from redis_course.l10n import _
-from redis_course.labs.testing import StudentError, hint, points, student_raises
+from redis_course.labs.testing import StudentError, contract, hint, points, student_raises
 
 
 def returns(call, expected, seen):
@@ -19,6 +19,7 @@ def views_key(redis, post_id):
 
 @points(2)
 @hint("first-view")
+@contract("count-view-returns-new-count", "count-view-key")
 def test_first_view_is_one(lab, redis):
     """The first view of a post counts 1, the next 2, and Redis holds the count."""
     for expected in (1, 2):
@@ -30,6 +31,7 @@ def test_first_view_is_one(lab, redis):
 
 @points(1)
 @hint("view-count")
+@contract("view-count-reads", "view-count-creates-nothing")
 def test_view_count_reads_without_creating(lab, redis):
     """view_count reads 0 for a post never viewed without creating its key."""
     seen = lab.view_count(404)
@@ -42,6 +44,7 @@ def test_view_count_reads_without_creating(lab, redis):
 
 @points(2)
 @hint("add-up")
+@contract("count-view-concurrent")
 def test_views_from_many_processes_add_up(lab, redis):
     """Sixty views from four processes at once are all counted."""
     results = lab.run_concurrently([("count_view", (5,))] * 60, processes=4)
@@ -55,6 +58,7 @@ def test_views_from_many_processes_add_up(lab, redis):
 
 @points(1)
 @hint("take-views")
+@contract("take-views-returns-and-resets")
 def test_take_views_returns_count_and_restarts(lab, redis):
     """take_views returns the views so far and the counter starts again."""
     redis.set(views_key(redis, 8), 3)
@@ -70,6 +74,7 @@ def test_take_views_returns_count_and_restarts(lab, redis):
 
 @points(1)
 @hint("next-id")
+@contract("next-id-sequence", "next-id-per-kind")
 def test_next_id_counts_per_kind(lab, redis):
     """next_id counts 1, 2, 3 for each kind separately."""
     seen = [lab.next_id("order") for _i in range(3)]
@@ -82,6 +87,7 @@ def test_next_id_counts_per_kind(lab, redis):
 
 @points(1)
 @hint("safe-incr-ok")
+@contract("safe-incr-ok", "safe-incr-default-amount")
 def test_safe_incr_counts(lab, redis):
     """safe_incr adds and reports the new value."""
     for args, expected in [((), {"ok": True, "value": 1}), ((41,), {"ok": True, "value": 42})]:
@@ -93,6 +99,7 @@ def test_safe_incr_counts(lab, redis):
 
 @points(2)
 @hint("safe-incr-not-integer")
+@contract("safe-incr-not-integer", "safe-incr-leaves-refused-key")
 def test_safe_incr_reports_a_non_integer(lab, redis):
     """safe_incr reports a value that is not an integer and leaves it alone."""
     redis.set(redis.key("clicks"), "abc")
@@ -109,6 +116,7 @@ def test_safe_incr_reports_a_non_integer(lab, redis):
 
 @points(1)
 @hint("cents")
+@contract("deposit-returns-balance")
 def test_deposit_keeps_integer_cents(lab, redis):
     """deposit keeps the balance as an integer number of cents."""
     for cents, expected in [(1999, 1999), (1, 2000)]:
@@ -120,6 +128,7 @@ def test_deposit_keeps_integer_cents(lab, redis):
 
 @points(1)
 @hint("cents-float")
+@contract("deposit-amount-type", "deposit-writes-nothing-when-refused")
 def test_deposit_refuses_a_float(lab, redis):
     """deposit refuses 19.99 with TypeError and writes nothing."""
     with student_raises("TypeError"):
@@ -129,6 +138,7 @@ def test_deposit_refuses_a_float(lab, redis):
 
 @points(1)
 @hint("overdraft")
+@contract("withdraw-returns-balance", "withdraw-insufficient", "withdraw-writes-nothing-when-refused")
 def test_withdraw_refuses_an_overdraft(lab, redis):
     """withdraw refuses more than the balance and leaves it as it was."""
     redis.set(redis.key("balance", 3), 500)

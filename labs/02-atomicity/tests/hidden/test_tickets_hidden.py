@@ -1,6 +1,6 @@
 """Hidden tests of lab 02, tickets: only the grader runs these."""
 from redis_course.l10n import _
-from redis_course.labs.testing import hint, points
+from redis_course.labs.testing import contract, hint, points
 
 
 def returns(call, expected, seen):
@@ -15,6 +15,7 @@ def holds(key, expected, seen):
 
 @points(1)
 @hint("no-capacity")
+@contract("ticket-no-capacity", "ticket-writes-nothing-when-sold-out")
 def test_event_without_capacity_sells_nothing_hidden(lab, redis):
     """An event without seats sells nothing and counts nothing."""
     seen = lab.take_ticket("unknown")
@@ -30,6 +31,7 @@ def test_event_without_capacity_sells_nothing_hidden(lab, redis):
 
 @points(2)
 @hint("not-sold-out")
+@contract("ticket-not-refused-under-contention")
 def test_no_buyer_is_turned_away_while_seats_are_left_hidden(lab, redis):
     """Sixteen processes buy at once from an event with a seat for everyone: none hears "sold out"."""
     redis.set(redis.key("event", "arena", "capacity"), 400)

@@ -2,7 +2,7 @@
 import re
 
 from redis_course.l10n import _
-from redis_course.labs.testing import hint, points, student_raises
+from redis_course.labs.testing import contract, hint, points, student_raises
 
 GRADER_CANARY = "grader-canary-02-atomicity-4c8e1a7f"  # the release test proves this never leaves the repo
 
@@ -24,6 +24,7 @@ def balance(redis, name):
 
 @points(1)
 @hint("amount")
+@contract("transfer-amount", "transfer-writes-nothing-when-refused")
 def test_amount_must_be_positive_whole_cents_hidden(lab, redis):
     """transfer refuses zero, negative and fractional amounts with ValueError."""
     redis.set(redis.key("account", "alice"), 100)
@@ -37,6 +38,7 @@ def test_amount_must_be_positive_whole_cents_hidden(lab, redis):
 
 @points(1)
 @hint("same-account")
+@contract("transfer-same-account")
 def test_transfer_to_the_same_account_is_refused_hidden(lab, redis):
     """transfer to the same account is refused with ValueError."""
     redis.set(redis.key("account", "alice"), 100)
@@ -48,6 +50,7 @@ def test_transfer_to_the_same_account_is_refused_hidden(lab, redis):
 
 @points(1)
 @hint("whole-cents")
+@contract("transfer-whole-cents")
 def test_balances_stay_whole_cents_hidden(lab, redis):
     """Balances stay plain integers of cents that INCRBY accepts."""
     redis.set(redis.key("account", "alice"), 1000)
@@ -63,6 +66,7 @@ def test_balances_stay_whole_cents_hidden(lab, redis):
 
 @points(1)
 @hint("missing-account")
+@contract("transfer-missing-account")
 def test_missing_account_has_nothing_to_give_hidden(lab, redis):
     """A missing account has a balance of 0 and gives nothing."""
     seen = lab.transfer("ghost", "bob", 1)
@@ -74,6 +78,7 @@ def test_missing_account_has_nothing_to_give_hidden(lab, redis):
 
 @points(3)
 @hint("negative")
+@contract("transfer-concurrent-no-overdraw")
 def test_concurrent_withdrawals_never_overdraw_hidden(lab, redis):
     """Four processes taking the last 100 cents at once: one succeeds, the balance ends at 0."""
     redis.set(redis.key("account", "warmup"), 15)   # alone first: fails fast if wrong anyway
@@ -98,3 +103,28 @@ def test_concurrent_withdrawals_never_overdraw_hidden(lab, redis):
     assert sinks + sum(final.values()) == 1300, _(
         "expected 1300 cents in all, saw {seen}: money was created or lost").format(seen=sinks + sum(final.values()))
     assert set(final.values()) == {0}, _("expected every source to end at 0, saw {seen}").format(seen=final)
+
+
+@points(2)
+@hint("watch-retry")
+@contract("transfer-not-refused-under-contention", "transfer-concurrent-books")
+def test_covered_transfers_are_not_refused_under_contention_hidden(lab, redis):
+    """Sixteen processes moving 1 cent each from a rich account at once: every transfer succeeds."""
+    # A WATCH that is not retried answers False whenever another process wrote the account between
+    # WATCH and EXEC.  Sixteen processes writing the same key make that happen in nearly every
+    # round; the test runs 3 rounds of 160 transfers and fails on the first refusal.
+    rounds, per_round = 3, 160
+    for round_ in range(rounds):
+        rich = f"rich{round_}"
+        redis.set(redis.key("account", rich), 10_000)
+        calls = [("transfer", (rich, f"payee{j % 16}", 1)) for j in range(per_round)]
+        results = lab.run_concurrently(calls, processes=16)
+        errors = [res for res in results if isinstance(res, Exception)]
+        assert not errors, _("expected no error, saw {seen}").format(seen=errors[:1])
+        refused = [res for res in results if res is not True]
+        assert not refused, _(
+            "expected every transfer of 1 cent from 10000 to return True, saw {n} of {total} refused in round "
+            "{round} of {rounds}: another process writing first is not a lack of money").format(
+            n=len(refused), total=per_round, round=round_ + 1, rounds=rounds)
+        seen = balance(redis, rich)
+        assert seen == 10_000 - per_round, holds(f"account:{rich}", 10_000 - per_round, seen)

@@ -1,6 +1,6 @@
 """Public tests of lab 02, tickets: run them with `python3 run.py check 02`."""
 from redis_course.l10n import _
-from redis_course.labs.testing import hint, points
+from redis_course.labs.testing import contract, hint, points
 
 
 def returns(call, expected, seen):
@@ -15,6 +15,7 @@ def holds(key, expected, seen):
 
 @points(2)
 @hint("seats")
+@contract("ticket-seat-numbers", "ticket-sold-out", "ticket-sold-equals-seat")
 def test_tickets_are_numbered_until_sold_out(lab, redis):
     """Seats are numbered 1, 2, 3, then the event is sold out."""
     redis.set(redis.key("event", "gig", "capacity"), 3)
@@ -26,6 +27,7 @@ def test_tickets_are_numbered_until_sold_out(lab, redis):
 
 @points(3)
 @hint("oversell")
+@contract("ticket-concurrent-no-oversell", "ticket-sold-equals-seat")
 def test_no_overselling_under_concurrency(lab, redis):
     """Sixteen processes buying at once never get more tickets than seats, nor one seat twice."""
     redis.set(redis.key("event", "warmup", "capacity"), 1)   # alone first: fails fast if wrong anyway

@@ -2,7 +2,7 @@
 import random
 
 from redis_course.l10n import _
-from redis_course.labs.testing import hint, points
+from redis_course.labs.testing import contract, hint, points
 
 
 def returns(call, expected, seen):
@@ -22,6 +22,7 @@ def balance(redis, name):
 
 @points(2)
 @hint("move")
+@contract("transfer-moves", "transfer-returns-bool", "transfer-missing-account")
 def test_transfer_moves_money(lab, redis):
     """transfer moves the amount from one account to the other, down to 0."""
     redis.set(redis.key("account", "alice"), 100)
@@ -40,6 +41,7 @@ def test_transfer_moves_money(lab, redis):
 
 @points(2)
 @hint("insufficient")
+@contract("transfer-insufficient", "transfer-writes-nothing-when-refused")
 def test_transfer_refuses_overdraft(lab, redis):
     """transfer refuses more than the source holds and changes nothing."""
     redis.set(redis.key("account", "alice"), 20)
@@ -52,6 +54,7 @@ def test_transfer_refuses_overdraft(lab, redis):
 
 @points(3)
 @hint("conserve")
+@contract("transfer-concurrent-books", "transfer-returns-bool")
 def test_concurrent_transfers_keep_the_books(lab, redis):
     """640 transfers from sixteen processes keep every balance as the successful transfers say."""
     names = [f"p{i}" for i in range(6)]

@@ -3,7 +3,7 @@ import time
 from datetime import datetime, timezone
 
 from redis_course.l10n import _
-from redis_course.labs.testing import InjectedCrash, hint, points
+from redis_course.labs.testing import InjectedCrash, contract, hint, points
 
 GRADER_CANARY = "grader-canary-03-counters-9b27e4c1"  # the release test proves this never leaves the repo
 
@@ -33,6 +33,7 @@ def keys_without_ttl(redis) -> list[str]:
 
 @points(2)
 @hint("utc-day")
+@contract("day-of-utc", "machine-zone-ignored")
 def test_day_boundary_is_utc_whatever_the_machine_zone_hidden(lab, redis):
     """The day is UTC's whatever the machine's time zone."""
     late = ts(2024, 3, 5, 23, 30)  # 23:30 UTC: already 6 March in Tokyo, still 5 March in New York
@@ -56,6 +57,7 @@ def test_day_boundary_is_utc_whatever_the_machine_zone_hidden(lab, redis):
 
 @points(2)
 @hint("expire-every-hit")
+@contract("ttl-never-extended")
 def test_later_views_do_not_extend_the_ttl_hidden(lab, redis):
     """Later views do not extend the TTL set when the key was created."""
     lab.record_view("home", NOON, 2000)
@@ -71,6 +73,7 @@ def test_later_views_do_not_extend_the_ttl_hidden(lab, redis):
 
 @points(3)
 @hint("day-closes")
+@contract("day-closes-at-midnight", "machine-zone-ignored")
 def test_the_day_closes_at_utc_midnight_under_steady_traffic_hidden(lab, redis):
     """Views every second across UTC midnight: the new day starts at 1, the old day keeps its count."""
     evening = ts(2024, 3, 5, 23, 59, 50)
@@ -91,6 +94,7 @@ def test_the_day_closes_at_utc_midnight_under_steady_traffic_hidden(lab, redis):
 
 @points(2)
 @hint("ttl-ms")
+@contract("ttl-milliseconds")
 def test_the_ttl_is_exact_to_the_millisecond_hidden(lab, redis):
     """A TTL of 1500 ms is 1500 ms on both keys, not 1 s or 2 s, and a TTL below a second still holds."""
     lab.record_view("home", NOON, 1500)
@@ -104,6 +108,7 @@ def test_the_ttl_is_exact_to_the_millisecond_hidden(lab, redis):
 
 @points(3)
 @hint("crash")
+@contract("record-view-one-unit", "ttl-on-creation")
 def test_a_crash_between_commands_leaves_no_key_without_ttl_hidden(lab, redis):
     """A process that dies between two round trips leaves no key without a TTL."""
     crashed = 0
@@ -120,11 +125,19 @@ def test_a_crash_between_commands_leaves_no_key_without_ttl_hidden(lab, redis):
         assert keys_without_ttl(redis) == [], _(
             "expected every key to have a TTL after a crash following round trip {n}, saw these without one: "
             "{seen}").format(n=budget, seen=keys_without_ttl(redis))
+        d = datetime.fromtimestamp(day, timezone.utc).strftime("%Y-%m-%d")
+        counted = redis.get(redis.key("views", page, d))
+        ranked = redis.zscore(redis.key("top", d), page)
+        assert (counted, ranked) in ((None, None), ("1", 1.0)), _(
+            "expected a crash following round trip {n} to leave the view counted in both keys or nothing "
+            "written, saw the counter {counter!r} and the ranking's score {score!r}").format(
+            n=budget, counter=counted, score=ranked)
     assert crashed >= 1, _("expected at least one crash, saw {seen}").format(seen=crashed)
 
 
 @points(2)
 @hint("read-modify-write")
+@contract("record-view-concurrent")
 def test_concurrent_views_are_all_counted_hidden(lab, redis):
     """Two hundred views from eight processes at once are all counted."""
     results = lab.run_concurrently([("record_view", ("home", NOON))] * 200, processes=8)
@@ -140,6 +153,7 @@ def test_concurrent_views_are_all_counted_hidden(lab, redis):
 
 @points(1)
 @hint("week")
+@contract("reading-creates-nothing")
 def test_reading_creates_nothing_hidden(lab, redis):
     """Reading the week, today and the ranking creates no key."""
     for call, args, expected in [("last_7_days", ("never-seen", NOON), [0] * 7),
@@ -152,6 +166,7 @@ def test_reading_creates_nothing_hidden(lab, redis):
 
 @points(1)
 @hint("top")
+@contract("top-pages")
 def test_top_pages_count_only_that_day_hidden(lab, redis):
     """top_pages counts only the views of the day asked for."""
     for _ in range(4):
@@ -166,6 +181,7 @@ def test_top_pages_count_only_that_day_hidden(lab, redis):
 
 @points(2)
 @hint("server-clock")
+@contract("ttl-server-clock", "machine-zone-ignored")
 def test_ttl_is_on_the_servers_clock_whatever_the_machines_clock_hidden(lab, redis):
     """The TTL is measured on the server's clock, whatever the machine's clock says."""
     for offset_s in (-3600, 3600):
@@ -185,6 +201,7 @@ def test_ttl_is_on_the_servers_clock_whatever_the_machines_clock_hidden(lab, red
 
 @points(1)
 @hint("utc-day")
+@contract("last-7-days")
 def test_the_week_is_seven_calendar_days_at_any_second_of_today_hidden(lab, redis):
     """last_7_days gives the same seven calendar days a second after midnight and a second before the next"""
     for day, views in [(27, 1), (28, 2), (29, 3)]:  # 2024 is a leap year

@@ -2,7 +2,7 @@
 from datetime import datetime, timezone
 
 from redis_course.l10n import _
-from redis_course.labs.testing import hint, points
+from redis_course.labs.testing import contract, hint, points
 
 
 def returns(call, expected, seen):
@@ -25,6 +25,7 @@ NOON = ts(2024, 3, 5, 12, 0)
 
 @points(1)
 @hint("utc-day")
+@contract("day-of-utc")
 def test_day_of_is_the_utc_date(lab, redis):
     """day_of gives the UTC date, up to the last instant of the day."""
     for when, expected in [(NOON, "2024-03-05"), (ts(2024, 3, 5, 23, 59, 59, 900_000), "2024-03-05"),
@@ -35,6 +36,7 @@ def test_day_of_is_the_utc_date(lab, redis):
 
 @points(2)
 @hint("first-view")
+@contract("record-view-returns-count", "record-view-keys")
 def test_views_are_counted_per_page_and_day(lab, redis):
     """Views are counted per page and per UTC day, in the counter and the ranking."""
     for page, when, expected in [("home", NOON, 1), ("home", NOON + 60, 2), ("about", NOON, 1)]:
@@ -51,6 +53,7 @@ def test_views_are_counted_per_page_and_day(lab, redis):
 
 @points(2)
 @hint("ttl-always")
+@contract("ttl-on-creation")
 def test_every_key_has_a_ttl(lab, redis):
     """Both keys have a TTL, eight days by default."""
     for _round in range(3):
@@ -67,6 +70,7 @@ def test_every_key_has_a_ttl(lab, redis):
 
 @points(2)
 @hint("week")
+@contract("last-7-days")
 def test_last_7_days_oldest_first(lab, redis):
     """last_7_days gives the seven days up to today, oldest first, 0 for a day without views."""
     for day, views in [(27, 1), (29, 3), (4, 2), (5, 4)]:  # 27 Feb is too old; 2024 is a leap year
@@ -80,6 +84,7 @@ def test_last_7_days_oldest_first(lab, redis):
 
 @points(1)
 @hint("top")
+@contract("top-pages", "replies-are-ints")
 def test_top_pages_most_viewed_first(lab, redis):
     """top_pages lists the most viewed pages of the day, most first."""
     for page, views in [("home", 3), ("about", 1), ("pricing", 5), ("blog", 2)]:

@@ -1,0 +1,9 @@
+"""Wrong: view_count reads with INCRBY key 0 so it always gets an int back, which creates the key."""
+
+
+def _views_key(r, post_id):
+    return r.key("views", "post", post_id)
+
+
+def view_count(r, post_id: int) -> int:
+    return r.incrby(_views_key(r, post_id), 0)

@@ -1,0 +1,21 @@
+"""Wrong: transfer reads the balance with GET, checks it in Python, then sends DECRBY and INCRBY in a MULTI/EXEC without WATCH."""
+
+
+def _check_amount(amount):
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+        raise ValueError("amount must be a positive int number of cents")
+
+
+def transfer(r, src: str, dst: str, amount: int) -> bool:
+    _check_amount(amount)
+    if src == dst:
+        raise ValueError("cannot transfer to the same account")
+    src_key, dst_key = r.key("account", src), r.key("account", dst)
+    balance = int(r.get(src_key) or 0)
+    if balance < amount:
+        return False
+    pipe = r.pipeline(transaction=True)
+    pipe.decrby(src_key, amount)
+    pipe.incrby(dst_key, amount)
+    pipe.execute()
+    return True

@@ -1,0 +1,26 @@
+"""Wrong: the transfer script compares the stored balance and ARGV[1] as strings (no tonumber), so '900' < '1000' is false."""
+
+
+TRANSFER = """
+local balance = redis.call('GET', KEYS[1]) or '0'
+if balance < ARGV[1] then
+  return 0
+end
+redis.call('DECRBY', KEYS[1], ARGV[1])
+redis.call('INCRBY', KEYS[2], ARGV[1])
+return 1
+"""
+
+
+def _check_amount(amount):
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+        raise ValueError("amount must be a positive int number of cents")
+
+
+def transfer(r, src: str, dst: str, amount: int) -> bool:
+    _check_amount(amount)
+    if src == dst:
+        raise ValueError("cannot transfer to the same account")
+    script = r.register_script(TRANSFER)
+    moved = script(keys=[r.key("account", src), r.key("account", dst)], args=[amount])
+    return moved == 1
