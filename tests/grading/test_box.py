@@ -129,6 +129,15 @@ def test_the_box_sees_no_other_process_no_network_and_no_server(boxes, backend):
                 finally:
                     s.close()
             seen["visible"] = [p for p in hidden if os.path.exists(p)]
+            seen["cmdlines"] = [open(f"/proc/{p}/cmdline", "rb").read().decode(errors="replace")
+                                for p in os.listdir("/proc") if p.isdigit()]
+            seen["writable"] = []
+            for d in ["/", *hidden[-2:], os.path.dirname(hidden[-1])]:
+                try:
+                    open(os.path.join(d, "box-was-here"), "w").close()
+                    seen["writable"].append(d)
+                except OSError:
+                    pass
             return seen
         ''', backend)
     hidden = [str(box.redis.socket_path), str(box.dir), str(paths.ROOT / "labs"), str(paths.ROOT / ".git")]
@@ -136,6 +145,8 @@ def test_the_box_sees_no_other_process_no_network_and_no_server(boxes, backend):
     assert len(seen["pids"]) <= 3, seen  # bubblewrap's init, the fork server, this process
     assert not any(k.startswith("tcp") for k in seen), seen
     assert seen["visible"] == [], seen
+    assert not [c for c in seen["cmdlines"] if str(box.run_dir) in c or "course-grade" in c], seen["cmdlines"]
+    assert seen["writable"] == [], seen  # the root and the folders made for mounts are read-only
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

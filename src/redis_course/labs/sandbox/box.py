@@ -160,13 +160,13 @@ class Box:
         if self.uid is not None:
             os.chown(work, self.uid, self.uid)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        cfg = {"control_fd": theirs.fileno(), "work": self.work, "alone": self.uid is not None or self.isolated,
+        cfg = {"work": self.work, "alone": self.uid is not None or self.isolated,
                "module": self.module_path, "prefix": self.prefix, "url": self.student_url,
                "limits": self.limits.to_dict(), "tmp": "/tmp" if self.isolated else str(work),
                "import_path": ln.import_path(), "faketime": faketime_library()}
         from . import inbox
 
-        argv = [_python(), "-I", "-S", "-c", inbox.BOOT, ln.import_path(), json.dumps(cfg)]
+        argv = [_python(), "-I", "-S", "-c", inbox.BOOT, ln.import_path(), str(theirs.fileno())]
         launch = self._launch(self.uid, "box")
         info_r = info_w = None
         if self.isolated:
@@ -192,6 +192,7 @@ class Box:
             os.close(err)
         theirs.close()
         self._ctl = ours
+        ours.send(json.dumps(cfg).encode())  # the fork server's settings: its first message
         if info_w is not None:
             os.close(info_w)
             info = ln.read_info(info_r)

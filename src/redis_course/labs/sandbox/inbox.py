@@ -1,7 +1,7 @@
 """What runs inside the box: its fork server, and every process it forks (the student's, or a task
 of the grader's).
 
-    python -I -S -c BOOT IMPORT_PATH CONFIG_JSON      (the box's one command: :mod:`.box` starts it)
+    python -I -S -c BOOT IMPORT_PATH CONTROL_FD       (the box's one command: :mod:`.box` starts it)
 
 The fork server is the box's first process.  It imports redis, the course's client and sqlite3
 once, marks itself non-dumpable (no other process of the box may trace it or read its memory or
@@ -34,7 +34,7 @@ import sys
 import traceback
 
 BOOT = ("import sys; sys.path[:0] = sys.argv[1].split(':'); "
-        "from redis_course.labs.sandbox.inbox import main; main(sys.argv[2])")
+        "from redis_course.labs.sandbox.inbox import main; main(int(sys.argv[2]))")
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
 
 
@@ -66,9 +66,13 @@ def _prctl(option: int, value: int) -> None:
 
 # ------------------------------------------------------------------ the fork server
 
-def main(config_json: str) -> None:
-    cfg = json.loads(config_json)
+def main(control_fd: int) -> None:
+    """The fork server; its settings are the first message on its control socket (not its command
+    line, which every process of the box can read)."""
     import socket
+
+    sock = socket.socket(fileno=control_fd)
+    cfg = json.loads(sock.recv(1 << 16))
     import sqlite3  # noqa: F401 - imported once here, inherited by every fork (lab 05's tasks)
 
     import redis_course.backend  # noqa: F401
@@ -80,7 +84,6 @@ def main(config_json: str) -> None:
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     os.makedirs(cfg["work"], exist_ok=True)
     ended: dict[int, int] = {}  # pid -> exit code of the processes it started (the last 1,000)
-    sock = socket.socket(fileno=cfg["control_fd"])
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)

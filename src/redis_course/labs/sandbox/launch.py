@@ -66,13 +66,24 @@ if cfg.get("uid") is not None:
 libc.prctl(1, 9, 0, 0, 0)
 if os.getppid() != cfg["parent"]:
     os._exit(72)
+keep = list(cfg.get("keep_fds", []))
+argv = cfg["exec"]
+if cfg.get("options_fd"):  # bubblewrap's options from a file, not its command line (which the box can read)
+    cut = argv.index("--")
+    fd = os.memfd_create("bwrap-options", 0)
+    os.write(fd, b"".join(a.encode() + b"\0" for a in argv[1:cut]))
+    os.lseek(fd, 0, 0)
+    keep.append(fd)
+    argv = [argv[0], "--args", str(fd)] + argv[cut:]
 for fd in range(3, 1024):
-    if fd not in cfg.get("keep_fds", []):
+    if fd not in keep:
         try:
             os.close(fd)
         except OSError:
             pass
-os.execve(cfg["exec"][0], cfg["exec"], cfg.get("env", {}))
+    else:
+        os.set_inheritable(fd, True)
+os.execve(argv[0], argv, cfg.get("env", {}))
 """
 
 
@@ -189,10 +200,17 @@ class Launch:
 
     def command(self, argv: list[str], rlimits: dict[str, int], keep_fds: list[int] = (),
                 env: dict[str, str] | None = None) -> list[str]:
-        """``argv`` started through :data:`LAUNCHER` (an empty environment unless ``env``)."""
+        """``argv`` started through :data:`LAUNCHER` (an empty environment unless ``env``).  Under
+        bubblewrap the root is made read-only once every mount is in place, and bubblewrap reads its
+        options from a file: what a box's process can read of its first process's command line is
+        then the command alone, not the grader's folders."""
+        wrapped = bool(argv) and os.path.basename(argv[0]) == "bwrap" and "--" in argv
+        if wrapped:
+            cut = argv.index("--")
+            argv = [*argv[:cut], "--remount-ro", "/", *argv[cut:]]
         cfg = {"exec": argv, "stage": sorted(self._staged.items()), "cgroup": self.cgroup,
                "uid": self.uid, "gid": self.uid, "rlimits": rlimits, "keep_fds": list(keep_fds),
-               "env": env or {}, "parent": os.getpid()}
+               "env": env or {}, "parent": os.getpid(), "options_fd": wrapped}
         return [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(cfg)]
 
 
