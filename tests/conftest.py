@@ -134,7 +134,24 @@ def xdist_groups(items) -> dict[str, str]:
     return out
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks
+# xdist tells the controller a test's group by renaming the test to `<nodeid>@<group>` on the worker;
+# pytest 9 derives node ids from a structured id, so that rename is lost and loadgroup would hand out
+# every test on its own.  So each worker writes the groups it computed to a file named by the
+# controller (COURSE_XDIST_GROUPS, set before the workers start), and the controller schedules with
+# LoadGroupScheduling reading the group of each test from there.
+GROUPS_ENV = "COURSE_XDIST_GROUPS"
+
+
+def pytest_configure(config):
+    if config.getoption("dist", "no") == "loadgroup" and not hasattr(config, "workerinput"):
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="course-xdist-groups-"))
+        os.environ[GROUPS_ENV] = str(folder)
+        config.add_cleanup(lambda: __import__("shutil").rmtree(folder, ignore_errors=True))
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     try:
         groups = xdist_groups(items)
@@ -143,6 +160,37 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.nodeid in groups and not _explicit_group(item):
             item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
+    folder = os.environ.get(GROUPS_ENV)
+    if folder and hasattr(config, "workerinput"):
+        import json
+
+        out = Path(folder) / f"{config.workerinput['workerid']}.json"
+        out.with_suffix(".tmp").write_text(json.dumps(groups), encoding="utf-8")
+        out.with_suffix(".tmp").replace(out)
+
+
+@pytest.hookimpl(optionalhook=True)  # known only where xdist is loaded
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist", "no") != "loadgroup" or not os.environ.get(GROUPS_ENV):
+        return None
+    import json
+
+    from xdist.scheduler import LoadGroupScheduling
+
+    folder = Path(os.environ[GROUPS_ENV])
+
+    class CourseGroupScheduling(LoadGroupScheduling):
+        """loadgroup with the groups the workers wrote (they all collect the same tests)."""
+
+        groups: dict | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:  # read once the workers have collected (scheduling starts after that)
+                found = sorted(folder.glob("*.json"))
+                type(self).groups = json.loads(found[0].read_text(encoding="utf-8")) if found else {}
+            return self.groups.get(nodeid) or super()._split_scope(nodeid)
+
+    return CourseGroupScheduling(config, log)
 
 
 # ---------------------------------------------------------------- foreign keys stay untouched

@@ -2,6 +2,11 @@
 worker, so that `run.py test` on two workers builds the site once and grades each lab once."""
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -63,3 +68,40 @@ def test_named_groups_are_kept_and_a_split_fixture_is_refused():
               FakeItem("tests/g/test_m.py::test_2", server="module")]
     assert set(xdist_groups(joined).values()) == {"one"}
 
+
+
+MODULE = """
+import os, pytest
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    with open(os.environ["MADE_LOG"], "a") as f:
+        f.write("made\\n")
+
+@pytest.mark.parametrize("n", range(6))
+def test_shares(made, n):
+    with open(os.environ["RUN_LOG"], "a") as f:
+        f.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+
+@pytest.mark.parametrize("n", range(6))
+def test_free(n):
+    pass
+"""
+
+
+@pytest.mark.slow
+def test_two_workers_make_a_module_fixture_once(tmp_path):
+    """The real thing: pytest-xdist on two workers with this conftest runs a module's tests in one worker."""
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    shutil.copy(Path(__file__).parents[1] / "conftest.py", tests / "conftest.py")
+    (tests / "test_mod.py").write_text(MODULE, encoding="utf-8")
+    env = {**os.environ, "COURSE_FOREIGN_KEYS": "0", "MADE_LOG": str(tmp_path / "made"), "RUN_LOG": str(tmp_path / "ran")}
+    res = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-q", "-p", "no:cacheprovider",
+                          "--rootdir", str(tmp_path), str(tests)], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    assert "12 passed" in res.stdout
+    assert (tmp_path / "made").read_text().splitlines() == ["made"]
+    workers = (tmp_path / "ran").read_text().splitlines()
+    assert len(workers) == 6 and len(set(workers)) == 1, workers
