@@ -196,7 +196,7 @@ def _installed() -> dict:
 
 def _wanted(which: str) -> dict:
     digest = hashlib.sha256(LOCK[which].read_bytes() + sys.version.encode()).hexdigest()
-    return {"set": which, "lock": digest}
+    return {"set": which, "lock": digest, "bytecode": True}  # a venv installed without .pyc syncs once more
 
 
 def _satisfied(which: str) -> bool:
@@ -209,19 +209,31 @@ def _satisfied(which: str) -> bool:
 def _install_set(which: str, uv: str | None) -> None:
     lock = LOCK[which].relative_to(ROOT)
     what = f"installing the packages in {lock}"
-    if uv:  # sync: exactly the locked set, nothing else left in the venv
-        ok = _run([uv, "pip", "sync", "--python", PYTHON, lock], what) and \
+    # Bytecode at install: the machines that run the course often set PYTHONDONTWRITEBYTECODE=1, so
+    # without .pyc every grader, kernel and CLI process would compile pytest, Jupyter and the rest again.
+    if uv:  # sync: exactly the locked set, nothing else left in the venv; uv compiles only when asked
+        ok = _run([uv, "pip", "sync", "--compile-bytecode", "--python", PYTHON, lock], what) and \
             _run([uv, "pip", "install", "--python", PYTHON, "--no-deps", "-e", "."], "installing the course itself")
         if not ok:  # e.g. a proxy that re-signs TLS with a certificate only the system's store (pip's) trusts
             _say("uv could not install the packages; pip tries instead (COURSE_INSTALLER=pip skips uv)")
             uv = None
-    if not uv:
+    if not uv:  # pip compiles what it installs (--compile is its default; said so that nothing turns it off)
         pip = _venv_pip()
-        ok = _run([*pip, "install", "-r", lock], what) and \
+        ok = _run([*pip, "install", "--compile", "-r", lock], what) and \
             _run([*pip, "install", "--no-deps", "-e", "."], "installing the course itself")
+    if ok:
+        compile_sources()
     if not ok:
         _fail("installing the course's Python packages failed (see the output above). "
               "Check the network connection to the package index and run the command again.")
+
+
+def compile_sources() -> None:
+    """The course's own modules to bytecode (src/: the installer does not compile an editable install).
+    Only what changed is compiled again; `course test` does this before every run.  A module that does
+    not compile is reported by whatever imports it, not here."""
+    subprocess.call([str(PYTHON), "-m", "compileall", "-q", "-j", "0", str(ROOT / "src")],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def ensure_installed(which: str) -> None:

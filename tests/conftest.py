@@ -6,8 +6,10 @@
 """
 from __future__ import annotations
 
+import inspect
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -56,6 +58,139 @@ def r(backend_url):
     client = connect(backend_url if backend_url else "", prefix=f"course:test:{secrets.token_hex(4)}:")
     yield client
     client.cleanup()
+
+
+# ---------------------------------------------------------------- xdist: expensive fixtures stay whole
+# `run.py test` runs pytest-xdist with `--dist loadgroup`: the tests of one xdist_group run in one
+# worker.  A fixture of module scope or wider that the course's tests define is made once in every
+# worker that uses it, so the tests that share one instance (a module's tests for a module fixture,
+# every user of a session fixture: the site build and the browser) are put in one group here.  Tests
+# that name their own group keep it: the lab grading matrices and the notebook runs are grouped per
+# lab and per lesson, and their fixtures (PER_GROUP) do the work of a group when it first asks.  Two
+# groups sharing any other such fixture would make it twice: that stops the run at collection.
+
+TESTS = Path(__file__).resolve().parent
+PER_GROUP = {"outcomes", "composed_dir", "runs"}  # module fixtures that compute per xdist group, lazily
+
+
+def shared_fixtures(item) -> set[str]:
+    """The instances of the course's own wider-than-function fixtures that ``item`` uses, by key."""
+    info = getattr(item, "_fixtureinfo", None)
+    module = item.nodeid.split("::", 1)[0]
+    keys = set()
+    for name, defs in (info.name2fixturedefs.items() if info else ()):
+        if name in PER_GROUP:
+            continue
+        for fd in defs:
+            try:
+                where = Path(inspect.getsourcefile(fd.func) or "").resolve()
+            except TypeError:
+                continue
+            if fd.scope == "function" or TESTS not in where.parents:
+                continue
+            keys.add(name if fd.scope == "session" else f"{module}::{name}" if fd.scope == "module"
+                     else f"{item.nodeid.rsplit('::', 1)[0]}::{name}")
+    return keys
+
+
+def _explicit_group(item) -> str | None:
+    mark = item.get_closest_marker("xdist_group")
+    return None if mark is None else str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+
+
+def xdist_groups(items) -> dict[str, str]:
+    """nodeid → group for every test that shares a fixture instance or names a group.  Tests linked by
+    a shared fixture (directly or through others) form one group: the explicit group of one of them,
+    "site" when they use the site build, else the first one's module.  ValueError when the tests of
+    one fixture instance were put in two different groups by hand."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    keys = {item.nodeid: shared_fixtures(item) for item in items}
+    for item in items:
+        for key in keys[item.nodeid]:
+            parent[find(item.nodeid)] = find("fixture:" + key)
+    explicit: dict[str, set[str]] = {}
+    for item in items:
+        group = _explicit_group(item)
+        if group:
+            explicit.setdefault(find(item.nodeid), set()).add(group)
+    out, first = {}, {}
+    for item in items:
+        root = find(item.nodeid)
+        named = explicit.get(root, set())
+        if len(named) > 1:
+            raise ValueError(f"{item.nodeid} shares a fixture with tests of the xdist groups {sorted(named)}: "
+                             f"that fixture would be made once per group; give them one group")
+        if named:
+            out[item.nodeid] = next(iter(named))
+        elif keys[item.nodeid]:
+            module = first.setdefault(root, item.nodeid.split("::", 1)[0])
+            out[item.nodeid] = "site" if find("fixture:built_site") == root else module
+    return out
+
+
+# xdist tells the controller a test's group by renaming the test to `<nodeid>@<group>` on the worker;
+# pytest 9 derives node ids from a structured id, so that rename is lost and loadgroup would hand out
+# every test on its own.  So each worker writes the groups it computed to a file named by the
+# controller (COURSE_XDIST_GROUPS, set before the workers start), and the controller schedules with
+# LoadGroupScheduling reading the group of each test from there.
+GROUPS_ENV = "COURSE_XDIST_GROUPS"
+
+
+def pytest_configure(config):
+    if config.getoption("dist", "no") == "loadgroup" and not hasattr(config, "workerinput"):
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="course-xdist-groups-"))
+        os.environ[GROUPS_ENV] = str(folder)
+        config.add_cleanup(lambda: __import__("shutil").rmtree(folder, ignore_errors=True))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    try:
+        groups = xdist_groups(items)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    for item in items:
+        if item.nodeid in groups and not _explicit_group(item):
+            item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
+    folder = os.environ.get(GROUPS_ENV)
+    if folder and hasattr(config, "workerinput"):
+        import json
+
+        out = Path(folder) / f"{config.workerinput['workerid']}.json"
+        out.with_suffix(".tmp").write_text(json.dumps(groups), encoding="utf-8")
+        out.with_suffix(".tmp").replace(out)
+
+
+@pytest.hookimpl(optionalhook=True)  # known only where xdist is loaded
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist", "no") != "loadgroup" or not os.environ.get(GROUPS_ENV):
+        return None
+    import json
+
+    from xdist.scheduler import LoadGroupScheduling
+
+    folder = Path(os.environ[GROUPS_ENV])
+
+    class CourseGroupScheduling(LoadGroupScheduling):
+        """loadgroup with the groups the workers wrote (they all collect the same tests)."""
+
+        groups: dict | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:  # read once the workers have collected (scheduling starts after that)
+                found = sorted(folder.glob("*.json"))
+                type(self).groups = json.loads(found[0].read_text(encoding="utf-8")) if found else {}
+            return self.groups.get(nodeid) or super()._split_scope(nodeid)
+
+    return CourseGroupScheduling(config, log)
 
 
 # ---------------------------------------------------------------- foreign keys stay untouched

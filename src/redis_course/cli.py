@@ -2,7 +2,8 @@
 
     serve      build the site from the stored notebooks, serve it at http://127.0.0.1:8000
     build      the same, without serving (``--strict`` by default; ``--site-url URL`` to publish it)
-    test       run the whole test suite (pytest), on fakeredis and on the real server when it is up
+    test       run the whole test suite (pytest on two xdist workers), on fakeredis and on the real server
+               when it is up; ``--fast`` leaves out the slow marks and the browser (the edit loop)
     doctor     what works on this machine, and what each missing piece means
     jupyter    open JupyterLab on the notebooks in one language
     notebooks  re-execute and store notebooks/<lang>/*.ipynb (``--check``: only report stale ones)
@@ -12,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import signal
 import subprocess
@@ -80,8 +82,34 @@ def _call(cmd: list[str], **kwargs) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
+TEST_WORKERS = 2  # pytest-xdist workers; `-n N` on the command line decides instead
+FAST_MARKS = "not slow and not browser"  # --fast: no browser, known-wrong matrix, notebook runs, red team
+_OWN_WORKERS = ("-n", "--numprocesses", "--dist")  # the caller chooses the workers
+_DEBUGGING = ("--pdb", "--trace", "no:xdist")  # one process: a debugger, or xdist switched off
+
+
+def pytest_command(pytest_args: list[str]) -> list[str]:
+    """pytest's arguments for ``course test ARGS``: two xdist workers with ``--dist loadgroup`` (the tests
+    that share an expensive fixture keep to one worker; tests/conftest.py), unless ARGS choose the
+    workers, disable xdist or debug; ``--fast`` becomes ``-m FAST_MARKS``.  Everything else is passed on."""
+    args = list(pytest_args)
+    extra = []
+    if "--fast" in args:
+        args.remove("--fast")
+        extra += ["-m", FAST_MARKS]
+    if importlib.util.find_spec("xdist") and not any(a.startswith(_OWN_WORKERS) or a in _DEBUGGING for a in args):
+        extra += ["-n", str(TEST_WORKERS), "--dist", "loadgroup"]
+    return extra + args
+
+
 def cmd_test(args: argparse.Namespace) -> int:
-    return _call([sys.executable, "-m", "pytest", *args.pytest_args], cwd=paths.ROOT)
+    import compileall
+
+    # the course's modules as .pyc first (only what changed since the last run): the graders, kernels and
+    # CLI processes of the suite import them hundreds of times, and PYTHONDONTWRITEBYTECODE=1 would
+    # otherwise have each of them compile the sources again
+    compileall.compile_dir(str(paths.ROOT / "src"), quiet=1, workers=0)
+    return _call([sys.executable, "-m", "pytest", *pytest_command(args.pytest_args)], cwd=paths.ROOT)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -159,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--site-url", **site_url)
     s.set_defaults(func=cmd_serve)
 
-    t = sub.add_parser("test", help="run the whole test suite")
+    t = sub.add_parser("test", help="run the whole test suite (--fast: without the slow tests)")
     t.add_argument("pytest_args", nargs=argparse.REMAINDER)
     t.set_defaults(func=cmd_test)
 

@@ -70,17 +70,46 @@ def _selected(session) -> tuple[set, set]:
     return fake, real
 
 
+class Runs:
+    """The selected notebook runs, made one lesson at a time when a test first asks for that lesson:
+    its languages on both backends, two (or as many as there are cores) at a time.  The tests of one
+    lesson are one xdist group, so each lesson runs in exactly one worker and the lessons spread over them."""
+
+    def __init__(self, session):
+        self.fake, self.real_pairs = _selected(session)
+        self.real = REAL_URL if self.real_pairs and real_redis_up() else None
+        self.done: dict = {}
+
+    def run_lesson(self, lesson: str) -> None:
+        jobs = [(les, lang, None) for les, lang in sorted(self.fake) if les == lesson] + \
+            ([(les, lang, self.real) for les, lang in sorted(self.real_pairs) if les == lesson] if self.real else [])
+        with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+            results = list(pool.map(lambda job: regression(*job), jobs))
+        self.done.update({(les, lang, "redis" if url else "fakeredis"): res
+                          for (les, lang, url), res in zip(jobs, results)})
+        self.done[lesson] = True
+
+    def __contains__(self, key) -> bool:
+        if key[0] not in self.done:
+            self.run_lesson(key[0])
+        return key in self.done
+
+    def __getitem__(self, key):
+        if key[0] not in self.done:
+            self.run_lesson(key[0])
+        return self.done[key]
+
+
 @pytest.fixture(scope="module")
 def runs(request):
-    """{(lesson, lang, "fakeredis"|"redis"): (NBRegressionResult or exception, prefix)} for the selected
-    tests, two (or as many as there are cores) at a time."""
-    fake, real_pairs = _selected(request.session)
-    real = REAL_URL if real_pairs and real_redis_up() else None
-    jobs = [(lesson, lang, None) for lesson, lang in sorted(fake)] + \
-        ([(lesson, lang, real) for lesson, lang in sorted(real_pairs)] if real else [])
-    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-        results = list(pool.map(lambda job: regression(*job), jobs))
-    return {(lesson, lang, "redis" if url else "fakeredis"): res for (lesson, lang, url), res in zip(jobs, results)}
+    """{(lesson, lang, "fakeredis"|"redis"): (NBRegressionResult or exception, prefix)} for the selected tests."""
+    return Runs(request.session)
+
+
+def _run_params():
+    """(lesson, lang) of every stored notebook, each in its lesson's xdist group."""
+    return [pytest.param(lesson, lang, id=f"{lang}-{lesson}", marks=pytest.mark.xdist_group(f"notebook-{lesson}"))
+            for lesson, lang in STORED]
 
 
 def _result(runs, lesson, lang, backend):
@@ -106,7 +135,7 @@ def test_stored_notebooks_match_their_source(src):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("lesson, lang", STORED, ids=[f"{lang}-{lesson}" for lesson, lang in STORED])
+@pytest.mark.parametrize("lesson, lang", _run_params())
 def test_stored_outputs_are_reproduced_on_fakeredis(runs, lesson, lang):
     result, _ = _result(runs, lesson, lang, "fakeredis")
     assert not result.diff_filtered, (f"{lang}/{lesson}.ipynb: outputs drifted from the stored ones "
@@ -116,7 +145,7 @@ def test_stored_outputs_are_reproduced_on_fakeredis(runs, lesson, lang):
 
 @pytest.mark.slow
 @pytest.mark.real_redis
-@pytest.mark.parametrize("lesson, lang", STORED, ids=[f"{lang}-{lesson}" for lesson, lang in STORED])
+@pytest.mark.parametrize("lesson, lang", _run_params())
 def test_stored_outputs_are_reproduced_on_the_real_server(runs, lesson, lang):
     result, _ = _result(runs, lesson, lang, "redis")
     assert "Redis 7." in execute.executed_on(REAL_URL)
@@ -126,7 +155,7 @@ def test_stored_outputs_are_reproduced_on_the_real_server(runs, lesson, lang):
 
 @pytest.mark.slow
 @pytest.mark.real_redis
-@pytest.mark.parametrize("lesson, lang", STORED, ids=[f"{lang}-{lesson}" for lesson, lang in STORED])
+@pytest.mark.parametrize("lesson, lang", _run_params())
 def test_backends_agree_except_where_the_lesson_says(runs, lesson, lang):
     fake, prefix_fake = _result(runs, lesson, lang, "fakeredis")
     real, prefix_real = _result(runs, lesson, lang, "redis")

@@ -20,12 +20,19 @@ LABS = [lab for lab in discover() if lab.solution_file.exists()]
 BACKENDS = ["redis-server", "fakeredis"]
 
 
-def _cases(composed_dir):
-    for lab in LABS:
-        yield lab, "solution", lab.solution_file
-        yield lab, "starter", lab.starter_file
-        for w in lab.wrong_files:
-            yield lab, f"wrong/{w.name}", Wrong(lab, w).write(composed_dir)
+def _graded(lab, *values):
+    """A parameter of a test that reads a lab's grading runs: that lab's xdist group (one worker grades it)."""
+    return pytest.param(lab, *values, id="-".join([lab.id, *values]), marks=pytest.mark.xdist_group(f"lab-{lab.id}"))
+
+
+GRADED = [_graded(lab) for lab in LABS]
+
+
+def _cases(lab, composed_dir):
+    yield lab, "solution", lab.solution_file
+    yield lab, "starter", lab.starter_file
+    for w in lab.wrong_files:
+        yield lab, f"wrong/{w.name}", Wrong(lab, w).write(composed_dir)
 
 
 def _selected(request) -> set[tuple[str, str, str]]:
@@ -44,26 +51,41 @@ def composed_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("composed")
 
 
-@pytest.fixture(scope="module")
-def outcomes(request, composed_dir):
-    """Every selected (lab, file, backend) graded once, in parallel (each run is its own processes)."""
-    jobs = {}
-    wanted = _selected(request)
+class Outcomes:
+    """The selected (lab, file, backend) runs, graded one lab at a time when a test first asks for that
+    lab: all of a lab's runs at once, in parallel (each run is its own processes).  The tests of one lab
+    are one xdist group, so each lab is graded by exactly one worker and the labs spread over the workers."""
 
-    def run(lab, path, backend):
+    def __init__(self, wanted, composed_dir):
+        self.wanted, self.composed_dir = wanted, composed_dir
+        self.done: dict = {}
+
+    def _run(self, lab, path, backend):
         # a known-wrong file need only lose points: its run stops at the first failing test
         return run_lab(lab, path, visibility=("public", "hidden"), backend=backend,
-                       first_failure=str(path).startswith(str(composed_dir)))
+                       first_failure=str(path).startswith(str(self.composed_dir)))
 
-    with ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as pool:
-        for backend in BACKENDS:
-            if backend == "redis-server" and not redis_server_binary():
-                continue
-            for lab, kind, path in _cases(composed_dir):
-                if (lab.id, kind, backend) not in wanted:
+    def grade_lab(self, lab) -> None:
+        jobs = {}
+        with ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as pool:
+            for backend in BACKENDS:
+                if backend == "redis-server" and not redis_server_binary():
                     continue
-                jobs[(lab.id, kind, backend)] = pool.submit(run, lab, path, backend)
-        return {k: f.result() for k, f in jobs.items()}
+                for case_lab, kind, path in _cases(lab, self.composed_dir):
+                    if (case_lab.id, kind, backend) in self.wanted:
+                        jobs[(case_lab.id, kind, backend)] = pool.submit(self._run, case_lab, path, backend)
+            self.done.update({k: f.result() for k, f in jobs.items()})
+        self.done[lab.id] = True
+
+    def get(self, lab, kind, backend):
+        if lab.id not in self.done:
+            self.grade_lab(lab)
+        return self.done[(lab.id, kind, backend)]
+
+
+@pytest.fixture(scope="module")
+def outcomes(request, composed_dir):
+    return Outcomes(_selected(request), composed_dir)
 
 
 def _get(outcomes, lab, kind, backend):
@@ -71,7 +93,7 @@ def _get(outcomes, lab, kind, backend):
         pytest.skip("redis-server is not installed")
     if backend == "fakeredis" and lab.needs_real_redis:
         pytest.skip(f"{lab.id} needs a real Redis server")
-    res = outcomes[(lab.id, kind, backend)]
+    res = outcomes.get(lab, kind, backend)
     assert res.status not in ("grader-error", "missing"), res.message
     assert res.tests, f"{lab.id}: no tests ran ({res.status}: {res.message})"
     return res
@@ -82,7 +104,7 @@ def _report(res) -> str:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.id)
+@pytest.mark.parametrize("lab", GRADED)
 def test_solution_scores_full_marks(outcomes, lab, backend):
     res = _get(outcomes, lab, "solution", backend)
     assert res.status == "ok", res.message
@@ -90,15 +112,15 @@ def test_solution_scores_full_marks(outcomes, lab, backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.id)
+@pytest.mark.parametrize("lab", GRADED)
 def test_starter_scores_zero(outcomes, lab, backend):
     res = _get(outcomes, lab, "starter", backend)
     assert res.points == 0, [t.name for t in res.tests if t.passed]
 
 
+@pytest.mark.slow  # the whole known-wrong matrix: `run.py test --fast` leaves it out
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("lab,kind", [(lab, f"wrong/{w.name}") for lab in LABS for w in lab.wrong_files],
-                         ids=lambda x: getattr(x, "id", x))
+@pytest.mark.parametrize("lab,kind", [_graded(lab, f"wrong/{w.name}") for lab in LABS for w in lab.wrong_files])
 def test_wrong_implementation_loses_points(outcomes, composed_dir, lab, kind, backend):
     res = _get(outcomes, lab, kind, backend)
     composed = composed_dir / lab.id / kind.replace("/", "-")
