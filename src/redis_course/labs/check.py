@@ -25,6 +25,7 @@ from pathlib import Path
 from ..l10n import N_, _, ngettext
 from .model import Lab, discover, find_lab
 from .runner import LabResult, TestResult, run_lab
+from .report import plain_text
 from .sandbox.limits import Limits
 from .texts import t
 
@@ -296,7 +297,9 @@ def run_check(lab_spec: str | None = None, *, lang: str = "en", backend: str = "
         lim = limits or Limits(call_timeout_s=lab.timeout_s)
         results.append((lab, run_lab(lab, file, visibility=("public",), backend=lab_backend, url=url,
                                      limits=lim)))
-    table = render(results, lang, verbose=verbose, sources=sources) if results else ""
+    # what the student's code said is shown as text: no escape sequence, control or bidi character of its
+    # own reaches the terminal of whoever runs check (a student, or an instructor on their machine)
+    table = plain_text(render(results, lang, verbose=verbose, sources=sources)) if results else ""
     return results, "\n".join([*notes, *([table] if table else [])])
 
 

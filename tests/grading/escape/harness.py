@@ -439,8 +439,8 @@ def collect(o: Outcome, can: Canaries, session_ids: set[int]) -> Outcome:
         if g.exists():
             o.csv_text = g.read_text(encoding="utf-8-sig")
             for row in csv.DictReader(io.StringIO(o.csv_text)):
-                if row.get("lab") == LAB:
-                    o.rows[row["student"]] = row
+                if csv_plain(row.get("lab", "")) == LAB:
+                    o.rows[name_key(row["student"])] = row
         for f in (o.out / "feedback").glob("*.md") if (o.out / "feedback").exists() else []:
             o.feedback[f.stem] = f.read_text(errors="replace")
     r = shared_redis()
@@ -662,6 +662,20 @@ def attack_values(o: Outcome, tag: str, student: str, pattern: str) -> list[str]
             pass
     vals += re.findall(pattern, o.text_of(student) + o.stdout.decode(errors="replace"))
     return vals
+
+
+def csv_plain(cell: str) -> str:
+    """A cell as the course's own reader reads it back (the marks that keep a formula from starting)."""
+    from redis_course.labs.report import csv_uncell
+
+    return csv_uncell(cell)
+
+
+def name_key(name: str) -> str:
+    """A student's name with what no gradebook shows as it is (controls, bidi marks, the replacement
+    character they become) left out: the same key for a folder name and for its row."""
+    return re.sub(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufffd]", "",
+                  csv_plain(name))
 
 
 def csv_formula_cells(text: str) -> list[str]:

@@ -212,13 +212,41 @@ def _own_tree():
     return tree
 
 
+def _same_box(pid):
+    """A process of the probe's own box: the same PID namespace as the probe (the kernel shows only
+    those and their ancestors' namespaces' init) and the same uid.  Such a process is the student's
+    run itself (its sandbox's init, its fork server, its other processes), not somebody else's."""
+    try:
+        mine = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        mine = None
+    try:
+        theirs = os.readlink("/proc/%d/ns/pid" % pid)
+    except OSError:
+        theirs = None
+    try:
+        same_uid = os.stat("/proc/%d" % pid).st_uid == os.getuid()
+    except OSError:
+        return False
+    inner = mine is not None and mine != _host_pidns()
+    return same_uid and inner and (theirs is None or theirs == mine)
+
+
+def _host_pidns():
+    """The PID namespace of the machine's init as the probe sees it (None when hidden)."""
+    try:
+        return os.readlink("/proc/1/ns/pid") if _read("/proc/1/comm", 64) not in (b"bwrap\n",) else None
+    except OSError:
+        return None
+
+
 def probe_proc():
     me = os.getpid()
     pids = _pids()
     INFO.append("pids-visible:%d" % len(pids))
     libc = ctypes.CDLL(None, use_errno=True)
     canary_pids = set(CONFIG.get("canary_pids", []))
-    own = _own_tree()
+    own = _own_tree() | {p for p in pids if _same_box(p)}
     for pid in pids:
         if _left() < 0:
             break

@@ -192,7 +192,7 @@ def found_by(o: h.Outcome, student: str, kind: str) -> list[str]:
 def verdict(o: h.Outcome, kind: str, student: str) -> list[str]:
     bad = []
     text = o.text_of(student)
-    if o.path in ("root", "user") and student not in o.rows:
+    if o.path in ("root", "user") and h.name_key(student) not in o.rows:
         bad.append(f"no row in grades.csv for {student!r}")
     if kind == "probe":
         rep = h.probe_report(o, student)
