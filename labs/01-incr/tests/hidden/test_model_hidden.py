@@ -6,12 +6,12 @@ student's functions, compares every reply's value and type and every key of the 
 no TTL) with the model, and shrinks a failure to its shortest sequence, which the message shows.
 The seed is fixed (``derandomize``): the same submission gets the same score on every run.
 """
-from hypothesis import HealthCheck, settings, strategies as st
-from hypothesis.internal.conjecture import engine as _engine
-from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
+from hypothesis import strategies as st
+from hypothesis.stateful import initialize, rule, run_state_machine_as_test
 
 from redis_course.l10n import _
-from redis_course.labs.testing import StudentError, contract, hint, points
+from redis_course.labs.modeltest import ContractModel, model_settings
+from redis_course.labs.testing import contract, hint, points
 
 GRADER_CANARY = "grader-canary-01-incr-8c2e5a71"  # must never appear in a student release
 
@@ -19,11 +19,7 @@ MAX = 2**63 - 1
 MIN = -2**63
 EXACT = 2**53  # the WITHDRAW script's Lua numbers are doubles: the lab promises exact money up to here
 
-# Shrinking stops after this many seconds (Hypothesis' default, 5 minutes, is past a lab's budget):
-# a failure found is reported, shrunk as far as these seconds allowed.
-_engine.MAX_SHRINKING_SECONDS = 10
-SETTINGS = settings(max_examples=40, stateful_step_count=12, derandomize=True, deadline=None, database=None,
-                    suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+SETTINGS = model_settings(40, steps=12)
 
 POSTS = st.sampled_from([1, 2])
 INTS = st.sampled_from([0, 1, -1, 2, 41, MAX, MAX - 1, MIN, MIN + 1, 2**62, -2**62, 2**63, MIN - 1])
@@ -44,54 +40,14 @@ def canonical_int(text):
     return n if str(n) == text and MIN <= n <= MAX else None
 
 
-def same(a, b):
-    """Equal in value and in type, all the way down (True is not 1, 10.0 is not 10, "5" is not 5)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return a == b
-
-
-def shown(outcome):
-    kind, value = outcome
-    return _("{type} raised", type=value) if kind == "raise" else f"{value!r} ({type(value).__name__})"
-
-
-class Model(RuleBasedStateMachine):
+class Model(ContractModel):
     """The contract of lab 01 as a dictionary of keys; every rule is one call, checked against it."""
-
-    fixtures = {}  # the test's lab and redis (not class attributes: Hypothesis looks for rules there)
 
     def __init__(self):
         super().__init__()
-        self.lab, self.redis = self.fixtures["lab"], self.fixtures["redis"]
-        self.redis.cleanup()
         self.keys = {}  # unprefixed key -> ("string", str) or ("list", [str])
-        self.steps = []
 
     # -- helpers --------------------------------------------------------------------------------
-    def call(self, name, *args):
-        """Call the student's function; ("ok", reply) or ("raise", exception type name)."""
-        self.steps.append(f"{name}({', '.join(map(repr, args))})")
-        try:
-            return "ok", getattr(self.lab, name)(*args)
-        except StudentError as exc:
-            if exc.type == "NotImplementedError":
-                raise
-            return "raise", exc.type
-
-    def fail(self, message):
-        raise AssertionError(_("after {steps}: {problem}", steps="; ".join(self.steps), problem=message))
-
-    def expect(self, seen, expected, item):
-        if seen[0] != expected[0] or not same(seen[1], expected[1]):
-            self.fail(_("{call} gave {seen}, the contract ({item}) expects {expected}", call=self.steps[-1],
-                        seen=shown(seen), item=item, expected=shown(expected)))
-        self.check_keys()
-
     def check_keys(self):
         r = self.redis
         seen = {r.unprefixed(k) for k in r.course_keys()}

@@ -7,22 +7,18 @@ the run (value, no TTL, no key the contract does not name) with the model, and s
 its shortest sequence, which the message shows.  The seed is fixed (``derandomize``): the same
 submission gets the same score on every run.
 """
-from hypothesis import HealthCheck, settings, strategies as st
-from hypothesis.internal.conjecture import engine as _engine
-from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
+from hypothesis import strategies as st
+from hypothesis.stateful import initialize, rule, run_state_machine_as_test
 
 from redis_course.l10n import _
-from redis_course.labs.testing import StudentError, contract, hint, points
+from redis_course.labs.modeltest import ContractModel, model_settings
+from redis_course.labs.testing import contract, hint, points
 
 GRADER_CANARY = "grader-canary-02-atomicity-4c8e1a7f"  # the release test proves this never leaves the repo
 
 EXACT = 2**53  # the scripts compare Lua numbers (doubles): the lab promises exact money up to here
 
-# Shrinking stops after this many seconds (Hypothesis' default, 5 minutes, is past a lab's budget):
-# a failure found is reported, shrunk as far as these seconds allowed.
-_engine.MAX_SHRINKING_SECONDS = 10
-SETTINGS = settings(max_examples=40, stateful_step_count=12, derandomize=True, deadline=None, database=None,
-                    suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+SETTINGS = model_settings(40, steps=12)
 
 ACCOUNTS = st.sampled_from(["a", "b", "c"])
 AMOUNTS = st.sampled_from([1, 9, 10, 99, 100, 101, 1000, EXACT - 1, EXACT, EXACT + 1, 2**63 - 1, 2**63])
@@ -31,44 +27,14 @@ NOT_INTS = [2.5, 10.0, 1.0, 0.0, True, False, "10"]
 EVENTS = st.sampled_from(["gig", "show"])
 
 
-def same(a, b):
-    """Equal in value and in type (True is not 1, 10.0 is not 10, "5" is not 5)."""
-    return type(a) is type(b) and a == b
-
-
-def shown(outcome):
-    kind, value = outcome
-    return _("{type} raised", type=value) if kind == "raise" else f"{value!r} ({type(value).__name__})"
-
-
-class Model(RuleBasedStateMachine):
+class Model(ContractModel):
     """The contract of lab 02 as a dictionary of keys; every rule is one call, checked against it."""
-
-    fixtures = {}  # the test's lab and redis (not class attributes: Hypothesis looks for rules there)
 
     def __init__(self):
         super().__init__()
-        self.lab, self.redis = self.fixtures["lab"], self.fixtures["redis"]
-        self.redis.cleanup()
         self.keys = {}  # unprefixed key -> the string it holds
-        self.steps = []
 
-    def call(self, name, *args):
-        self.steps.append(f"{name}({', '.join(map(repr, args))})")
-        try:
-            return "ok", getattr(self.lab, name)(*args)
-        except StudentError as exc:
-            if exc.type == "NotImplementedError":
-                raise
-            return "raise", exc.type
-
-    def fail(self, message):
-        raise AssertionError(_("after {steps}: {problem}", steps="; ".join(self.steps), problem=message))
-
-    def expect(self, seen, expected, item):
-        if seen[0] != expected[0] or not same(seen[1], expected[1]):
-            self.fail(_("{call} gave {seen}, the contract ({item}) expects {expected}", call=self.steps[-1],
-                        seen=shown(seen), item=item, expected=shown(expected)))
+    def check_keys(self):
         r = self.redis
         keys = {r.unprefixed(k) for k in r.course_keys()}
         if keys != set(self.keys):

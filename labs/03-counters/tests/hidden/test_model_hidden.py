@@ -11,23 +11,19 @@ every run.
 import time
 from datetime import datetime, timezone
 
-from hypothesis import HealthCheck, settings, strategies as st
-from hypothesis.internal.conjecture import engine as _engine
-from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
+from hypothesis import strategies as st
+from hypothesis.stateful import rule, run_state_machine_as_test
 
 from redis_course.l10n import _
-from redis_course.labs.testing import StudentError, contract, hint, points
+from redis_course.labs.modeltest import ContractModel, model_settings
+from redis_course.labs.testing import contract, hint, points
 
 GRADER_CANARY = "grader-canary-03-counters-5d1f9b62"  # must never appear in a student release
 
 RETENTION_MS = 8 * 24 * 3600 * 1000
 START = datetime(2026, 3, 5, 23, 59, 58, tzinfo=timezone.utc).timestamp()  # 2 s before a UTC midnight
 
-# Shrinking stops after this many seconds (Hypothesis' default, 5 minutes, is past a lab's budget):
-# a failure found is reported, shrunk as far as these seconds allowed.
-_engine.MAX_SHRINKING_SECONDS = 10
-SETTINGS = settings(max_examples=25, stateful_step_count=12, derandomize=True, deadline=None, database=None,
-                    suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+SETTINGS = model_settings(25, steps=12)
 
 PAGES = st.sampled_from(["home", "about", "blog"])
 # TTLs a key can be given: sizes a minute apart, one with half a second (whole seconds would cut it)
@@ -39,53 +35,19 @@ def day(now):
     return datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%d")
 
 
-def same(a, b):
-    """Equal in value and in type, all the way down (2.0 is not 2, "2" is not 2)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return a == b
-
-
-def shown(outcome):
-    kind, value = outcome
-    return _("{type} raised", type=value) if kind == "raise" else f"{value!r} ({type(value).__name__})"
-
-
-class Model(RuleBasedStateMachine):
+class Model(ContractModel):
     """The contract of lab 03 as counters, rankings and TTLs; every rule is one call, checked against it."""
-
-    fixtures = {}  # the test's lab and redis (not class attributes: Hypothesis looks for rules there)
 
     def __init__(self):
         super().__init__()
-        self.lab, self.redis = self.fixtures["lab"], self.fixtures["redis"]
-        self.redis.cleanup()
         self.now = START
         self.views = {}   # (page, day) -> views
         self.ttl = {}     # unprefixed key -> (ttl_ms, monotonic time before the call that created it,
         #                                     monotonic time after it returned)
-        self.steps = []
 
     def call(self, name, *args):
-        shown_args = [a for a in args if a is not None]
-        self.steps.append(f"{name}({', '.join(map(repr, shown_args))})")
-        try:
-            return "ok", getattr(self.lab, name)(*shown_args)
-        except StudentError as exc:
-            if exc.type == "NotImplementedError":
-                raise
-            return "raise", exc.type
-
-    def fail(self, message):
-        raise AssertionError(_("after {steps}: {problem}", steps="; ".join(self.steps), problem=message))
-
-    def expect(self, seen, expected, item):
-        if seen[0] != expected[0] or not same(seen[1], expected[1]):
-            self.fail(_("{call} gave {seen}, the contract ({item}) expects {expected}", call=self.steps[-1],
-                        seen=shown(seen), item=item, expected=shown(expected)))
-        self.check_keys()
+        """The call without its None arguments (the default they stand for)."""
+        return super().call(name, *[a for a in args if a is not None])
 
     def model_keys(self):
         out = {}
