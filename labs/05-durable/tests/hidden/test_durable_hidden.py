@@ -61,6 +61,22 @@ def test_a_dead_workers_tasks_run_again_and_acked_ones_never_hidden(lab, redis):
 
 @points(1)
 @hint("lease")
+def test_a_recovered_task_is_due_at_the_time_of_the_recovery_hidden(lab, redis):
+    """A task taken back from an ended lease is due at the moment of the recovery, not at its lease's end"""
+    redis.zadd(q(redis, "due"), {"1": 100})
+    redis.hset(q(redis, "tasks"), "1", "job1")
+    redis.set(q(redis, "ids"), 1)
+    assert [row[0] for row in lab.claim(1000, 500, 1)] == [1]      # its lease ends at 1500
+    assert lab.recover(7000, 3) == {"requeued": 1, "dead": 0}
+    seen = redis.zscore(q(redis, "due"), "1")
+    assert seen == 7000, _("expected the recovered task to be due at 7000 (the recovery's now_ms), saw {seen}",
+                           seen=seen)
+    assert lab.claim(6999, 500, 1) == [], _("expected the recovered task not to be handed out before 7000")
+    assert [row[0] for row in lab.claim(7000, 500, 1)] == [1]
+
+
+@points(1)
+@hint("lease")
 def test_a_stale_ack_or_fail_does_not_touch_the_new_claim_hidden(lab, redis):
     """A stale ack or fail does not touch the new claim"""
     task = lab.schedule("export", 0)
