@@ -34,7 +34,8 @@ def autograder_zip(tmp_path_factory) -> dict[str, Path]:
     return zips
 
 
-def run_autograder(zip_path: Path, root: Path, submission: dict[str, Path | str]) -> tuple[subprocess.CompletedProcess, dict | None]:
+def run_autograder(zip_path: Path, root: Path, submission: dict[str, Path | str],
+                   extra_env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, dict | None]:
     """Unpack the zip as Gradescope does (/autograder/source), hand in ``submission``, run run_autograder."""
     (root / "source").mkdir(parents=True)
     with zipfile.ZipFile(zip_path) as zf:
@@ -46,7 +47,7 @@ def run_autograder(zip_path: Path, root: Path, submission: dict[str, Path | str]
         dest = root / "submission" / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(src, dest) if isinstance(src, Path) else dest.write_text(src)
-    env = dict(os.environ, AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable)
+    env = dict(os.environ, AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable, **(extra_env or {}))
     env.pop("COURSE_ROOT", None)
     res = subprocess.run([str(root / "source" / "run_autograder")], capture_output=True, text=True, env=env,
                          timeout=600, cwd=root)
@@ -115,3 +116,21 @@ def test_the_zips_own_grader_runs(autograder_zip, tmp_path):
     res = subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
                          env=env, timeout=600)
     assert res.returncode != 0 and not (root / "results" / "results.json").exists(), res.stdout
+
+
+def test_gradescopes_default_image_grades_as_it_should(autograder_zip, tmp_path):
+    """Gradescope's default image, simulated: a root container where no namespace can be made
+    (COURSE_BWRAP empty, COURSE_CONTAINER=1) and a Redis 6.2 redis-server first on PATH.  The
+    container is the box, the grader says so, and the reference gets full marks, the starter 0."""
+    from test_redis_versions import _redis62
+
+    redis62 = Path(_redis62(None))
+    env = {"COURSE_BWRAP": "", "COURSE_CONTAINER": "1", "PATH": f"{redis62.parent}:{os.environ.get('PATH', '')}"}
+    lab = find_lab("01")
+    res, results = run_autograder(autograder_zip["01"], tmp_path / "ref", {"lab.py": lab.solution_file}, env)
+    assert res.returncode == 0 and results, res.stdout + res.stderr
+    assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 0, results["output"][-2000:]
+    assert "container" in results.get("output", "") + res.stdout, results.get("output", "")[-1500:]
+    res, results = run_autograder(autograder_zip["01"], tmp_path / "starter",
+                                  {"labs/01-incr/lab.py": lab.starter_file}, env)
+    assert res.returncode == 0 and results and results["score"] == 0, res.stdout + res.stderr

@@ -52,9 +52,12 @@ def results_json(lab: Lab, res: LabResult, lang: str, seconds: float) -> dict:
     """Gradescope's results.json: the score, one entry per test, and a line on what was graded."""
     data = gradescope_results([(lab, res)], lang)
     data["execution_time"] = round(seconds, 1)
-    data["output"] = _("{lab}: {points} of {max_points} points ({status}; Redis: {backend}).", lang=lang,
-                       lab=lab.id, points=format(res.points, "g"), max_points=format(res.max_points, "g"), status=res.status,
-                       backend=res.backend or "-")
+    from .grade import describe_isolation, isolation_mode
+
+    data["output"] = _("{lab}: {points} of {max_points} points ({status}; Redis: {backend}; isolation: {isolation}).",
+                       lang=lang, lab=lab.id, points=format(res.points, "g"), max_points=format(res.max_points, "g"),
+                       status=res.status, backend=res.backend or "-",
+                       isolation=describe_isolation(isolation_mode(), lang=lang))
     data["stdout_visibility"] = "hidden"
     return data
 

@@ -60,11 +60,13 @@ def isolation_mode(isolate: bool = True) -> str:
     return mode(isolate)
 
 
-def describe_isolation(mode: str) -> str:
-    """One phrase for ``mode``, in the reader's language (doctor, the grading summary)."""
-    words = {"bwrap": _("bubblewrap: one box per student run (own mounts, processes, network and user namespace)"),
-             "container": _("the container is the box: no namespaces can be made here, resource limits only"),
-             "none": _("none: student code runs as this user, with resource limits only")}
+def describe_isolation(mode: str, lang: str | None = None) -> str:
+    """One phrase for ``mode``, in the reader's language (doctor, the grading summary, Gradescope's output)."""
+    words = {"bwrap": _("bubblewrap: one box per student run (own mounts, processes, network and user namespace)",
+                        lang=lang),
+             "container": _("the container is the box: no namespaces can be made here, resource limits only",
+                            lang=lang),
+             "none": _("none: student code runs as this user, with resource limits only", lang=lang)}
     return words.get(mode, mode)
 
 

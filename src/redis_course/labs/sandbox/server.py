@@ -37,7 +37,7 @@ BACKENDS = ("auto", "redis-server", "fakeredis")
 MAXMEMORY = "256mb"
 #: per-command and per-client bounds of the box's redis-server (each far above what a lab needs)
 SERVER_LIMITS = ["--proto-max-bulk-len", "16mb", "--client-query-buffer-limit", "32mb",
-                 "--client-output-buffer-limit", "normal 64mb 16mb 10", "--maxclients", "256",
+                 "--client-output-buffer-limit", "normal", "64mb", "16mb", "10", "--maxclients", "256",
                  "--lua-time-limit", "1000", "--loglevel", "warning"]
 FAKE_MEMORY_MB = 1024  # address space of a fakeredis server (it has no maxmemory)
 
