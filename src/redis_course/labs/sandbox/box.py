@@ -178,6 +178,7 @@ class Box:
                      "--perms", "0700", "--dir", self.work, "--chdir", self.work]
             if self.proxy is not None:
                 args += ["--ro-bind", str(self.dir / "proxy"), BOX_SOCKET_DIR]
+            args += self._own_cgroup()
             argv = args + ["--", *argv]
         keep = [theirs.fileno()] + ([info_w] if info_w is not None else [])
         command = launch.command(argv, self._rlimits(), keep_fds=keep)
@@ -206,6 +207,20 @@ class Box:
         else:
             self.box_pid = self.proc.pid
         self.alive = True
+
+    def _own_cgroup(self) -> list[str]:
+        """The box's own cgroup, read-only where the box looks for its cgroups (its processes see their
+        limits, and no other cgroup of the machine)."""
+        if self.cgroup is None:
+            return []
+        out = []
+        for d in self.cgroup.dirs:
+            if self.cgroup.version == "v1":  # /sys/fs/cgroup/<controller>/course-grade/<box>
+                controller = Path(d).relative_to(cgroups.CGROUP_ROOT).parts[0]
+                out += ["--ro-bind", d, f"{cgroups.CGROUP_ROOT}/{controller}"]
+            else:
+                out += ["--ro-bind", d, cgroups.CGROUP_ROOT]
+        return out
 
     def _first_child(self, pid: int, timeout: float = 10.0) -> int | None:
         deadline = time.monotonic() + timeout
