@@ -323,8 +323,7 @@ def check() -> None:
 
 _BARE_LUA = ("local loaded = package.loaded; loaded.io = nil; loaded.os = nil; loaded.package = nil; "
              "loaded.python = nil; loaded.debug = nil; python = nil; debug = nil; print = nil; "
-             "io = nil; dofile = nil; loadfile = nil; require = nil; package = nil; module = nil; "
-             "os = {clock = os.clock}")
+             "io = nil; dofile = nil; loadfile = nil; require = nil; package = nil; module = nil; os = nil")
 
 
 def _no_attributes(obj: Any, name: Any, is_setting: bool) -> Any:
@@ -333,9 +332,8 @@ def _no_attributes(obj: Any, name: Any, is_setting: bool) -> Any:
 
 
 def bare_fakeredis_lua() -> None:
-    """Scripts on fakeredis get Redis 7's Lua sandbox and nothing of Python: no ``io``, ``os`` (but
-    ``os.clock``), ``dofile``, ``loadfile``, ``require``, ``package``, ``print`` and ``debug`` (Redis 7
-    has neither), no ``python`` table (lupa's ``python.eval``/``python.builtins`` and its registry
+    """Scripts on fakeredis get Redis 7's Lua sandbox and nothing of Python: no ``io``, ``os``,
+    ``dofile``, ``loadfile``, ``require``, ``package``, ``print`` and ``debug`` (Redis 7 has none of them), no ``python`` table (lupa's ``python.eval``/``python.builtins`` and its registry
     entry), and no Python attribute of any object a script can hold (``redis.call.__globals__``).
     fakeredis makes its Lua runtimes (EVAL and FUNCTION) from
     ``fakeredis.commands_mixins.scripting_mixin.LUA_MODULE``, which is wrapped here; the grader's

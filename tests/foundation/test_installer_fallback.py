@@ -28,7 +28,7 @@ def test_a_failing_uv_gives_way_to_pip(monkeypatch, capsys):
     monkeypatch.setattr(run, "_venv_pip", lambda: ["python", "-m", "pip"])
     run._install_set("site", "uv")
     assert calls[0][:3] == ["uv", "pip", "sync"]
-    assert ["python", "-m", "pip", "install", "-r"] == calls[-2][:5] and calls[-1][-2:] == ["-e", "."]
+    assert ["python", "-m", "pip", "install", "--compile", "-r"] == calls[-2][:6] and calls[-1][-2:] == ["-e", "."]
     assert "pip tries instead" in capsys.readouterr().out
 
 

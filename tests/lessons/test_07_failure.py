@@ -171,7 +171,7 @@ def test_no_answer_is_an_outage_not_a_wrong_password_nor_a_bug(exc, want):
     assert g.no_answer(exc) is want
 
 
-def test_a_wrong_password_is_raised_not_answered_by_the_policy():
+def test_guard_raises_a_refused_password_instead_of_answering_by_policy():
     def decide():
         raise redis.exceptions.AuthenticationError("invalid username-password pair or user is disabled.")
     guard = g.Guard(decide, "open")

@@ -178,7 +178,7 @@ class Box:
                      "--perms", "0700", "--dir", self.work, "--chdir", self.work]
             if self.proxy is not None:
                 args += ["--ro-bind", str(self.dir / "proxy"), BOX_SOCKET_DIR]
-            args += self._own_cgroup()
+            args += self._own_cgroup() + self._external_redis()
             argv = args + ["--", *argv]
         keep = [theirs.fileno()] + ([info_w] if info_w is not None else [])
         command = launch.command(argv, self._rlimits(), keep_fds=keep)
@@ -207,6 +207,18 @@ class Box:
         else:
             self.box_pid = self.proc.pid
         self.alive = True
+
+    def _external_redis(self) -> list[str]:
+        """A Redis the course does not own (a student's REDIS_URL, ``check`` on their machine): its
+        Unix socket's folder read-only, or, over TCP, the machine's network (their own server)."""
+        if not self.external_url:
+            return []
+        from urllib.parse import urlparse
+
+        where = urlparse(self.external_url)
+        if where.scheme == "unix":
+            return ["--ro-bind", os.path.dirname(where.path), os.path.dirname(where.path)]
+        return ["--share-net"]
 
     def _own_cgroup(self) -> list[str]:
         """The box's own cgroup, read-only where the box looks for its cgroups (its processes see their
@@ -329,7 +341,16 @@ class Box:
         if self._ctl is not None:
             self._ctl.close()
             self._ctl = None
-        if self.proc is not None and self.proc.poll() is None:
+        if self.proc is not None:
+            # everything below the fork server first, round after round (what forks while it is
+            # killed is killed next round), the fork server last: while it lives, it adopts orphans
+            for _ in range(50):
+                below = process_tree(self.box_pid)[1:] if self.box_pid else []
+                if not below:
+                    break
+                for pid in reversed(below):
+                    _kill(pid)
+                time.sleep(0.01)
             for pid in reversed(process_tree(self.proc.pid)):
                 _kill(pid)
             try:

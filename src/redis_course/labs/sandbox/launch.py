@@ -236,10 +236,18 @@ def bwrap_args(launch: Launch, *, read_only: list[str], hide: list[str] = (), tm
             args += ["--tmpfs", h]
     args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
     covered = [os.path.realpath(h) for h in (*SOURCE_DIRS, *hide)]
-    for p in outermost([os.path.realpath(x) for x in read_only if os.path.exists(x)]):
+    kept = outermost([os.path.realpath(x) for x in read_only if os.path.exists(x)])
+    # a kept folder under /tmp (a checkout there) gets a tmpfs of its own for its parents, made
+    # read-only below: the folders made to hold its mounts are not the box's writable space
+    in_tmp = sorted({"/tmp/" + p.split("/")[2] for p in kept if _inside(p, "/tmp") and p != "/tmp"})
+    for t in in_tmp:
+        args += ["--tmpfs", t]
+    for p in kept:
         in_system = any(_inside(p, "/" + n) for n in SYSTEM_DIRS)
         if not in_system or any(_inside(p, h) for h in covered):
             args += ["--ro-bind", launch.visible(p), p]
+    for t in in_tmp:
+        args += ["--remount-ro", t]
     if info_fd is not None:
         args += ["--info-fd", str(info_fd)]
     return args
