@@ -114,8 +114,9 @@ show(g.Guard.__call__)
 E = redis.exceptions
 print_table([_("error"), "no_answer"], [(type(x).__name__, g.no_answer(x)) for x in (
     E.ConnectionError("refused"), E.TimeoutError("slow"), E.OutOfMemoryError("OOM"), E.ReadOnlyError("READONLY"),
-    E.ResponseError("BUSY Redis is busy running a script."), E.MasterDownError("MASTERDOWN"),
-    E.TryAgainError("TRYAGAIN"), E.AuthenticationError("WRONGPASS"), E.ResponseError("wrong number of arguments"))])
+    redis.exceptions.ResponseError("BUSY Redis is busy running a script."), E.MasterDownError("MASTERDOWN"),
+    E.TryAgainError("TRYAGAIN"), E.AuthenticationError("WRONGPASS"),
+    redis.exceptions.ResponseError("wrong number of arguments"))])  # Redis's own texts, as redis-py gets them
 
 # %% [markdown] lang="en"
 # A socket timeout bounds each wait, not the request. Through a proxy that delays every reply of a

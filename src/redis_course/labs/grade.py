@@ -183,7 +183,8 @@ def _interrupted(out: Path, plan: Plan, subs: list[Submission], outcome: Outcome
                  again: str) -> GradingInterrupted:
     """grades.csv and summary.json of the students graded so far; the sentence that says how to go on."""
     done = [i for i in range(len(subs)) if i in outcome.complete]
-    rows = [row for i in done for row in _rows(subs[i].student, results_of(plan, i, subs[i], outcome))]
+    rows = [row for i in done for row in _rows(subs[i].student, results_of(plan, i, subs[i], outcome),
+                                               feedback_lang(subs[i], plan, plan.feedback))]
     _finish(out, rows, plan, outcome, started)
     return GradingInterrupted(_(
         "Interrupted: {done} of {runs} runs ended and are kept in {out} (grades.csv holds the {students} "
