@@ -45,8 +45,11 @@ ATTACKS = [OSC52, "\x1b]52;c;ZXZpbA==\x1b\\", "\x1b[2J\x1b[31m", "\x9b31m", "\x9
 ANY_CHAR = st.characters(exclude_categories=())
 TEXT = st.lists(st.one_of(st.sampled_from(ATTACKS), st.text(ANY_CHAR, max_size=8)), max_size=12).map("".join)
 FOLDER = st.binary(min_size=1, max_size=60).filter(lambda b: b"/" not in b and b"\0" not in b).map(os.fsdecode) \
-    | TEXT.filter(lambda s: s and "/" not in s and "\0" not in s and "\ud800" not in s)
-PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    | TEXT.filter(lambda s: s and "/" not in s and "\0" not in s and not any("\ud800" <= c <= "\udfff" for c in s))
+# (a folder's name is what the file system gives: its only lone surrogates are the escapes of bytes
+# that are not UTF-8, which the binary branch makes)
+PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True,
+                    database=None)  # the same examples on every run: a red CI says something about the code
 
 # What steers a terminal or the direction of text: no file grading writes may hold one.
 STEERING = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
