@@ -132,6 +132,10 @@ def test_deposit_refuses_overflow_hidden(lab, redis):
         lab.deposit(7, 1)
     seen = redis.get(redis.key("balance", 7))
     assert seen == str(MAX), holds("balance:7", MAX, seen)
+    for cents in (MAX + 1, 2**64):  # more than any balance holds: Redis itself says "not an integer" to these
+        with student_raises("OverflowError"):
+            lab.deposit(8, cents)
+    assert redis.exists(redis.key("balance", 8)) == 0, holds("balance:8", None, redis.get(redis.key("balance", 8)))
 
 
 @points(1)
