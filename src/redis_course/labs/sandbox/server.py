@@ -73,7 +73,8 @@ class ServerWalls:
             files = [str(Path(srv.data_dir) / n) for n in ("users.conf", "nodes.conf")
                      if (Path(srv.data_dir) / n).exists()]
         if self.mode == "bwrap":
-            args = ln.bwrap_args(self.launch, read_only=self.read_only, hide=self.hide, hostname="redis")
+            program = os.path.dirname(os.path.realpath(argv[0]))  # a redis-server outside /usr (COURSE_REDIS_SERVER)
+            args = ln.bwrap_args(self.launch, read_only=[*self.read_only, program], hide=self.hide, hostname="redis")
             for d in scratch:
                 args += ["--perms", "0700", "--size", str(64 << 20), "--tmpfs", d]
             for f in files:
