@@ -337,10 +337,14 @@ class Box:
         self._start_box()
 
     def _stop_box(self) -> None:
+        """Everything below the fork server first (it must live meanwhile: it adopts orphans, and it
+        ends when its control socket closes), then the fork server and bubblewrap."""
+        if self.alive and self._ctl is not None:
+            try:  # the fork server kills and reaps what is below it (no zombie is left to others)
+                self._ask({"op": "reap"}, timeout=5)
+            except BoxError:
+                pass
         self.alive = False
-        if self._ctl is not None:
-            self._ctl.close()
-            self._ctl = None
         if self.proc is not None:
             # everything below the fork server first, round after round (what forks while it is
             # killed is killed next round), the fork server last: while it lives, it adopts orphans
@@ -358,6 +362,9 @@ class Box:
             except Exception:  # noqa: BLE001
                 pass
         self.proc = None
+        if self._ctl is not None:
+            self._ctl.close()
+            self._ctl = None
 
     def stop(self) -> None:
         """Everything of the box ends: its processes, its server, its proxy, its cgroup, its folder."""
