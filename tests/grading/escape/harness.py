@@ -576,7 +576,7 @@ def make_course_venv(dest: Path) -> None:
     version = subprocess.run([SYS_PYTHON, "-c", "import sys; print(sys.version, end='')"], capture_output=True,
                              text=True, check=True).stdout
     digest = hashlib.sha256((dest / "requirements" / "all.txt").read_bytes() + version.encode()).hexdigest()
-    (venv / ".course-installed").write_text(json.dumps({"set": "all", "lock": digest}))
+    (venv / ".course-installed").write_text(json.dumps({"set": "all", "lock": digest, "bytecode": True}))
 
 
 def copy_checkout(dest: Path) -> None:

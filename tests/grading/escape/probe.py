@@ -125,6 +125,10 @@ def probe_writes():
     dirs = _writable_dirs()
     for d in dirs:
         if any(d == t or d.startswith(t.rstrip("/") + "/") for t in CONFIG["write_targets"]):
+            try:  # a file the suite can look for from outside: only there is the write an escape
+                open(os.path.join(d, "escape-%s-w-dir" % HEX), "w").close()
+            except OSError:
+                continue
             _reach("write:" + d)
         INFO.append("writable:" + d)
     # links and FIFOs in every writable folder, named as files a grader might pick up
@@ -493,7 +497,9 @@ LUA = {
 }
 LUA_ESCAPES = {"python.eval", "python.builtins", "python.import", "os.execute", "io.open", "io.popen",
                "require", "package.loadlib", "debug.getregistry", "loadstring-os", "dofile", "loadfile",
-               "redis.call.__globals__", "getmetatable-string", "setmetatable-_G", "global-write"}
+               "redis.call.__globals__", "global-write"}
+# (fakeredis lets a script change the string metatable or _G's, which Redis 7 refuses: that stays in the
+# box's own server, for the box's own later scripts: a parity note, not a way out)
 COMMANDS = [
     ("CONFIG", "GET", "*"), ("CONFIG", "SET", "dir", "/tmp"), ("CONFIG", "SET", "maxmemory", "0"),
     ("CONFIG", "SET", "dbfilename", "escape-%s.rdb" % HEX), ("SAVE",), ("BGSAVE",), ("BGREWRITEAOF",),
@@ -555,7 +561,7 @@ def probe_lua(r):
             res = r.eval(script, 0)
             _scan(str(res), "lua:" + name)
             ok.append(name)
-            if name in LUA_ESCAPES:
+            if name in LUA_ESCAPES and not (name == "loadstring-os" and str(res) in ("nil", "None")):
                 _reach("lua:" + name)
         except Exception:
             pass

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import time
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -189,6 +190,23 @@ def found_by(o: h.Outcome, student: str, kind: str) -> list[str]:
     return bad
 
 
+def _own_space(reached: str) -> bool:
+    """A write the probe made that did not land on this machine: the folder it wrote to (a /tmp, a
+    folder made for a mount) was the box's own, so the probe's file is not there from outside."""
+    if reached.startswith("write:"):
+        return not any(p.name.startswith(f"escape-{h.HEX}") for p in _listing(reached[len("write:"):]))
+    if reached.startswith("wrote:"):
+        return not os.path.exists(reached[len("wrote:"):])
+    return False
+
+
+def _listing(folder: str) -> list:
+    try:
+        return list(Path(folder).iterdir())
+    except OSError:
+        return []
+
+
 def verdict(o: h.Outcome, kind: str, student: str) -> list[str]:
     bad = []
     text = o.text_of(student)
@@ -197,7 +215,7 @@ def verdict(o: h.Outcome, kind: str, student: str) -> list[str]:
     if kind == "probe":
         rep = h.probe_report(o, student)
         bad += [f"probe found {s} through {w}" for s, w in rep["found"].items()]
-        bad += [f"probe reached {r}" for r in rep["reached"] if not r.startswith(HARMLESS)]
+        bad += [f"probe reached {r}" for r in rep["reached"] if not r.startswith(HARMLESS) and not _own_space(r)]
         bad += found_by(o, student, kind)
     elif kind == "forkbomb":
         n = [int(x) for x in h.attack_values(o, "forkbomb", student, r"FORKBOMB started (\d+)") if x.isdigit()]
