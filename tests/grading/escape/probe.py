@@ -561,7 +561,8 @@ def probe_lua(r):
             res = r.eval(script, 0)
             _scan(str(res), "lua:" + name)
             ok.append(name)
-            if name in LUA_ESCAPES and not (name == "loadstring-os" and str(res) in ("nil", "None")):
+            shown = res.decode(errors="replace") if isinstance(res, bytes) else str(res)
+            if name in LUA_ESCAPES and not (name == "loadstring-os" and shown in ("nil", "None")):
                 _reach("lua:" + name)
         except Exception:
             pass

@@ -194,17 +194,10 @@ def _own_space(reached: str) -> bool:
     """A write the probe made that did not land on this machine: the folder it wrote to (a /tmp, a
     folder made for a mount) was the box's own, so the probe's file is not there from outside."""
     if reached.startswith("write:"):
-        return not any(p.name.startswith(f"escape-{h.HEX}") for p in _listing(reached[len("write:"):]))
+        return not (Path(reached[len("write:"):]) / f"escape-{h.HEX}-w-dir").exists()
     if reached.startswith("wrote:"):
         return not os.path.exists(reached[len("wrote:"):])
     return False
-
-
-def _listing(folder: str) -> list:
-    try:
-        return list(Path(folder).iterdir())
-    except OSError:
-        return []
 
 
 def verdict(o: h.Outcome, kind: str, student: str) -> list[str]:

@@ -44,6 +44,7 @@ BOX_SOCKET_DIR = "/run/redis"   # where the box sees the proxy's socket (under b
 BOX_ROOT = "/box"               # the box's writable tmpfs (under bubblewrap)
 SERVER_MEMORY_MB = 512          # what the box's cgroup allows its Redis beside the student's processes
 SERVER_PROCESSES = 64           # and processes and threads: the Redis, the fork server, bubblewrap
+NPROC_SHARED_UID = 2048          # processes a box may add to its user's when boxes share one uid
 STARTUP_TIMEOUT_S = 60.0         # the box's own start (its fork server's imports) on a loaded machine
 
 
@@ -124,8 +125,12 @@ class Box:
 
     def _rlimits(self, extra_nproc: int = 0) -> dict[str, int]:
         nproc = self.limits.nproc + extra_nproc
-        if self.uid is None:  # the grader's own uid: the kernel counts its other processes too
-            nproc += ln_processes_of(os.getuid())
+        if self.uid is None:
+            # the grader's own uid, shared by every box it runs: the kernel counts all their processes
+            # against each one's RLIMIT_NPROC, so a box's limit there is a roomy bound for the user
+            # (one box's fork bomb must not stop another box's honest fork); per box only a cgroup
+            # holds it (root, or a delegated cgroup)
+            nproc = ln_processes_of(os.getuid()) + NPROC_SHARED_UID
         return {"RLIMIT_NPROC": nproc, "RLIMIT_CORE": 0}
 
     def _start_server(self) -> None:
