@@ -492,9 +492,11 @@ LUA = {
     "collectgarbage": "return tostring(collectgarbage('count'))",
     "redis.breakpoint": "return tostring(redis.breakpoint())",
     "cjson-bomb": "return #cjson.encode(string.rep('a', 1))",
-    "getmetatable-string": "local mt = getmetatable('') mt.__index = nil return 'changed'",
-    "setmetatable-_G": "setmetatable(_G, {__index = function(t, k) return k end}) return 'ok'",
 }
+# last: on fakeredis these change the server's Lua for every later script of the box (Redis 7 refuses
+# them), which would turn the routes above into false findings
+LUA["getmetatable-string"] = "local mt = getmetatable('') mt.__index = nil return 'changed'"
+LUA["setmetatable-_G"] = "setmetatable(_G, {__index = function(t, k) return k end}) return 'ok'"
 LUA_ESCAPES = {"python.eval", "python.builtins", "python.import", "os.execute", "io.open", "io.popen",
                "require", "package.loadlib", "debug.getregistry", "loadstring-os", "dofile", "loadfile",
                "redis.call.__globals__", "global-write"}
