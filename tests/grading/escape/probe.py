@@ -482,7 +482,8 @@ LUA = {
     "debug.getregistry": "local t = debug.getregistry() local n = 0 for k in pairs(t) do n = n + 1 end return tostring(n)",
     "debug.getinfo": "return tostring(debug.getinfo(1).source)",
     "load": "return tostring(load('return 40 + 2')())",
-    "loadstring-os": "return tostring(loadstring('return os')())",
+    "loadstring-os": "local v = loadstring('return os')() if type(v) == 'table' and v.execute then return 'os' end "
+                     "return redis.error_reply('no os library')",
     "string.dump": "return tostring(#string.dump(function() return 1 end))",
     "dofile": "return tostring(dofile('/etc/hostname'))",
     "loadfile": "return tostring(loadfile('/etc/hostname'))",
@@ -564,7 +565,7 @@ def probe_lua(r):
             _scan(str(res), "lua:" + name)
             ok.append(name)
             shown = res.decode(errors="replace") if isinstance(res, bytes) else str(res)
-            if name in LUA_ESCAPES and not (name == "loadstring-os" and shown in ("nil", "None")):
+            if name in LUA_ESCAPES and not (name == "loadstring-os" and shown in ("nil", "None")):  # noqa
                 _reach("lua:" + name)
         except Exception:
             pass
