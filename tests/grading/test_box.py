@@ -244,6 +244,35 @@ def test_nothing_of_one_test_is_left_for_the_next(boxes):
     assert seen == {"files": [], "sleepers": []}, seen
 
 
+HOG = '''
+    import threading
+    held = []
+    def hold(r):
+        """Start threads until the box says no; keep them all (they count while this process lives)."""
+        stop = threading.Event()
+        while len(held) < 4096:
+            t = threading.Thread(target=stop.wait, daemon=True)
+            try:
+                t.start()
+            except RuntimeError:
+                break
+            held.append(t)
+        return len(held)
+    '''
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="boxes get uids of their own only when the grader is root")
+def test_boxes_graded_at_once_do_not_share_their_limits(boxes):
+    """Two students graded at the same time by one grader (``grade --jobs``): what one box takes of
+    processes and threads is not taken from the other (each has a uid and a cgroup of its own)."""
+    first, second = boxes(HOG), boxes(HOG)
+    took = StudentProcess(first).call("hold")
+    got = StudentProcess(second).call("hold")
+    assert took >= 8, f"the first box started only {took} threads"
+    assert got >= took // 2, f"the second box got {got} threads while the first held {took}"
+    assert {first.uid, first.server_uid}.isdisjoint({second.uid, second.server_uid})
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_one_command_cannot_take_the_servers_memory(boxes, backend):
     """A single command that would allocate past the box's bounds is refused or ends only the box's

@@ -69,6 +69,7 @@ class Box:
         root = os.geteuid() == 0
         self.uid = ln.new_uid() if root and self.mode != "none" else None
         if self.uid is not None and self.mode != "bwrap" and not ln.reachable_by_others(ln.python_paths()):
+            ln.release_uid(self.uid)
             self.uid = None  # no mount namespace to make Python reachable: the container's root runs it
         self.server_uid = self.uid + 1 if self.uid is not None else None
         self.cgroup = _new_cgroup(self.limits)
@@ -383,6 +384,7 @@ class Box:
         if self.cgroup is not None:
             self.cgroup.remove()
             self.cgroup = None
+        ln.release_uid(self.uid)  # a process of it still alive keeps it taken (new_uid looks)
         shutil.rmtree(self.dir, ignore_errors=True)
 
     close = stop

@@ -29,6 +29,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 UID_BASE = 200_000
@@ -280,9 +281,43 @@ def import_path() -> str:
     return ":".join(entries)
 
 
+UID_SLOTS = 64  # boxes one grader process may hold at once (each takes two uids: its processes', its server's)
+_uid_lock = threading.Lock()
+_uids_held: set[int] = set()
+
+
+def _uid_in_use(uid: int) -> bool:
+    """Whether any process on this machine runs as ``uid`` (its /proc entry is owned by it)."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    return True
+            except OSError:
+                continue
+    return False
+
+
 def new_uid() -> int:
-    """A uid no other process on the machine has while this one lives (from this process's pid)."""
-    return UID_BASE + 2 * os.getpid() + 16
+    """A pair of uids (``uid``, ``uid + 1``) no other box and no process on this machine has while
+    the box lives: one of :data:`UID_SLOTS` per grader process (from its pid, so two graders never
+    meet), skipping one a live process still has.  Boxes run at once by one grader (``grade
+    --jobs``) get different uids, so one's processes never count against another's RLIMIT_NPROC
+    nor may signal them.  :func:`release_uid` gives it back."""
+    base = UID_BASE + 16 + 2 * UID_SLOTS * os.getpid()
+    with _uid_lock:
+        for slot in range(UID_SLOTS):
+            uid = base + 2 * slot
+            if uid in _uids_held or _uid_in_use(uid) or _uid_in_use(uid + 1):
+                continue
+            _uids_held.add(uid)
+            return uid
+    raise RuntimeError(f"more than {UID_SLOTS} boxes at once in one grader")
+
+
+def release_uid(uid: int | None) -> None:
+    with _uid_lock:
+        _uids_held.discard(uid)  # type: ignore[arg-type]
 
 
 def read_info(fd: int, timeout: float = 10.0) -> dict:
