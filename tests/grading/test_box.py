@@ -79,6 +79,44 @@ def test_scripts_reach_nothing_of_python_or_the_machine(boxes, backend):
         assert seen.startswith("refused") or seen in ("nil", "None"), f"{backend}: {name} -> {seen}"
 
 
+POISON = {
+    "redis.call": "redis.call = function() return 42 end",
+    "redis via rawset": "rawset(redis, 'call', function() return 42 end)",
+    "_G.redis": "_G.redis = {call = function() return 42 end}",
+    "_G via rawset": "rawset(_G, 'redis', {call = function() return 42 end})",
+    "string library": "string.format = function() return '42' end",
+    "string metatable": "getmetatable('').__index = {format = function() return '42' end}",
+    "tonumber": "tonumber = function() return 42 end",
+    "thread globals": "setfenv(0, {redis = {call = function() return 42 end}})",
+    "cjson": "cjson.encode = function() return '42' end",
+    "metatable of _G": "setmetatable(_G, {__index = function() return function() return 42 end end})",
+}
+CHECK = ("return {redis.call('INCRBY', KEYS[1], 1), string.format('%d', 7), tonumber('8'), "
+         "cjson.encode({1})}")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_script_changes_what_a_later_script_finds(boxes, backend):
+    """Scripts share their server's Lua: a student's script that rewrites ``redis.call``, a library or
+    the globals would change what every later script sees, the grader's own included.  Redis 7
+    refuses each write; the box's fakeredis does too."""
+    box = boxes("def lua(r, src):\n"
+                "    try:\n"
+                "        return str(r.eval(src, 0))\n"
+                "    except Exception as exc:\n"
+                "        return 'refused: ' + type(exc).__name__\n", backend)
+    proc = StudentProcess(box)
+    for name, src in POISON.items():
+        seen = proc.call("lua", [src + " return 'changed'"])
+        assert seen.startswith("refused"), f"{backend}: {name} -> {seen}"
+    client = box.redis.client(box.prefix)
+    try:
+        key = f"{box.prefix}check"
+        assert client.eval(CHECK, 1, key) == [1, "7", 8, "[1]"], backend
+    finally:
+        client.close()
+
+
 def test_the_box_has_no_copy_of_the_graders_environment(boxes, monkeypatch):
     """An instructor's secret in the grader's environment is nowhere in the student's process: not in
     its environment, not on its stack (where a process's first environment block stays)."""

@@ -494,15 +494,13 @@ LUA = {
     "redis.breakpoint": "return tostring(redis.breakpoint())",
     "cjson-bomb": "return #cjson.encode(string.rep('a', 1))",
 }
-# last: on fakeredis these change the server's Lua for every later script of the box (Redis 7 refuses
-# them), which would turn the routes above into false findings
+# last: were either let through, it would change the server's Lua for every later script of the box
+# (Redis 7 refuses both; so does the box's fakeredis, tests/grading/test_box.py holds it)
 LUA["getmetatable-string"] = "local mt = getmetatable('') mt.__index = nil return 'changed'"
 LUA["setmetatable-_G"] = "setmetatable(_G, {__index = function(t, k) return k end}) return 'ok'"
 LUA_ESCAPES = {"python.eval", "python.builtins", "python.import", "os.execute", "io.open", "io.popen",
                "require", "package.loadlib", "debug.getregistry", "loadstring-os", "dofile", "loadfile",
                "redis.call.__globals__", "global-write"}
-# (fakeredis lets a script change the string metatable or _G's, which Redis 7 refuses: that stays in the
-# box's own server, for the box's own later scripts: a parity note, not a way out)
 COMMANDS = [
     ("CONFIG", "GET", "*"), ("CONFIG", "SET", "dir", "/tmp"), ("CONFIG", "SET", "maxmemory", "0"),
     ("CONFIG", "SET", "dbfilename", "escape-%s.rdb" % HEX), ("SAVE",), ("BGSAVE",), ("BGREWRITEAOF",),
