@@ -354,3 +354,73 @@ def test_in_a_container_the_container_is_the_box(monkeypatch):
             shutil.rmtree(run, ignore_errors=True)
     finally:
         launch.bwrap_binary.cache_clear()
+
+
+LEAVE = '''
+    import os
+    def leave(r, tag):
+        left = []
+        for folder in ("/tmp", "/var/tmp", "/dev/shm"):
+            try:
+                os.makedirs(f"{folder}/{tag}-dir", exist_ok=True)
+                for path in (f"{folder}/{tag}", f"{folder}/{tag}-dir/inner"):
+                    with open(path, "w") as f:
+                        f.write("the first student's answer")
+                    os.chmod(path, 0o666)
+                    left.append(path)
+            except OSError:
+                pass
+        return left
+    '''
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="in a container a box has a uid of its own only when the grader is root")
+def test_in_a_container_nothing_a_box_wrote_survives_it(monkeypatch):
+    """A container has no mount namespace to give each box its own /tmp: what a student writes in the
+    machine's shared folders (/tmp, /var/tmp, /dev/shm) goes when their box stops, so the next
+    student graded in the same container finds none of it."""
+    monkeypatch.setenv("COURSE_BWRAP", "")
+    monkeypatch.setenv("COURSE_CONTAINER", "1")
+    launch.bwrap_binary.cache_clear()
+    tag = f"course-boxtest-left-{secrets.token_hex(4)}"
+    try:
+        run = make_run_dir("course-boxtest-")
+        box = Box(textwrap.dedent(LEAVE).encode(), run, "course:box:left:", backend="fakeredis").start()
+        try:
+            if box.uid is None:
+                pytest.skip("Python is not reachable by a box's own uid here")
+            left = StudentProcess(box).call("leave", [tag])
+            assert left, "the student could write in no shared folder"
+        finally:
+            box.stop()
+            shutil.rmtree(run, ignore_errors=True)
+        survived = [p for p in left if os.path.lexists(p)]
+        survived += [d for d in (f"/tmp/{tag}-dir", f"/var/tmp/{tag}-dir", f"/dev/shm/{tag}-dir") if os.path.lexists(d)]
+        assert survived == [], survived
+    finally:
+        launch.bwrap_binary.cache_clear()
+        for folder in ("/tmp", "/var/tmp", "/dev/shm"):
+            shutil.rmtree(f"{folder}/{tag}-dir", ignore_errors=True)
+            if os.path.lexists(f"{folder}/{tag}"):
+                os.unlink(f"{folder}/{tag}")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="files of another uid can be made only as root")
+def test_the_sweep_takes_a_boxs_files_and_nothing_else(tmp_path):
+    """What :func:`sweep_files_of` removes after a box without its own /tmp: every file, folder and
+    link of the box's uids, and nothing of anyone else's, not even inside the box's folders."""
+    from redis_course.labs.sandbox.box import sweep_files_of
+
+    uid, other = launch.UID_BASE + 7, launch.UID_BASE + 9
+    mine = [tmp_path / "answer.txt", tmp_path / "d" / "deep" / "x", tmp_path / "link"]
+    theirs = [tmp_path / "grader.txt", tmp_path / "d" / "grader-too.txt"]
+    (tmp_path / "d" / "deep").mkdir(parents=True)
+    for path in mine[:2] + theirs:
+        path.write_text("x")
+    mine[2].symlink_to(theirs[0])
+    for path in mine + [tmp_path / "d" / "deep"]:
+        os.lchown(path, uid, uid)
+    os.lchown(theirs[1], other, other)
+    assert sweep_files_of((uid,), roots=(str(tmp_path),)) == 4
+    assert [p for p in mine if os.path.lexists(p)] == []
+    assert all(p.exists() for p in theirs)

@@ -384,6 +384,10 @@ class Box:
         if self.cgroup is not None:
             self.cgroup.remove()
             self.cgroup = None
+        if self.uid is not None and not self.isolated:
+            # no mount namespace gave the box its own /tmp: what its uids wrote in the machine's shared
+            # folders goes with it, so the next student graded here finds none of it
+            sweep_files_of((self.uid, self.uid + 1))
         ln.release_uid(self.uid)  # a process of it still alive keeps it taken (new_uid looks)
         shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -460,6 +464,36 @@ def _parent(pid: int) -> int | None:
         return int(_status(pid).get("PPid", "0"))
     except ValueError:
         return None
+
+
+#: Folders every uid may write in, where a box without a mount namespace of its own leaves files.
+SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock")
+
+
+def sweep_files_of(uids: tuple[int, ...], roots: tuple[str, ...] = SHARED_WRITABLE) -> int:
+    """Remove every file, link and folder owned by ``uids`` under ``roots`` (never following a link,
+    never leaving the root's file system), deepest first; how many were removed."""
+    removed = 0
+    for root in roots:
+        try:
+            dev = os.lstat(root).st_dev
+        except OSError:
+            continue
+        for folder, dirs, files in os.walk(root, topdown=False):
+            for name in files + dirs:
+                path = os.path.join(folder, name)
+                try:
+                    st = os.lstat(path)
+                    if st.st_uid not in uids or st.st_dev != dev:
+                        continue
+                    if os.path.isdir(path) and not os.path.islink(path):
+                        shutil.rmtree(path, ignore_errors=True)
+                    else:
+                        os.unlink(path)
+                    removed += 1
+                except OSError:
+                    continue
+    return removed
 
 
 def ln_processes_of(uid: int) -> int:
