@@ -20,7 +20,7 @@ def main(seconds: float = 3.0, threads: int = 2) -> None:
         rc = cluster.client(prefix="course:bench:")
         one = rc.key("hot", "one")
         shards = [rc.key("hot", "sharded", i) for i in range(16)]
-        print(f"| variant | INCR/s | INCR calls per primary | busiest primary's share |")
+        print("| variant | INCR/s | INCR calls per primary | busiest primary's share |")
         print("|---|---:|---|---:|")
         for name, pick in [("one key", lambda: one), ("16 shards", lambda: random.choice(shards))]:
             cluster.reset_stats()

@@ -29,7 +29,6 @@ from typing import Callable, Iterator
 
 from redis.connection import AbstractConnection
 
-from redis_course.lessons import ratelimit as rl
 
 BURST = 12     # requests per client id, at once: with a limit of 10, 10 allowed and 2 denied
 CLIENTS = 1000  # client ids for the memory measure

@@ -162,7 +162,7 @@ def outdated() -> dict[str, str]:
 def stamp(page: Path) -> None:
     """Record in the translated page's front matter the hash of its current English original."""
     page = page.resolve()
-    lang_dir = next(paths.DOCS / l for l in LANGS[1:] if (paths.DOCS / l) in page.parents)
+    lang_dir = next(paths.DOCS / lang for lang in LANGS[1:] if (paths.DOCS / lang) in page.parents)
     rel = page.relative_to(lang_dir)
     want = source_hash((paths.DOCS / "en" / rel).read_text(encoding="utf-8"))
     text = page.read_text(encoding="utf-8")

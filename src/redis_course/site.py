@@ -359,7 +359,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
         server = make_server(host, port)
     except OSError as exc:
         raise SystemExit(_("Port {port} on {host} is busy ({detail}); stop the other server or pass --port.",
-                           port=port, host=host, detail=exc.strerror))
+                           port=port, host=host, detail=exc.strerror)) from None
     url = f"http://{host}:{port}/"
     print(_("Serving the course at {url}  (English /en/, Русский /ru/, 简体中文 /zh/). Ctrl+C stops.", url=url),
           flush=True)

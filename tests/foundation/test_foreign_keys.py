@@ -37,7 +37,8 @@ def test_every_kind_of_change_is_reported(real):
     r.pexpire(k[0], foreign_keys.TTL_MS * 2)  # a TTL that grew
     r.persist(k[5])                       # a TTL removed
     r.expire(k[3], 3600)                  # a TTL added
-    r.delete(k[4]); r.rpush(k[4], "x")   # a string that became a list
+    r.delete(k[4])                        # a string that became a list
+    r.rpush(k[4], "x")
     r.set(prefix + "new", 1)              # a key that appeared
     problems = foreign_keys.verify(r, snap)
     expected_starts = [

@@ -14,13 +14,12 @@ import shutil
 import unicodedata
 import xml.etree.ElementTree as ET
 import zipfile
-from pathlib import Path
 
 import pytest
 
 from redis_course.labs.grade import grade
 from redis_course.labs.model import find_lab
-from redis_course.labs.names import MAX_FILE_BYTES, Student, assign, escape_entry, file_key, file_stem
+from redis_course.labs.names import MAX_FILE_BYTES, assign, escape_entry, file_key, file_stem
 from redis_course.labs.report import md_inline, read_csv
 from redis_course.labs.wrong import composed_path
 

@@ -5,7 +5,7 @@ import time
 
 from redis.cluster import RedisCluster
 
-from ..backend import PROTOCOL, CourseError, _CourseClient, run_prefix
+from ..backend import PROTOCOL, _CourseClient, run_prefix
 from ..l10n import _
 from .slots import key_slot
 
@@ -52,20 +52,12 @@ class CourseCluster(_CourseClient, RedisCluster):
                                prefix=self.prefix)
 
 
-def connect_cluster(nodes: list[tuple[str, int]] | None = None, *, prefix: str | None = None,
-                    **kwargs) -> CourseCluster:
-    """A :class:`CourseCluster` on ``nodes`` (default: the cluster of ``build/cluster.json``).
+def connect_cluster(nodes: list[tuple[str, int]], *, prefix: str | None = None, **kwargs) -> CourseCluster:
+    """A :class:`CourseCluster` on ``nodes`` (the course's own cluster: ``LocalCluster.connect()``).
 
     Asks one node for the slot table (CLUSTER SLOTS), then sends each command to the primary of its
     key, following MOVED and ASK redirections itself.
     """
-    if nodes is None:
-        from .nodes import LocalCluster
-
-        state = LocalCluster.load()
-        if state is None:
-            raise CourseError(_("No course cluster is running; start one with `python3 run.py cluster start`."))
-        nodes = [("127.0.0.1", p) for p in state.ports]
     from redis.cluster import ClusterNode
 
     kwargs.setdefault("socket_timeout", 5)

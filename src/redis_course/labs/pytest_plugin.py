@@ -22,11 +22,11 @@ from ..l10n import _
 from .errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
 from .proxy import LabProxy
 from .sandbox.box import Box
+from .sandbox import ENV_ISOLATION
 from .sandbox.limits import Limits
 from .sandbox.process import StudentProcess
 
 ENV_RUN = "COURSE_LAB_RUN"
-from .sandbox import ENV_ISOLATION
 
 
 class LabRun:

@@ -8,7 +8,6 @@
 # (signal 0 for everything else), and on 127.0.0.1:6379 it touches only keys under escape:<hex>:.
 import ctypes
 import ctypes.util
-import errno
 import json
 import os
 import re

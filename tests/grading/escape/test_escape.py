@@ -202,7 +202,6 @@ def _own_space(reached: str) -> bool:
 
 def verdict(o: h.Outcome, kind: str, student: str) -> list[str]:
     bad = []
-    text = o.text_of(student)
     if o.path in ("root", "user") and h.name_key(student) not in o.rows:
         bad.append(f"no row in grades.csv for {student!r}")
     if kind == "probe":

@@ -1,0 +1,61 @@
+"""The layout holds: the layers of ``src/redis_course`` (``[tool.importlinter]`` in pyproject.toml)
+and the lint rules (``[tool.ruff]``) over the course's Python.  Each check is also shown to fail on a
+copy of the sources with one crossing planted, so a check that stopped looking would be seen."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from redis_course import paths
+
+ROOT = paths.ROOT
+BIN = Path(sys.executable).parent
+
+
+def _lint_imports(src: Path) -> subprocess.CompletedProcess:
+    exe = BIN / "lint-imports"
+    if not exe.exists():
+        pytest.fail("import-linter is not installed: python3 run.py test installs it from requirements/all.txt")
+    return subprocess.run([str(exe), "--config", str(ROOT / "pyproject.toml"), "--no-cache"], cwd=src,
+                          env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"}, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_no_module_crosses_a_layer():
+    res = _lint_imports(ROOT / "src")
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+
+
+def test_a_crossing_planted_in_a_copy_is_found(tmp_path):
+    """compat (the bottom layer) importing the labs is what the layers forbid: the check says so."""
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "src" / "redis_course", src / "redis_course",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.po", "*.mo", "*.otf", "*.mjs"))
+    compat = src / "redis_course" / "compat.py"
+    compat.write_text(compat.read_text(encoding="utf-8") + "\nfrom .labs import grade  # noqa\n", encoding="utf-8")
+    res = _lint_imports(src)
+    assert res.returncode != 0 and "redis_course.compat is not allowed to import redis_course.labs" in res.stdout, \
+        res.stdout[-3000:]
+
+
+def _ruff(*args: str) -> subprocess.CompletedProcess:
+    exe = BIN / "ruff"
+    if not exe.exists():
+        pytest.fail("ruff is not installed: python3 run.py test installs it from requirements/all.txt")
+    return subprocess.run([str(exe), *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_the_python_passes_the_lint_rules():
+    res = _ruff("check", "--no-cache", "src", "tests", "bench", "run.py")
+    assert res.returncode == 0, res.stdout[-4000:]
+
+
+def test_the_lint_sees_a_planted_mistake(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import os\n\ndef f():\n    return undefined_name\n", encoding="utf-8")
+    res = _ruff("check", "--no-cache", "--config", str(ROOT / "pyproject.toml"), str(bad))
+    assert res.returncode != 0 and "F401" in res.stdout and "F821" in res.stdout, res.stdout
