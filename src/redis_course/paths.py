@@ -53,10 +53,3 @@ def lesson_ids() -> list[str]:
                   if p.is_dir() and p.name[:2].isdigit() and (p / "index.md").exists())
 
 
-def find_lesson(number_or_id: str) -> str:
-    """``"1"``, ``"01"`` or ``"01-incr"`` → ``"01-incr"``."""
-    want = number_or_id.strip()
-    for lid in lesson_ids():
-        if lid == want or lid.split("-")[0] == want.zfill(2):
-            return lid
-    raise KeyError(number_or_id)

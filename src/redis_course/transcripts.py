@@ -342,13 +342,6 @@ def pages(docs: Path | None = None) -> list[Path]:
                   if p.name != "notebook.md" and find_blocks(p.read_text(encoding="utf-8"), str(p)))
 
 
-def run_all(client: Any, docs: Path | None = None) -> list[Mismatch]:
-    problems: list[Mismatch] = []
-    for page in pages(docs):
-        problems += run_page(page, client)
-    return problems
-
-
 def main(argv: Iterable[str] | None = None) -> int:  # pragma: no cover - a convenience for authors
     """``python -m redis_course.transcripts [PAGE ...]``: check pages on fakeredis."""
     import sys

@@ -267,11 +267,6 @@ def render(results: list[tuple[Lab, LabResult]], lang: str = "en", *, verbose: b
     return "\n".join(out)
 
 
-def render_table(results: list[tuple[Lab, LabResult]], lang: str = "en", *, verbose: bool = False) -> str:
-    """Kept for callers of the former table: the same as :func:`render`."""
-    return render(results, lang, verbose=verbose)
-
-
 def run_check(lab_spec: str | None = None, *, lang: str = "en", backend: str = "auto",
               source: Path | None = None, root: Path | None = None, limits: Limits | None = None,
               url: str | None = None, verbose: bool = False) -> tuple[list[tuple[Lab, LabResult]], str]:

@@ -108,10 +108,6 @@ class Lab:
         return self.lab_file if self.lab_file.exists() else self.starter_file
 
     @property
-    def is_instructor_edition(self) -> bool:
-        return self.solution_file.exists()
-
-    @property
     def wrong_files(self) -> list[Path]:
         d = self.path / "wrong"
         return sorted(p for p in d.glob("*.py") if not p.name.startswith("_")) if d.is_dir() else []

@@ -36,9 +36,6 @@ class Decision(NamedTuple):
     retry_after_ms: int   # 0 when allowed; else how long until a request can be allowed
     reset_after_ms: int   # how long until the limiter is back to its full quota
 
-    def as_dict(self) -> dict:
-        return self._asdict()
-
 
 _CLOCK = """
 -- ARGV[1]: now in ms (a controlled clock) or '' for the server's clock

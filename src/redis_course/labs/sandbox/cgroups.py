@@ -150,7 +150,3 @@ class CGroup:
                     time.sleep(0.02)
 
 
-def join_cgroup(procs_files: list[str]) -> None:
-    """Move this process into a cgroup (every hierarchy of it) before running untrusted code."""
-    for f in procs_files:
-        _write(f, "0")

@@ -67,10 +67,6 @@ _RETRY = (BlockingIOError, InterruptedError)
 _MULTI, _EXEC, _DISCARD = b"MULTI", b"EXEC", b"DISCARD"
 
 
-class _Refused(Exception):
-    """A request that is not an array of bulk strings within the bounds: its connection is closed."""
-
-
 class _Conn:
     """One student connection and its own server connection, with their buffers and parse state."""
 
