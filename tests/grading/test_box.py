@@ -65,14 +65,19 @@ LUA_ROUTES = {
 }
 
 
+RUN_SCRIPT = """
+def lua(r, src):
+    try:
+        return str(r.eval(src, 0))
+    except Exception as exc:
+        return 'refused: ' + type(exc).__name__
+"""
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_scripts_reach_nothing_of_python_or_the_machine(boxes, backend):
     """A script gets Redis 7's Lua and nothing else: no route from Lua to Python or to the machine."""
-    box = boxes("def lua(r, src):\n"
-                "    try:\n"
-                "        return str(r.eval(src, 0))\n"
-                "    except Exception as exc:\n"
-                "        return 'refused: ' + type(exc).__name__\n", backend)
+    box = boxes(RUN_SCRIPT, backend)
     proc = StudentProcess(box)
     for name, src in LUA_ROUTES.items():
         seen = proc.call("lua", [src])
@@ -100,11 +105,7 @@ def test_no_script_changes_what_a_later_script_finds(boxes, backend):
     """Scripts share their server's Lua: a student's script that rewrites ``redis.call``, a library or
     the globals would change what every later script sees, the grader's own included.  Redis 7
     refuses each write; the box's fakeredis does too."""
-    box = boxes("def lua(r, src):\n"
-                "    try:\n"
-                "        return str(r.eval(src, 0))\n"
-                "    except Exception as exc:\n"
-                "        return 'refused: ' + type(exc).__name__\n", backend)
+    box = boxes(RUN_SCRIPT, backend)
     proc = StudentProcess(box)
     for name, src in POISON.items():
         seen = proc.call("lua", [src + " return 'changed'"])
