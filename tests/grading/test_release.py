@@ -118,7 +118,7 @@ def test_labs_hold_only_student_files(edition):
 
 
 def test_instructor_and_maintainer_guides_stay_behind(edition):
-    for name in ("INSTRUCTORS.md", "labs/README.md"):
+    for name in ("INSTRUCTORS.md", "CONTRIBUTING.md", "labs/README.md"):
         assert (ROOT / name).is_file(), name
         assert not (edition / name).exists(), f"{name} was released"
     headings = [ln for ln in (ROOT / "INSTRUCTORS.md").read_text(encoding="utf-8").splitlines() if ln.startswith("## ")]
