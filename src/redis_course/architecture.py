@@ -29,8 +29,7 @@ HEADER = f"""# Architecture
 One entry per module of `src/{PACKAGE}/`, grouped by package, with the summary of its docstring.
 This page is generated: after adding, removing or redescribing a module run
 `.venv/bin/course architecture` (or `python3 run.py architecture`) and commit the result; the test
-suite fails when the page and the code disagree. Where the rest of the repository is:
-[CONTRIBUTING.md](CONTRIBUTING.md#where-things-are).
+suite fails when the page and the code disagree.
 """
 
 
