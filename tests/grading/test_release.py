@@ -128,7 +128,8 @@ def test_instructor_and_maintainer_guides_stay_behind(edition):
         copied = [h for h in headings if h in text.splitlines()]
         assert "Instructors' guide" not in text and len(copied) < 2, f"{md.relative_to(edition)} copies the guide"
     # what the edition's own code says about itself ships with it, and is current there
-    assert (edition / "ARCHITECTURE.md").read_text(encoding="utf-8") == (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    page = "ARCHITECTURE.md"
+    assert (edition / page).read_text(encoding="utf-8") == (ROOT / page).read_text(encoding="utf-8")
 
 
 def test_nothing_hidden_leaks(edition):
