@@ -9,6 +9,7 @@
     notebooks  re-execute and store notebooks/<lang>/*.ipynb (``--check``: only report stale ones)
     i18n       translation parity and outdated translations
     cluster    start, stop or show a local Redis Cluster (3 primaries, 3 replicas) for lesson 06
+    architecture  write ARCHITECTURE.md from the modules' docstrings (``--check``: only report)
 """
 from __future__ import annotations
 
@@ -167,6 +168,12 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     return {"start": cluster.cli_start, "stop": cluster.cli_stop, "status": cluster.cli_status}[args.action]()
 
 
+def cmd_architecture(args: argparse.Namespace) -> int:
+    from . import architecture
+
+    return architecture.main(check=args.check)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="course", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -221,6 +228,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="start: six redis-server nodes on 127.0.0.1 (state in build/cluster.json); "
                         "status: nodes, roles, slots, keys; stop: stop them all and remove their data")
     c.set_defaults(func=cmd_cluster)
+
+    a = sub.add_parser("architecture", help="write ARCHITECTURE.md, one line per module, from the docstrings")
+    a.add_argument("--check", action="store_true",
+                   help="only report modules missing from the page and a stale page (exit 1 if any)")
+    a.set_defaults(func=cmd_architecture)
 
     from .labs.cli import add_lab_commands  # a broken lab package is an error to see, not a missing command
 

@@ -117,6 +117,21 @@ def test_labs_hold_only_student_files(edition):
     assert not (edition / ".git").exists() and not (edition / ".venv").exists()
 
 
+def test_instructor_and_maintainer_guides_stay_behind(edition):
+    for name in ("INSTRUCTORS.md", "CONTRIBUTING.md", "labs/README.md"):
+        assert (ROOT / name).is_file(), name
+        assert not (edition / name).exists(), f"{name} was released"
+    headings = [ln for ln in (ROOT / "INSTRUCTORS.md").read_text(encoding="utf-8").splitlines() if ln.startswith("## ")]
+    assert "## Regrade one student" in headings and "## Gradescope" in headings
+    for md in edition.rglob("*.md"):
+        text = md.read_text(encoding="utf-8")
+        copied = [h for h in headings if h in text.splitlines()]
+        assert "Instructors' guide" not in text and len(copied) < 2, f"{md.relative_to(edition)} copies the guide"
+    # what the edition's own code says about itself ships with it, and is current there
+    page = "ARCHITECTURE.md"
+    assert (edition / page).read_text(encoding="utf-8") == (ROOT / page).read_text(encoding="utf-8")
+
+
 def test_nothing_hidden_leaks(edition):
     secrets = hidden_secrets()
     assert any("canary" in s for s in secrets), "the demo lab's grader canary was not found"

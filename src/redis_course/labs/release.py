@@ -15,8 +15,9 @@ What changes on the way out:
 * ``.py`` files under notebooks/: ``# BEGIN SOLUTION`` regions become NotImplementedError, as in labs.
 * instructor-only: tests/grading/ (red-team submissions, leak tests), bench/grading_bench.py, the
   mutation bench and its list of equivalent mutants (diffs of the solutions), labs/README.md, the
-  instructor's README.md and CI workflows (.github/), and everything git ignores or builds (.git,
-  .venv, build/, site/, caches).
+  instructor's README.md, INSTRUCTORS.md and CONTRIBUTING.md, CI workflows (.github/), and everything
+  git ignores or builds (.git, .venv, build/, site/, caches).  ARCHITECTURE.md ships: it is made from
+  the docstrings of src/, which ships too.
 * added (:mod:`.edition`): a README for students, ``edition.json`` (``{"edition": "student"}``: the
   test suite and the tools know where they run) and ``.github/workflows/classroom.yml`` (GitHub
   Classroom autograding with ``check --classroom``).
@@ -44,6 +45,7 @@ from .starter import BEGIN, make_starter, translate_docstrings
 SKIP_TOP = {".git", ".venv", "build", "site", "test-artifacts", ".pytest_cache", "node_modules", ".ci-cache"}
 SKIP_NAMES = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".DS_Store"}
 INSTRUCTOR_ONLY = {"tests/grading", "bench/grading_bench.py", "README.md", "labs/README.md", ".github",
+                   "INSTRUCTORS.md", "CONTRIBUTING.md",  # grading, solutions, wrong/: not for students
                    "bench/mutation_bench.py", "bench/mutation_equivalent.txt"}  # mutants are diffs of solutions
 LAB_PRIVATE = {"solution.py", "starter.py", "wrong", "tests/hidden", "contract.yml"}  # contract.yml names hidden tests
 MD_SOLUTION = re.compile(r"[ \t]*<!--\s*BEGIN SOLUTION\s*-->.*?<!--\s*END SOLUTION\s*-->[ \t]*\n?", re.S)
