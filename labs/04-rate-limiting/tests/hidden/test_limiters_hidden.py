@@ -307,8 +307,16 @@ def test_ttls_follow_the_servers_clock_hidden(lab, redis):
         # window it fell in ends (fixed), its bucket is full again (at least 650 ms: 2 per 1300 ms)
         matters = {"sliding_window": before + window, "fixed_window": (before // window + 1) * window,
                    "token_bucket": before + window // 2}[name]
-        for key in _keys_of(redis, f"ttl-{name}"):
+        # a key may expire between the call and this read when the machine is slow and the state's
+        # time is up (a fixed window that ended): gone is right then, and only then
+        keys = redis.course_keys(f"*ttl-{name}*")
+        if not keys:
+            assert _server_ms(redis) >= matters - 5, _(
+                "expected a key holding the state of client {client}, saw none").format(client=f"ttl-{name}")
+        for key in keys:
             now, pttl = _expiry(redis, key)
+            if pttl == -2 and now >= matters - 5:
+                continue
             assert now + pttl >= matters - 5, _(
                 "{name}: expected the key to live until at least {need} ms after the request, saw it expire "
                 "{seen} ms after (was its TTL refreshed by this write, in ms?)").format(
