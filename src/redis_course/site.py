@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 
 from . import paths
-from .l10n import _
+from .l10n import N_, _
 from .paths import LANGS
 
 # Search (each setting is checked in a browser by tests/site/test_browser.py):
@@ -58,6 +58,10 @@ SITE_DESCRIPTION = {  # the pages' <meta name="description"> (a page's own front
 PAGE_NAMES = {  # nav titles for the generated and lab pages (their H1s are used when present)
     "notebook": {"en": "Notebook", "ru": "Блокнот", "zh": "笔记本"},
 }
+# Interface words that mkdocs.yml writes in English: the colour-scheme toggle's labels and the title of
+# the heading anchors ("Permanent link", from Python-Markdown's toc, which Material does not translate).
+PALETTE_TOGGLE = {"default": N_("Dark mode"), "slate": N_("Light mode")}
+PERMALINK_TITLE = N_("Permanent link")
 _H1 = re.compile(r"^#\s+(.+?)(?:\s*\{[^}]*\})?\s*$", re.MULTILINE)
 _FM_TITLE = re.compile(r"^---\n(?:.*\n)*?title:\s*(.+)\n(?:.*\n)*?---", re.MULTILINE)
 
@@ -120,7 +124,8 @@ def write_config(lang: str, site_dir: Path | None = None, config_dir: Path | Non
         "site_url": f"{base_url(site_url)}{lang}/",
         "docs_dir": rel(paths.DOCS / lang),
         "site_dir": rel(Path(site_dir) if site_dir else paths.SITE / lang),
-        "theme": {"language": lang, "custom_dir": rel(paths.ROOT / "overrides")},
+        "theme": {"language": lang, "custom_dir": rel(paths.ROOT / "overrides"), "palette": _palette(lang)},
+        "markdown_extensions": _markdown_extensions(lang),
         "plugins": [{"search": _search(lang, config_dir)}],
         "nav": nav(lang),
         "hooks": [rel(Path(__file__).with_name("site_hooks.py")), rel(Path(__file__).with_name("mkdocs_hooks.py")),
@@ -130,6 +135,29 @@ def write_config(lang: str, site_dir: Path | None = None, config_dir: Path | Non
         cfg["extra"] = {"console": console}
     out = config_dir / f"mkdocs.{lang}.yml"
     out.write_text(yaml.safe_dump(cfg, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return out
+
+
+def _root_config() -> dict:
+    return yaml.safe_load((paths.ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+
+
+def _palette(lang: str) -> list[dict]:
+    """mkdocs.yml's colour schemes with the toggle's label in ``lang`` (a list: INHERIT replaces it whole)."""
+    palette = []
+    for scheme in _root_config()["theme"]["palette"]:
+        scheme = {**scheme, "toggle": {**scheme["toggle"], "name": _(PALETTE_TOGGLE[scheme["scheme"]], lang=lang)}}
+        palette.append(scheme)
+    return palette
+
+
+def _markdown_extensions(lang: str) -> list:
+    """mkdocs.yml's Markdown extensions, the heading anchors titled in ``lang`` (the list is replaced whole)."""
+    out = []
+    for ext in _root_config()["markdown_extensions"]:
+        if isinstance(ext, dict) and "toc" in ext:
+            ext = {"toc": {**(ext["toc"] or {}), "permalink_title": _(PERMALINK_TITLE, lang=lang)}}
+        out.append(ext)
     return out
 
 

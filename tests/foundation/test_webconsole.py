@@ -59,8 +59,19 @@ def test_errors_keep_their_prefix_and_bad_quotes_are_one_line():
     s = Session()
     s.run("SET name alice")
     assert s.run("INCR name")["lines"] == ["(error) ERR value is not an integer or out of range"]
-    assert s.run('SET k "open')["lines"][0].startswith("Invalid argument(s):")
+    r = s.run('SET k "open')
+    assert (r["lines"], r["note"]) == (["Invalid argument(s)"], "syntax")  # redis-cli's words; the note is translated
     assert s.run("   ")["lines"] == []
+
+
+def test_unknown_commands_are_answered_as_redis_7_answers():
+    """Redis 7.0's text (server.c): the name as typed, its arguments, each part cut at 128 characters."""
+    s = Session()
+    assert s.run("FOObar a b")["lines"] == ["(error) ERR unknown command 'FOObar', with args beginning with: 'a' 'b' "]
+    assert s.run("nope")["lines"] == ["(error) ERR unknown command 'nope', with args beginning with: "]
+    long = s.run("Y" * 10_000 + " " + "a" * 100 + " " + "b" * 100)["lines"]
+    assert long == ["(error) ERR unknown command '" + "Y" * 128 + "', with args beginning with: '"
+                    + "a" * 100 + "' '" + "b" * 25 + "' "]
 
 
 def test_strings_are_translated_and_keep_their_fields():

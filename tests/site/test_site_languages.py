@@ -52,6 +52,25 @@ def test_meta_description_and_404_in_each_language(built_site, lang):
     assert f"<h1>404 · {title}</h1>" in page404 and "404 - Not found" not in page404
 
 
+ENGLISH_PHRASE = re.compile(r"[A-Za-z]{3,} [A-Za-z]{2,}")
+NATIVE = {"ru": re.compile(r"[\u0400-\u04ff]"), "zh": re.compile(r"[\u4e00-\u9fff]")}
+
+
+@pytest.mark.parametrize("lang", ["ru", "zh"])
+def test_interface_words_are_in_the_pages_language(built_site, lang):
+    """What a reader hovers or hears (title, aria-label, placeholder, alt) on every page of a language:
+    no phrase in English only, such as the colour toggle's "Dark mode" or the headings' "Permanent link"."""
+    english = {}
+    for page in sorted((built_site.require() / lang).rglob("*.html")):
+        html = page.read_text("utf-8")
+        for value in re.findall(r'(?:title|aria-label|placeholder|alt)="([^"]*)"', html):
+            if ENGLISH_PHRASE.search(value) and not NATIVE[lang].search(value):
+                english.setdefault(value, page.relative_to(built_site.root).as_posix())
+    assert not english, f"English interface text on {lang} pages: {english}"
+    start = (built_site.root / lang / "00-start" / "index.html").read_text("utf-8")
+    assert start.count(f'title="{site._(site.PERMALINK_TITLE, lang=lang)}"') >= 3
+
+
 @pytest.mark.parametrize("lang", ["ru", "zh"])
 def test_notebook_charts_have_alt_text_and_a_dark_variant(built_site, lang):
     page = (built_site.require() / lang / "02-atomicity" / "notebook" / "index.html").read_text("utf-8")
