@@ -119,6 +119,46 @@ def test_dark_mode_is_kept_when_switching_language(browser, site_url):
         context.close()
 
 
+def _heading_at_top(page) -> str:
+    """The id of the last article heading in or above the window's top quarter (below the header)."""
+    return page.evaluate("""() => {
+        const top = document.querySelector(".md-header").getBoundingClientRect().bottom + innerHeight / 4;
+        let id = "";
+        for (const h of document.querySelectorAll(".md-content article :is(h2, h3)[id]"))
+            if (h.getBoundingClientRect().top <= top) id = h.id;
+        return id;
+    }""")
+
+
+def _pick_language_in_place(page, lang: str) -> None:
+    """Click the menu's link as a reader does, without Playwright's scrolling it into view first
+    (which moves the page under a fixed header, and so the section)."""
+    with page.expect_navigation(wait_until="load"):
+        page.locator(f"a.md-select__link[hreflang={lang}]").first.evaluate("a => a.click()")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("section, via", [("ttl-trap", "en"), ("history", "ru"), ("streaks", "zh")])
+def test_language_switch_keeps_the_section_scrolled_to(browser, site_url, section, via):
+    """A reader scrolls (no #hash in the address) into a section, switches language, and is there."""
+    page = browser.new_page(viewport={"width": 1000, "height": 700})
+    others = [lang for lang in LANGS if lang != via]
+    try:
+        page.goto(f"{site_url}/{via}/03-counters/")
+        page.evaluate("""id => { const h = document.getElementById(id);
+                                 window.scrollTo(0, h.getBoundingClientRect().top + window.scrollY + 200); }""", section)
+        assert "#" not in page.url and _heading_at_top(page) == section
+        for lang in others:
+            _pick_language_in_place(page, lang)
+            assert page.url.endswith(f"/{lang}/03-counters/#{section}"), page.url
+            assert _heading_at_top(page) == section, (lang, page.url)
+        page.evaluate("window.scrollTo(0, 0)")
+        _pick_language_in_place(page, via)
+        assert page.url.endswith(f"/{via}/03-counters/"), page.url
+    finally:
+        page.close()
+
+
 @pytest.mark.browser
 def test_russian_search_shows_and_highlights_yo(browser, site_url, built_site):
     titles = json.loads((built_site.require() / "ru" / "search" / "titles_yo.json").read_text("utf-8"))
