@@ -235,6 +235,7 @@ def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = N
 
     for lang in langs:  # Chinese glyphs for a machine without a CJK font (course.css, @font-face)
         drop_source_maps(out / lang)
+        fix_query_segmenter(out / lang)
         write_web_font(CJK_FONT, out / lang)
     if console:
         assets.install(out, console)
@@ -260,6 +261,35 @@ def drop_source_maps(site_lang_dir: Path) -> None:
             path.write_bytes(stripped)
 
 
+# Material's search worker cuts a Chinese query into the words of the index (query/segment/index.ts,
+# ``segment``) with two off-by-one bounds: the whole query is never tried as a word (``j < query.length``)
+# and a word ending at the query's end is never continued from (``q < query.length - 1``).  So 过期 is
+# searched as 过, 令牌桶 as 令牌, 分布式锁 as 分布, and the page a result opens highlights single
+# characters.  Present in mkdocs-material 9.8.2 (the version in requirements/); the built worker's
+# function is replaced by a longest-match segmentation over the same index: at each position the
+# longest indexed word, else the characters up to the next place a word starts.
+_SEGMENT = re.compile(r'function (\w+)\((\w+),(\w+)\)\{let (\w+)=new Set,(\w+)=new Uint16Array\(\2\.length\);'
+                      r'.*?return \4\.has\(""\)\?new Set\(\[\2\]\):\4\}')
+_SEGMENT_FIXED = ('function {name}(t,e){{let r=new Set,n=t.length,w=i=>{{for(let j=n;j>i;j--)if(t.slice(i,j)in e)return j-i;'
+                  'return 0}};for(let i=0;i<n;){{let l=w(i);if(!l){{l=1;while(i+l<n&&!w(i+l))l++}}'
+                  'r.add(t.slice(i,i+l));i+=l}}return r.size?r:new Set([t])}}')
+
+
+def fix_query_segmenter(site_lang_dir: Path) -> None:
+    """Replace the Chinese query segmenter of Material's search worker (see ``_SEGMENT``); a worker
+    without that function (another Material version) fails the build rather than search silently."""
+    workers = sorted((site_lang_dir / "assets" / "javascripts" / "workers").glob("search.*.js"))
+    if not workers:
+        return
+    for worker in workers:
+        text = worker.read_text(encoding="utf-8")
+        fixed, count = _SEGMENT.subn(lambda m: _SEGMENT_FIXED.format(name=m.group(1)), text, count=1)
+        if count != 1:
+            raise SiteBuildError(f"{worker.name}: Material's Chinese query segmenter was not found; check "
+                                 "site.py's _SEGMENT against this version of mkdocs-material.")
+        worker.write_text(fixed, encoding="utf-8")
+
+
 def sitemap_index(base: str, langs=LANGS) -> str:
     """``sitemap.xml`` at the root: an index of each language's own sitemap (absolute addresses)."""
     items = "".join(f"  <sitemap><loc>{base}{lang}/sitemap.xml</loc></sitemap>\n" for lang in langs)
@@ -270,19 +300,28 @@ def sitemap_index(base: str, langs=LANGS) -> str:
 def fold_yo(index: Path) -> None:
     """Write the Russian search index with е for ё, so "счетчик" and "счётчик" find the same pages
     (overrides/assets/javascripts/search-yo.js folds the query the same way, shows the results' titles
-    with ё from ``titles_yo.json`` and highlights ё-spelled words on the page a result opens)."""
+    with ё from ``titles_yo.json`` and their excerpts' words from ``words_yo.json``, and highlights
+    ё-spelled words on the page a result opens)."""
     import json
 
     data = json.loads(index.read_text(encoding="utf-8"))
     titles = {}  # the titles as written, so that search results show them with ё (search-yo.js)
+    spellings: dict[str, set[str]] = {}  # a word folded → how the pages write it
     for doc in data.get("docs", []):
         if "ё" in doc.get("title", "").lower():
             titles[doc["location"]] = doc["title"]
         for field in ("title", "text"):
             if isinstance(doc.get(field), str):
+                for word in re.findall(r"[а-яё]+", re.sub(r"<[^>]*>", " ", doc[field]).lower()):
+                    spellings.setdefault(word.replace("ё", "е"), set()).add(word)
                 doc[field] = doc[field].replace("ё", "е").replace("Ё", "Е")
+    # The excerpts of results are cut from the folded text: their words get ё back from this list, which
+    # holds the words the pages always write with ё (not все/всё, which both occur: those stay as they are).
+    words = {folded: written.pop() for folded, written in sorted(spellings.items())
+             if len(written) == 1 and "ё" in next(iter(written))}
     index.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     index.with_name("titles_yo.json").write_text(json.dumps(titles, ensure_ascii=False), encoding="utf-8")
+    index.with_name("words_yo.json").write_text(json.dumps(words, ensure_ascii=False), encoding="utf-8")
 
 
 class SiteBuildError(RuntimeError):
