@@ -351,6 +351,17 @@ def gzipped(path: Path) -> bytes:
 
 
 CONSOLE_FOLDER = "console"  # webconsole.assets.SITE_FOLDER (not imported: serving needs no console code)
+# Material's bundles and stylesheets carry a hash of their content in their names (bundle.a5f9d56c.min.js)
+_HASHED = re.compile(r"\.[0-9a-f]{8,}\.min\.(?:js|css)$")
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "no-cache"  # kept by the browser, asked for again each time: a 304 without a body while unchanged
+
+
+def cache_control(url_path: str) -> str:
+    """Files whose names change with their content (the console's runtime, Material's hashed assets) are
+    kept for a year; everything else (pages, the search index, the CJK font, course.css) has a fixed
+    name and a new content after a build, so it is revalidated (ETag) rather than downloaded again."""
+    return IMMUTABLE if url_path.startswith(f"/{CONSOLE_FOLDER}/") or _HASHED.search(url_path) else REVALIDATE
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -364,6 +375,14 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         target = Path(self.translate_path(self.path))
         if target.is_dir() and url_path.endswith("/"):
             target = target / "index.html"
+        self._etag = None
+        if target.is_file():  # unchanged since the browser's copy: 304 and no body (pages, index, fonts)
+            st = target.stat()
+            self._etag = f'W/"{st.st_mtime_ns:x}-{st.st_size:x}"'
+            if self._etag in self.headers.get("If-None-Match", ""):
+                self.send_response(304)
+                self.end_headers()
+                return None
         if not accepts or target.suffix not in COMPRESSIBLE or not target.is_file():
             return super().send_head()
         try:
@@ -383,9 +402,9 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
                       ".mjs": "text/javascript", ".wasm": "application/wasm", ".whl": "application/zip"}
 
     def end_headers(self) -> None:
-        # the console's runtime has versioned or content-hashed names: browsers keep it; pages are always fresh
-        immutable = self.path.startswith(f"/{CONSOLE_FOLDER}/")
-        self.send_header("Cache-Control", "public, max-age=31536000, immutable" if immutable else "no-store")
+        self.send_header("Cache-Control", cache_control(self.path.split("?", 1)[0]))
+        if getattr(self, "_etag", None):
+            self.send_header("ETag", self._etag)
         super().end_headers()
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
