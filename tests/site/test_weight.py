@@ -40,6 +40,26 @@ def test_cjk_font_holds_each_languages_characters_only(built_site):
     assert re.search(rf'url\("\.\./fonts/{re.escape(WEB_FONT)}"\)', css)
 
 
+@pytest.mark.browser
+def test_chinese_pages_fetch_the_cjk_font_with_the_page(browser, site_url):
+    """This machine has no CJK font (CI's neither): a zh page must have the course's font when it first
+    paints, so the font is preloaded by the page, not found late through the stylesheet; en pages
+    (four characters, in a closed menu; a 32 KB cut) are not made to fetch theirs early."""
+    page = browser.new_page()
+    try:
+        for path in ("/zh/", "/zh/04-rate-limiting/"):
+            page.goto(site_url + path)
+            entries = page.evaluate("""() => performance.getEntriesByType("resource")
+                .filter(e => e.name.endsWith("/assets/fonts/course-cjk.woff")).map(e => e.initiatorType)""")
+            assert entries == ["link"], f"{path}: the CJK font was fetched by {entries}, not by the page's preload"
+            assert page.evaluate("() => document.fonts.check('16px \"Course CJK\"', '限流')")
+        page.goto(site_url + "/en/04-rate-limiting/")
+        assert "link" not in page.evaluate("""() => performance.getEntriesByType("resource")
+            .filter(e => e.name.endsWith("/course-cjk.woff")).map(e => e.initiatorType)""")
+    finally:
+        page.close()
+
+
 @pytest.fixture
 def served(tmp_path):
     (tmp_path / "en" / "search").mkdir(parents=True)
