@@ -5,6 +5,7 @@ prints what the page shows, except the Lua examples, which get a note instead of
 from __future__ import annotations
 
 import io
+import os
 import urllib.error
 import zipfile
 
@@ -151,6 +152,21 @@ def test_without_node_the_wheels_are_shipped(tmp_path, monkeypatch):
     bundle.write_bytes(b"zz")
     info = assets.manifest(runtime, [wheel], bundle)
     assert info["wheels"] == [] and info["packages"] == "wheels/packages-k.zip"
+
+
+def test_the_first_click_is_announced_with_the_bytes_that_cross_the_network(tmp_path):
+    """The status line says how much a first click downloads: WebAssembly and scripts travel gzip-compressed."""
+    from redis_course import site
+
+    assert assets.COMPRESSED_IN_TRANSIT <= site.COMPRESSIBLE
+    runtime = tmp_path / "pyodide-x"
+    runtime.mkdir()
+    for name in assets.RUNTIME_FILES:
+        (runtime / name).write_bytes(b"\0asm" + bytes(200_000) if name.endswith(".wasm") else b"x" * 1000)
+    bundle = tmp_path / "packages-k.zip"
+    bundle.write_bytes(os.urandom(50_000))
+    info = assets.manifest(runtime, [], bundle)
+    assert info["bytes"] > 250_000 and 50_000 < info["transfer"] < 60_000 + len(assets.course_zip()), info
 
 
 def test_serve_lets_browsers_keep_the_runtime_and_types_it(tmp_path):
