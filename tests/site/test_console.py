@@ -184,6 +184,22 @@ def _watch_with_two_clients(page) -> None:
         assert ("WATCH balance" in seen) == (client == 0 and line != "SET balance 100"), (client, seen)
 
 
+def test_the_status_line_is_readable_on_a_phone(browser, site_url, console_site):
+    """At 360 px the tabs and buttons fill the bar: the status must wrap below them, not into a column."""
+    context = browser.new_context(viewport={"width": 360, "height": 740}, device_scale_factor=2, is_mobile=True)
+    try:
+        page = context.new_page()
+        page.goto(f"{site_url}/zh/03-counters/")
+        page.locator("button.rc-run").first.click()
+        status = page.locator('.rc-console[data-block="0"] .rc-status')
+        page.wait_for_function("el => el.textContent.length > 10", arg=status.element_handle())
+        width = status.evaluate("el => el.getBoundingClientRect().width")
+        bar = page.locator('.rc-console[data-block="0"] .rc-bar').evaluate("el => el.getBoundingClientRect().width")
+        assert width >= 0.6 * bar, f"the status line is {width:.0f} px wide in a {bar:.0f} px bar"
+    finally:
+        context.close()
+
+
 def test_a_page_opened_as_a_file_says_to_serve_it(browser, console_site):
     """Browsers do not load WebAssembly for file:// pages: the console says how to open the site instead."""
     context = browser.new_context()
