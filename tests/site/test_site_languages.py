@@ -83,6 +83,32 @@ def test_notebook_charts_have_alt_text_and_a_dark_variant(built_site, lang):
 
 
 @pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_notebook_charts_open_at_full_size_on_a_phone(browser, site_url, built_site, scheme):
+    """At 360 px a chart's labels are a few pixels tall: each chart is a link to its own image, one per
+    colour scheme shown, and the link opens the image file."""
+    context = browser.new_context(viewport={"width": 360, "height": 740}, color_scheme=scheme, is_mobile=True)
+    try:
+        page = context.new_page()
+        page.goto(f"{site_url}/zh/04-rate-limiting/notebook/")
+        charts = page.locator("article img[src*='#only-']")
+        links = page.locator("article a.chart-zoom")
+        assert charts.count() >= 2 and links.count() == charts.count()
+        shown = [i for i in range(links.count()) if links.nth(i).is_visible()]
+        assert len(shown) == charts.count() // 2, f"{len(shown)} of {links.count()} chart links shown"
+        for i in shown:
+            link = links.nth(i)
+            img = link.locator("img")
+            assert img.is_visible() and link.get_attribute("href") == img.get_attribute("src").split("#")[0]
+            assert img.get_attribute("src").endswith("#only-" + scheme)
+        href = links.nth(shown[0]).evaluate("a => a.href")
+        response = page.request.get(href)
+        assert response.ok and response.headers["content-type"].startswith("image/"), href
+    finally:
+        context.close()
+
+
+@pytest.mark.browser
 def test_chinese_search_finds_glossary_terms_as_words_and_lessons_first(browser, site_url):
     page = browser.new_page()
     try:
