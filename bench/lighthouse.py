@@ -10,7 +10,10 @@ and a notebook page of each language.  Lighthouse's mobile preset simulates a sl
 4x slower CPU, so the scores say more about the pages than about this machine; they still vary by a
 few points between runs on a busy machine.
 
-Prints one row per page: the four scores, the bytes transferred and the largest contentful paint.
+Prints one row per page: the four scores, the bytes transferred, the largest contentful paint, the
+total blocking time, and two things to read them by, measured in the same minutes: the performance
+score of a plain-HTML baseline (the same article, no theme and no script, "Plain") and the machine's
+load average.
 ``--baseline`` (a file written by ``--save`` on an earlier build) adds the baseline's performance
 score and the ratio of transferred bytes, now / baseline.  Targets: accessibility, best practices and
 SEO 100; performance at least 90 on home and lesson pages, 80 on notebook pages.
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -74,7 +78,32 @@ def summary(report: dict) -> dict:
     return {**{cid: round((cats[cid]["score"] or 0) * 100) for cid in CATEGORIES},
             "bytes": audits["total-byte-weight"].get("numericValue", 0),
             "lcp_ms": audits["largest-contentful-paint"].get("numericValue", 0),
+            "tbt_ms": audits["total-blocking-time"].get("numericValue", 0),
             "failed": failed}
+
+
+_ARTICLE = re.compile(r"<article\b[^>]*>(.*?)</article>", re.S)
+_TITLE = re.compile(r"<title>(.*?)</title>", re.S)
+PLAIN = "index.plain.html"
+
+
+def write_plain_page(page: Path) -> Path:
+    """The baseline: the same article as a plain HTML page beside it (same images, no theme, no script),
+    what the page would score with nothing but its content."""
+    html = page.read_text(encoding="utf-8")
+    article = _ARTICLE.search(html)
+    if not article:
+        raise SystemExit(f"{page}: no <article> to take the baseline from")
+    lang = re.search(r'<html lang="([^"]+)"', html).group(1)
+    title = _TITLE.search(html).group(1)
+    out = page.with_name(PLAIN)
+    out.write_text(f"""<!doctype html><html lang="{lang}"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1"><title>{title}</title>
+<meta name="description" content="{title}">
+<style>body{{max-width:40rem;margin:0 auto;padding:0 1rem;font-family:sans-serif;line-height:1.5}}
+pre{{overflow:auto}}img{{max-width:100%;height:auto}}</style></head>
+<body><main>{article.group(1)}</main></body></html>""", encoding="utf-8")
+    return out
 
 
 def main() -> int:
@@ -96,7 +125,8 @@ def main() -> int:
     base = f"http://127.0.0.1:{server.server_address[1]}"
     baseline = json.loads(args.baseline.read_text()) if args.baseline else {}
     results = {}
-    head = f"{'page':<16}" + "".join(f"{h:>6}" for h in CATEGORIES.values()) + f"{'KB':>8}{'LCP s':>7}"
+    head = f"{'page':<16}" + "".join(f"{h:>6}" for h in CATEGORIES.values()) + f"{'KB':>8}{'LCP s':>7}{'TBT s':>7}"
+    head += f"{'Plain':>7}{'load':>6}"
     if baseline:
         head += f"{'Perf0':>7}{'KB0':>8}{'KB/KB0':>8}"
     print(head, flush=True)
@@ -104,13 +134,20 @@ def main() -> int:
         for lang in args.langs.split(","):
             for kind in args.pages.split(","):
                 key = f"{lang}/{kind}"
+                load = os.getloadavg()[0]
+                plain = write_plain_page(args.site / lang / PAGES[kind] / "index.html")
+                plain_report = run_lighthouse(cli, f"{base}/{lang}/{PAGES[kind]}{PLAIN}", args.chrome)
+                plain.unlink()
                 report = run_lighthouse(cli, f"{base}/{lang}/{PAGES[kind]}", args.chrome)
                 if args.reports:
                     args.reports.mkdir(parents=True, exist_ok=True)
                     (args.reports / f"{lang}-{kind}.json").write_text(json.dumps(report), encoding="utf-8")
                 r = results[key] = summary(report)
+                r["plain"] = summary(plain_report)["performance"]
+                r["load"] = round((load + os.getloadavg()[0]) / 2, 1)
                 row = f"{key:<16}" + "".join(f"{r[c]:>6}" for c in CATEGORIES) + \
-                      f"{r['bytes'] / 1024:>8.0f}{r['lcp_ms'] / 1000:>7.1f}"
+                      f"{r['bytes'] / 1024:>8.0f}{r['lcp_ms'] / 1000:>7.1f}{r['tbt_ms'] / 1000:>7.1f}" + \
+                      f"{r['plain']:>7}{r['load']:>6.1f}"
                 if key in baseline:
                     b = baseline[key]
                     row += f"{b['performance']:>7}{b['bytes'] / 1024:>8.0f}{r['bytes'] / b['bytes']:>8.2f}"

@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 
 from . import paths
-from .l10n import _
+from .l10n import N_, _
 from .paths import LANGS
 
 # Search (each setting is checked in a browser by tests/site/test_browser.py):
@@ -58,6 +58,10 @@ SITE_DESCRIPTION = {  # the pages' <meta name="description"> (a page's own front
 PAGE_NAMES = {  # nav titles for the generated and lab pages (their H1s are used when present)
     "notebook": {"en": "Notebook", "ru": "Блокнот", "zh": "笔记本"},
 }
+# Interface words that mkdocs.yml writes in English: the colour-scheme toggle's labels and the title of
+# the heading anchors ("Permanent link", from Python-Markdown's toc, which Material does not translate).
+PALETTE_TOGGLE = {"default": N_("Dark mode"), "slate": N_("Light mode")}
+PERMALINK_TITLE = N_("Permanent link")
 _H1 = re.compile(r"^#\s+(.+?)(?:\s*\{[^}]*\})?\s*$", re.MULTILINE)
 _FM_TITLE = re.compile(r"^---\n(?:.*\n)*?title:\s*(.+)\n(?:.*\n)*?---", re.MULTILINE)
 
@@ -120,7 +124,8 @@ def write_config(lang: str, site_dir: Path | None = None, config_dir: Path | Non
         "site_url": f"{base_url(site_url)}{lang}/",
         "docs_dir": rel(paths.DOCS / lang),
         "site_dir": rel(Path(site_dir) if site_dir else paths.SITE / lang),
-        "theme": {"language": lang, "custom_dir": rel(paths.ROOT / "overrides")},
+        "theme": {"language": lang, "custom_dir": rel(paths.ROOT / "overrides"), "palette": _palette(lang)},
+        "markdown_extensions": _markdown_extensions(lang),
         "plugins": [{"search": _search(lang, config_dir)}],
         "nav": nav(lang),
         "hooks": [rel(Path(__file__).with_name("site_hooks.py")), rel(Path(__file__).with_name("mkdocs_hooks.py")),
@@ -130,6 +135,29 @@ def write_config(lang: str, site_dir: Path | None = None, config_dir: Path | Non
         cfg["extra"] = {"console": console}
     out = config_dir / f"mkdocs.{lang}.yml"
     out.write_text(yaml.safe_dump(cfg, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return out
+
+
+def _root_config() -> dict:
+    return yaml.safe_load((paths.ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+
+
+def _palette(lang: str) -> list[dict]:
+    """mkdocs.yml's colour schemes with the toggle's label in ``lang`` (a list: INHERIT replaces it whole)."""
+    palette = []
+    for scheme in _root_config()["theme"]["palette"]:
+        scheme = {**scheme, "toggle": {**scheme["toggle"], "name": _(PALETTE_TOGGLE[scheme["scheme"]], lang=lang)}}
+        palette.append(scheme)
+    return palette
+
+
+def _markdown_extensions(lang: str) -> list:
+    """mkdocs.yml's Markdown extensions, the heading anchors titled in ``lang`` (the list is replaced whole)."""
+    out = []
+    for ext in _root_config()["markdown_extensions"]:
+        if isinstance(ext, dict) and "toc" in ext:
+            ext = {"toc": {**(ext["toc"] or {}), "permalink_title": _(PERMALINK_TITLE, lang=lang)}}
+        out.append(ext)
     return out
 
 
@@ -207,6 +235,7 @@ def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = N
 
     for lang in langs:  # Chinese glyphs for a machine without a CJK font (course.css, @font-face)
         drop_source_maps(out / lang)
+        fix_query_segmenter(out / lang)
         write_web_font(CJK_FONT, out / lang)
     if console:
         assets.install(out, console)
@@ -232,6 +261,35 @@ def drop_source_maps(site_lang_dir: Path) -> None:
             path.write_bytes(stripped)
 
 
+# Material's search worker cuts a Chinese query into the words of the index (query/segment/index.ts,
+# ``segment``) with two off-by-one bounds: the whole query is never tried as a word (``j < query.length``)
+# and a word ending at the query's end is never continued from (``q < query.length - 1``).  So 过期 is
+# searched as 过, 令牌桶 as 令牌, 分布式锁 as 分布, and the page a result opens highlights single
+# characters.  Present in mkdocs-material 9.8.2 (the version in requirements/); the built worker's
+# function is replaced by a longest-match segmentation over the same index: at each position the
+# longest indexed word, else the characters up to the next place a word starts.
+_SEGMENT = re.compile(r'function (\w+)\((\w+),(\w+)\)\{let (\w+)=new Set,(\w+)=new Uint16Array\(\2\.length\);'
+                      r'.*?return \4\.has\(""\)\?new Set\(\[\2\]\):\4\}')
+_SEGMENT_FIXED = ('function {name}(t,e){{let r=new Set,n=t.length,w=i=>{{for(let j=n;j>i;j--)if(t.slice(i,j)in e)return j-i;'
+                  'return 0}};for(let i=0;i<n;){{let l=w(i);if(!l){{l=1;while(i+l<n&&!w(i+l))l++}}'
+                  'r.add(t.slice(i,i+l));i+=l}}return r.size?r:new Set([t])}}')
+
+
+def fix_query_segmenter(site_lang_dir: Path) -> None:
+    """Replace the Chinese query segmenter of Material's search worker (see ``_SEGMENT``); a worker
+    without that function (another Material version) fails the build rather than search silently."""
+    workers = sorted((site_lang_dir / "assets" / "javascripts" / "workers").glob("search.*.js"))
+    if not workers:
+        return
+    for worker in workers:
+        text = worker.read_text(encoding="utf-8")
+        fixed, count = _SEGMENT.subn(lambda m: _SEGMENT_FIXED.format(name=m.group(1)), text, count=1)
+        if count != 1:
+            raise SiteBuildError(f"{worker.name}: Material's Chinese query segmenter was not found; check "
+                                 "site.py's _SEGMENT against this version of mkdocs-material.")
+        worker.write_text(fixed, encoding="utf-8")
+
+
 def sitemap_index(base: str, langs=LANGS) -> str:
     """``sitemap.xml`` at the root: an index of each language's own sitemap (absolute addresses)."""
     items = "".join(f"  <sitemap><loc>{base}{lang}/sitemap.xml</loc></sitemap>\n" for lang in langs)
@@ -242,19 +300,28 @@ def sitemap_index(base: str, langs=LANGS) -> str:
 def fold_yo(index: Path) -> None:
     """Write the Russian search index with е for ё, so "счетчик" and "счётчик" find the same pages
     (overrides/assets/javascripts/search-yo.js folds the query the same way, shows the results' titles
-    with ё from ``titles_yo.json`` and highlights ё-spelled words on the page a result opens)."""
+    with ё from ``titles_yo.json`` and their excerpts' words from ``words_yo.json``, and highlights
+    ё-spelled words on the page a result opens)."""
     import json
 
     data = json.loads(index.read_text(encoding="utf-8"))
     titles = {}  # the titles as written, so that search results show them with ё (search-yo.js)
+    spellings: dict[str, set[str]] = {}  # a word folded → how the pages write it
     for doc in data.get("docs", []):
         if "ё" in doc.get("title", "").lower():
             titles[doc["location"]] = doc["title"]
         for field in ("title", "text"):
             if isinstance(doc.get(field), str):
+                for word in re.findall(r"[а-яё]+", re.sub(r"<[^>]*>", " ", doc[field]).lower()):
+                    spellings.setdefault(word.replace("ё", "е"), set()).add(word)
                 doc[field] = doc[field].replace("ё", "е").replace("Ё", "Е")
+    # The excerpts of results are cut from the folded text: their words get ё back from this list, which
+    # holds the words the pages always write with ё (not все/всё, which both occur: those stay as they are).
+    words = {folded: written.pop() for folded, written in sorted(spellings.items())
+             if len(written) == 1 and "ё" in next(iter(written))}
     index.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     index.with_name("titles_yo.json").write_text(json.dumps(titles, ensure_ascii=False), encoding="utf-8")
+    index.with_name("words_yo.json").write_text(json.dumps(words, ensure_ascii=False), encoding="utf-8")
 
 
 class SiteBuildError(RuntimeError):
@@ -284,6 +351,17 @@ def gzipped(path: Path) -> bytes:
 
 
 CONSOLE_FOLDER = "console"  # webconsole.assets.SITE_FOLDER (not imported: serving needs no console code)
+# Material's bundles and stylesheets carry a hash of their content in their names (bundle.a5f9d56c.min.js)
+_HASHED = re.compile(r"\.[0-9a-f]{8,}\.min\.(?:js|css)$")
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "no-cache"  # kept by the browser, asked for again each time: a 304 without a body while unchanged
+
+
+def cache_control(url_path: str) -> str:
+    """Files whose names change with their content (the console's runtime, Material's hashed assets) are
+    kept for a year; everything else (pages, the search index, the CJK font, course.css) has a fixed
+    name and a new content after a build, so it is revalidated (ETag) rather than downloaded again."""
+    return IMMUTABLE if url_path.startswith(f"/{CONSOLE_FOLDER}/") or _HASHED.search(url_path) else REVALIDATE
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -297,6 +375,14 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         target = Path(self.translate_path(self.path))
         if target.is_dir() and url_path.endswith("/"):
             target = target / "index.html"
+        self._etag = None
+        if target.is_file():  # unchanged since the browser's copy: 304 and no body (pages, index, fonts)
+            st = target.stat()
+            self._etag = f'W/"{st.st_mtime_ns:x}-{st.st_size:x}"'
+            if self._etag in self.headers.get("If-None-Match", ""):
+                self.send_response(304)
+                self.end_headers()
+                return None
         if not accepts or target.suffix not in COMPRESSIBLE or not target.is_file():
             return super().send_head()
         try:
@@ -316,9 +402,9 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
                       ".mjs": "text/javascript", ".wasm": "application/wasm", ".whl": "application/zip"}
 
     def end_headers(self) -> None:
-        # the console's runtime has versioned or content-hashed names: browsers keep it; pages are always fresh
-        immutable = self.path.startswith(f"/{CONSOLE_FOLDER}/")
-        self.send_header("Cache-Control", "public, max-age=31536000, immutable" if immutable else "no-store")
+        self.send_header("Cache-Control", cache_control(self.path.split("?", 1)[0]))
+        if getattr(self, "_etag", None):
+            self.send_header("ETag", self._etag)
         super().end_headers()
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:

@@ -117,10 +117,14 @@ def test_the_page_shows_the_variant_of_its_colour_scheme_with_alt_text():
                                                   data={"image/png": png, charts.DARK_MIME: png})]
     nb.cells[2].outputs = [nbformat.v4.new_output("display_data", data={"image/png": png})]
     md, images = render.render(nb, "02-atomicity", "ru")
-    assert ("![График (A) двух строк](notebook_files/cell001-0.png#only-light)"
-            "![График (A) двух строк](notebook_files/cell001-0-dark.png#only-dark)\n") in md
+    # each variant is a link to its own image (a tap opens it at full size), shown in its scheme only
+    assert ("[![График (A) двух строк](notebook_files/cell001-0.png#only-light)](notebook_files/cell001-0.png)"
+            "{ .chart-zoom .chart-light }"
+            "[![График (A) двух строк](notebook_files/cell001-0-dark.png#only-dark)](notebook_files/cell001-0-dark.png)"
+            "{ .chart-zoom .chart-dark }\n") in md
     assert images["notebook_files/cell001-0-dark.png"] == b"\x89PNG fake"
-    assert "![График: Заголовок](notebook_files/cell002-0.png)\n" in md  # no alt given: the page's title
+    # no alt given: the page's title
+    assert "[![График: Заголовок](notebook_files/cell002-0.png)](notebook_files/cell002-0.png){ .chart-zoom }\n" in md
 
 
 def test_day_labels_in_the_readers_language():

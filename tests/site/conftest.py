@@ -1,5 +1,7 @@
 """Fixtures for the site tests: the three sites are built once per test session, into a temporary
-folder (``site/`` and the reader's own build stay untouched), and served on a free port."""
+folder (``site/`` and the reader's own build stay untouched), and served on a free port.
+``COURSE_TEST_SITE=site`` tests a site already built with ``python3 run.py build`` instead (the
+build takes minutes; rebuild after every change to what the tests read)."""
 from __future__ import annotations
 
 import os
@@ -39,6 +41,9 @@ class BuiltSite:
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> BuiltSite:
+    reuse = os.environ.get("COURSE_TEST_SITE")  # a site built by `course build` (strict) from this tree
+    if reuse:
+        return BuiltSite(Path(reuse).resolve())
     out = BuiltSite(tmp_path_factory.mktemp("course-site") / "site")
     start = time.monotonic()
     try:

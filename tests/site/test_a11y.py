@@ -21,6 +21,7 @@ PAGES = {  # page kind → path under /<lang>/
     "lesson": "01-incr/",
     "lab": "01-incr/lab/",
     "notebook": "01-incr/notebook/",
+    "charts": "04-rate-limiting/notebook/",  # a notebook with charts: links to the images, one per scheme
     "glossary": "glossary/",
     "404": "no-such-page/",
     "search": "",  # the home page with the search dialog open on results

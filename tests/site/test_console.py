@@ -75,8 +75,11 @@ def _type(page, console, client: int, line: str) -> None:
 
 
 def _last_reply(console, client: int) -> list[str]:
-    entry = console.locator(f'.rc-out[data-client="{client}"] .rc-entry').last
-    return _lines(entry.text_content())[1:]
+    """The last reply the reader sees: read from the one visible pane, which must be ``client``'s."""
+    visible = console.locator(".rc-out:visible")
+    assert visible.count() == 1, "both clients' panes are shown at once"
+    assert visible.get_attribute("data-client") == str(client)
+    return _lines(visible.locator(".rc-entry").last.inner_text())[1:]
 
 
 def test_consoles_in_three_languages(browser, site_url, console_site, built_site):
@@ -112,6 +115,9 @@ def test_consoles_in_three_languages(browser, site_url, console_site, built_site
                 note = console.locator(".rc-note[data-note=lua]").first
                 note.wait_for(timeout=30_000)
                 assert "Lua" in note.text_content() and note.locator("a").get_attribute("href") == "notebook/"
+                link = note.locator("a")
+                assert link.evaluate("a => getComputedStyle(a).textDecorationLine") == "underline", \
+                    "the notebook link is told from the note's text by colour alone (axe: link-in-text-block)"
                 eval_entry = console.locator(".rc-entry.rc-noted").first.text_content()
                 assert _lines(eval_entry) == [_lines(eval_entry)[0]], "EVAL printed a reply instead of the note"
 
@@ -173,6 +179,25 @@ def _watch_with_two_clients(page) -> None:
                                 (1, "GET balance", ['"70"'])]:
         _type(page, console, client, line)
         assert _last_reply(console, client) == reply, line
+        # the pane shows what this client did: the other client's commands are not in it
+        seen = console.locator(".rc-out:visible").inner_text()
+        assert ("WATCH balance" in seen) == (client == 0 and line != "SET balance 100"), (client, seen)
+
+
+def test_the_status_line_is_readable_on_a_phone(browser, site_url, console_site):
+    """At 360 px the tabs and buttons fill the bar: the status must wrap below them, not into a column."""
+    context = browser.new_context(viewport={"width": 360, "height": 740}, device_scale_factor=2, is_mobile=True)
+    try:
+        page = context.new_page()
+        page.goto(f"{site_url}/zh/03-counters/")
+        page.locator("button.rc-run").first.click()
+        status = page.locator('.rc-console[data-block="0"] .rc-status')
+        page.wait_for_function("el => el.textContent.length > 10", arg=status.element_handle())
+        width = status.evaluate("el => el.getBoundingClientRect().width")
+        bar = page.locator('.rc-console[data-block="0"] .rc-bar').evaluate("el => el.getBoundingClientRect().width")
+        assert width >= 0.6 * bar, f"the status line is {width:.0f} px wide in a {bar:.0f} px bar"
+    finally:
+        context.close()
 
 
 def test_a_page_opened_as_a_file_says_to_serve_it(browser, console_site):

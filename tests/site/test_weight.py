@@ -40,6 +40,26 @@ def test_cjk_font_holds_each_languages_characters_only(built_site):
     assert re.search(rf'url\("\.\./fonts/{re.escape(WEB_FONT)}"\)', css)
 
 
+@pytest.mark.browser
+def test_chinese_pages_fetch_the_cjk_font_with_the_page(browser, site_url):
+    """This machine has no CJK font (CI's neither): a zh page must have the course's font when it first
+    paints, so the font is preloaded by the page, not found late through the stylesheet; en pages
+    (four characters, in a closed menu; a 32 KB cut) are not made to fetch theirs early."""
+    page = browser.new_page()
+    try:
+        for path in ("/zh/", "/zh/04-rate-limiting/"):
+            page.goto(site_url + path)
+            entries = page.evaluate("""() => performance.getEntriesByType("resource")
+                .filter(e => e.name.endsWith("/assets/fonts/course-cjk.woff")).map(e => e.initiatorType)""")
+            assert entries == ["link"], f"{path}: the CJK font was fetched by {entries}, not by the page's preload"
+            assert page.evaluate("() => document.fonts.check('16px \"Course CJK\"', '限流')")
+        page.goto(site_url + "/en/04-rate-limiting/")
+        assert "link" not in page.evaluate("""() => performance.getEntriesByType("resource")
+            .filter(e => e.name.endsWith("/course-cjk.woff")).map(e => e.initiatorType)""")
+    finally:
+        page.close()
+
+
 @pytest.fixture
 def served(tmp_path):
     (tmp_path / "en" / "search").mkdir(parents=True)
@@ -47,6 +67,10 @@ def served(tmp_path):
     (tmp_path / "en" / "search" / "search_index.json").write_text('{"docs": []}' + " " * 5000, encoding="utf-8")
     (tmp_path / "en" / "404.html").write_text("<p>not here</p>", encoding="utf-8")
     (tmp_path / "en" / "logo.png").write_bytes(b"\x89PNG" + bytes(3000))
+    (tmp_path / "en" / "assets" / "javascripts").mkdir(parents=True)
+    (tmp_path / "en" / "assets" / "javascripts" / "bundle.a5f9d56c.min.js").write_text("var x;" * 500)
+    (tmp_path / "en" / "assets" / "fonts").mkdir(parents=True)
+    (tmp_path / "en" / "assets" / "fonts" / "course-cjk.woff").write_bytes(b"wOFF" + bytes(3000))
     server = site.make_server(port=0, directory=tmp_path)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}", tmp_path
@@ -54,8 +78,9 @@ def served(tmp_path):
     server.server_close()
 
 
-def _get(url, encoding="gzip", method="GET"):
-    req = urllib.request.Request(url, method=method, headers={"Accept-Encoding": encoding} if encoding else {})
+def _get(url, encoding="gzip", method="GET", headers=None):
+    req = urllib.request.Request(url, method=method,
+                                 headers={**({"Accept-Encoding": encoding} if encoding else {}), **(headers or {})})
     try:
         resp = urllib.request.urlopen(req, timeout=10)
     except urllib.error.HTTPError as exc:
@@ -80,3 +105,22 @@ def test_serve_compresses_text_for_browsers_that_accept_gzip(served):
     assert status == 404 and b"not here" in body
     (root / "en" / "index.html").write_text("<p>changed</p>", encoding="utf-8")  # a rebuild is served at once
     assert gzip.decompress(_get(base + "/en/")[2]) == b"<p>changed</p>"
+
+
+def test_serve_lets_browsers_keep_hashed_assets_and_revalidate_the_rest(served):
+    """A hashed bundle is kept for a year; pages, the search index and the font (fixed names, new
+    content after a build) are kept but revalidated: a second page downloads none of them again."""
+    base, root = served
+    status, headers, _body = _get(base + "/en/assets/javascripts/bundle.a5f9d56c.min.js")
+    assert status == 200 and headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    for path, encoding in (("/en/", "gzip"), ("/en/search/search_index.json", "gzip"),
+                           ("/en/assets/fonts/course-cjk.woff", ""), ("/en/search/search_index.json", "")):
+        status, headers, body = _get(base + path, encoding=encoding)
+        assert status == 200 and headers["Cache-Control"] == "no-cache" and headers["ETag"], (path, dict(headers))
+        again = _get(base + path, encoding=encoding, headers={"If-None-Match": headers["ETag"]})
+        assert again[0] == 304 and again[2] == b"", path
+    file = root / "en" / "search" / "search_index.json"
+    _status, headers, _body = _get(base + "/en/search/search_index.json")
+    file.write_text('{"docs": [1]}', encoding="utf-8")  # rebuilt: the old copy is no longer good
+    status, _headers, body = _get(base + "/en/search/search_index.json", headers={"If-None-Match": headers["ETag"]})
+    assert status == 200 and gzip.decompress(body) == b'{"docs": [1]}'

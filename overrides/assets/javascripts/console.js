@@ -50,7 +50,7 @@
         document.documentElement.setAttribute("data-redis-console-timings", JSON.stringify(timings));
       }
       if (m.op === "progress") {
-        status(fill(S[m.stage], {mb: (cfg.bytes / 1e6).toFixed(0)}), "busy");
+        status(fill(S[m.stage], {mb: ((cfg.transfer || cfg.bytes) / 1e6).toFixed(1)}), "busy");
       } else if (m.op === "ready") {
         ready = true;
       } else if (m.op === "failed") {
@@ -221,7 +221,7 @@
     code.rcConsole = c;
     consoles.push(c);
     if (failed) c.status(failed, "error");
-    else if (!ready) c.status(fill(S.runtime, {mb: (cfg.bytes / 1e6).toFixed(0)}), "busy");
+    else if (!ready) c.status(fill(S.runtime, {mb: ((cfg.transfer || cfg.bytes) / 1e6).toFixed(1)}), "busy");
     startWorker();
     if (!failed) c.run(commandsOf(code));
   }

@@ -1,7 +1,8 @@
 /* Russian search treats ё and е as one letter, as Russian readers do.  The Russian search index is
    written with е (site.py), and the query is folded the same way as it is typed.  So that readers
-   still see ё: result titles get their letters back from search/titles_yo.json, and the page a
-   result opens highlights the searched words whichever way the page spells them. */
+   still see ё: result titles get their letters back from search/titles_yo.json, excerpts the words
+   that the pages always write with ё from search/words_yo.json, and the page a result opens
+   highlights the searched words whichever way the page spells them. */
 (function () {
   if (document.documentElement.lang !== "ru") return;
   var config = JSON.parse((document.getElementById("__config") || {}).textContent || "{}");
@@ -29,9 +30,33 @@
     }
   }
 
-  var titles = null;
-  fetch(new URL("search/titles_yo.json", base)).then(function (r) { return r.ok ? r.json() : {}; })
-    .then(function (t) { titles = t; fix(); }).catch(function () { titles = {}; });
+  /* Put ё back into the words of an excerpt that the pages always write with ё (words_yo.json). */
+  function restoreWords(el) {
+    var walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT), node;
+    while ((node = walker.nextNode())) {
+      if (node.parentElement.closest("h1, h2")) continue;
+      var text = node.nodeValue.replace(/[а-яА-Я]*[еЕ][а-яА-Я]*/g, function (word) {
+        var written = words[word.toLowerCase()];
+        if (!written || written.length !== word.length) return word;
+        var out = "";
+        for (var i = 0; i < word.length; i++) out += written.charAt(i) === "ё" ? (word.charAt(i) === "Е" ? "Ё" : "ё") : word.charAt(i);
+        return out;
+      });
+      if (text !== node.nodeValue) node.nodeValue = text;
+    }
+  }
+
+  function json(name) {
+    return fetch(new URL("search/" + name, base)).then(function (r) { return r.ok ? r.json() : {}; })
+      .catch(function () { return {}; });
+  }
+  var titles = null, words = null;
+  json("titles_yo.json").then(function (t) { titles = t; fix(); });
+  document.addEventListener("input", function () {  // the excerpts' words: only once the reader searches
+    if (words) return;
+    words = {};
+    json("words_yo.json").then(function (w) { words = w; fix(); });
+  }, true);
 
   function fix() {
     if (!titles) return;
@@ -41,6 +66,7 @@
       var title = titles[where] || titles[where.split("#")[0]];
       var heading = link.querySelector("h1, h2");
       if (title && heading && heading.textContent.length === title.length) restore(heading, title);
+      if (words) restoreWords(link);
     });
   }
   new MutationObserver(fix).observe(document.body, {childList: true, subtree: true});

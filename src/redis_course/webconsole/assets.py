@@ -29,6 +29,7 @@ import tempfile
 import urllib.error
 import urllib.request
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -167,6 +168,18 @@ def _hashed(stem: str, data: bytes, suffix: str) -> str:
     return f"{stem}-{hashlib.sha256(data).hexdigest()[:12]}{suffix}"
 
 
+# what `serve` and static hosts send gzip-compressed (site.COMPRESSIBLE); zips and wheels go as they are
+COMPRESSED_IN_TRANSIT = {".mjs", ".js", ".wasm", ".json"}
+
+
+def transfer_size(name: str, data: bytes) -> int:
+    """The bytes a browser downloads for one file: gzip-compressed (level 6, as `serve`) when it is sent so."""
+    if Path(name).suffix not in COMPRESSED_IN_TRANSIT:
+        return len(data)
+    packer = zlib.compressobj(6, zlib.DEFLATED, 31)
+    return len(packer.compress(data)) + len(packer.flush())
+
+
 def manifest(runtime: Path, wheels: list[Path], packages: Path | None = None) -> dict:
     """What the pages need to know: file names under ``console/`` and the bytes a first click loads.
     ``packages`` is the precompiled bundle (:mod:`.precompile`), shipped instead of the wheels."""
@@ -175,6 +188,8 @@ def manifest(runtime: Path, wheels: list[Path], packages: Path | None = None) ->
     shipped = [packages] if packages else wheels
     files = [runtime / f for f in RUNTIME_FILES] + shipped
     total = sum(p.stat().st_size for p in files) + len(worker) + len(course)
+    transfer = (sum(transfer_size(p.name, p.read_bytes()) for p in files) + transfer_size("worker.mjs", worker)
+                + len(course))
     return {
         "folder": SITE_FOLDER + "/",
         "pyodide": f"pyodide-{PYODIDE_VERSION}/",
@@ -183,6 +198,7 @@ def manifest(runtime: Path, wheels: list[Path], packages: Path | None = None) ->
         "course": _hashed("course", course, ".zip"),
         "worker": _hashed("worker", worker, ".mjs"),
         "bytes": total,
+        "transfer": transfer,  # what crosses the network on a first click: what the status line says
         "_runtime": str(runtime),
         "_shipped": [str(p) for p in shipped],
     }

@@ -81,8 +81,9 @@ class Session:
         out: dict[str, Any] = {"prompt": prompt, "command": line, "lines": [], "note": None, "name": ""}
         try:
             args = split_args(line)
-        except TranscriptSyntaxError as exc:
-            out["lines"] = [f"Invalid argument(s): {exc}"]
+        except TranscriptSyntaxError:
+            out["lines"] = ["Invalid argument(s)"]  # what redis-cli prints; the note says why, in the reader's language
+            out["note"] = "syntax"
             return out
         if not args:
             return out
@@ -97,9 +98,11 @@ class Session:
             reply = self.clients[client].execute_command(*args)
         except redis.exceptions.ResponseError as exc:
             reply = exc
-            if name in SERVER and "unknown command" in str(exc).lower():
-                out["note"] = "server"
-                return out
+            if "unknown command" in str(exc).lower():
+                if name in SERVER:
+                    out["note"] = "server"
+                    return out
+                reply = redis.exceptions.ResponseError(unknown_command(args))
         except Exception as exc:  # a fakeredis gap must not kill the console: show it as one line
             out["note"] = "internal"
             out["lines"] = [f"{type(exc).__name__}: {exc}"]
@@ -113,6 +116,18 @@ class Session:
 
     def run_many(self, lines: list[str], client: int = 0) -> list[dict[str, Any]]:
         return [self.run(line, client) for line in lines if line.strip()]
+
+
+def unknown_command(args: list[str]) -> str:
+    """Redis 7's reply to a command it does not know (server.c, processCommand): the name as typed and
+    at most 128 characters of it, then the arguments quoted until 128 characters of them are shown."""
+    shown = ""
+    for arg in args[1:]:
+        if len(shown) >= 128:
+            break
+        shown += f"'{arg[:128 - len(shown)]}' "
+    text = f"unknown command '{args[0][:128]}', with args beginning with: {shown}"
+    return "ERR " + text.replace("\r", " ").replace("\n", " ")
 
 
 _sessions: dict[int, Session] = {}

@@ -35,6 +35,8 @@ MESSAGES = {
                    "redis-cli or in the notebook."),
     "server": N_("{name} is a server command that fakeredis does not emulate: run it with redis-cli against a "
                  "real Redis."),
+    "syntax": N_("redis-cli cannot read this line: a quote is not closed, or a closing quote is not followed by "
+                 "a space."),
     "internal": N_("The browser console failed on this command:"),
 }
 
