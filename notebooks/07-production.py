@@ -59,6 +59,7 @@ from redis_course.lessons import outage
 from redis_course.lessons import ratelimit as rl
 from redis_course.lessons import semaphore as sem
 from redis_course.lessons import show
+from redis_course.lessons import switchover as so
 from redis_course.servers import private_redis, redis_server_binary
 from redis_course.tables import print_table
 
@@ -268,6 +269,98 @@ if outages:
         s = outage.summarize(records, RUN["fault_at"], RUN["fault_for"])
         rows.append((fault, setup, share(s["allowed"], s["requests"]), s["max_ms"] < 300))
     print_table([_("fault"), _("client"), _("admitted"), _("answered within 300 ms")], rows)
+
+# %% [markdown] lang="en"
+# ### A primary switch, as a client sees it
+#
+# A private primary and its replica, and a client that knows only the primary's address, never
+# retries and waits at most 3 s. First a planned `FAILOVER` while the client keeps writing: the
+# switch pauses writes until the replica has caught up, so nothing acknowledged is lost, and then
+# every write to the old address gets `READONLY`.
+
+# %% [markdown] lang="ru" translated="4c1d0f0a9ca7"
+# ### Переключение на реплику глазами клиента
+#
+# Приватный основной сервер, его реплика и клиент, который знает только адрес основного, никогда
+# не повторяет команды и ждёт ответа не дольше 3 с. Сначала плановый `FAILOVER`, пока клиент
+# продолжает писать: на время переключения записи приостанавливаются, пока реплика не догонит
+# основной, поэтому ничего подтверждённого не теряется, а затем каждая запись по старому адресу
+# получает `READONLY`.
+
+# %% [markdown] lang="zh" translated="4c1d0f0a9ca7"
+# ### 客户端眼中的主从切换
+#
+# 一个私有的主节点、它的副本，以及一个只知道主节点地址、从不重试、最多等待 3 秒的客户端。先在客户端持续写入时执行一次计划内的 `FAILOVER`：切换期间写入会暂停，直到副本追上主节点，所以已确认的写入一条也不会丢；之后，发往旧地址的每一次写入都得到 `READONLY`。
+
+# %%
+if SERVER:
+    planned = so.planned_failover()
+    print(_("answers:"), sorted(planned["answers"]), "|", _("acknowledged and lost:"), planned["lost"], "|",
+          _("the old primary is now:"), planned["old_role"])
+    print(_("writes acknowledged after the first READONLY:"), planned["ok_after_first_error"], "|",
+          planned["first_error"])
+
+# %% tags=["varies"]
+if SERVER:
+    print(_("answers:"), planned["answers"], "|",
+          _("the write held during the switch waited:"), f"{planned['slowest_ms']:.0f} ms")
+
+# %% [markdown] lang="en"
+# Then a primary that dies with writes its replica never got. The replica is cut off (frozen, its
+# link dropped), the primary acknowledges 5 more `INCR`s and grants the only slot of a semaphore to
+# `a`, `WAIT 1 100` says that no replica has them, the primary is killed and the replica promoted
+# (`REPLICAOF NO ONE`, what Sentinel or a cluster would do). Before the promotion the replica, set
+# to `replica-serve-stale-data no`, answers `MASTERDOWN`.
+
+# %% [markdown] lang="ru" translated="5e0bb907a483"
+# Затем основной сервер, который умирает с записями, так и не дошедшими до реплики. Реплику
+# отрезают (замораживают и рвут её соединение), основной подтверждает ещё 5 `INCR` и отдаёт
+# единственный слот семафора клиенту `a`, `WAIT 1 100` сообщает, что ни у одной реплики их нет,
+# основной убивают, а реплику повышают (`REPLICAOF NO ONE` — то, что сделали бы Sentinel или
+# кластер). До повышения реплика с `replica-serve-stale-data no` отвечает `MASTERDOWN`.
+
+# %% [markdown] lang="zh" translated="5e0bb907a483"
+# 然后是一个带着副本从未收到的写入死去的主节点。副本被隔离（冻结并断开它的复制连接），主节点又确认了 5 次 `INCR`，并把信号量唯一的槽位给了 `a`，`WAIT 1 100` 表明没有任何副本拿到这些写入；随后主节点被杀死，副本被提升（`REPLICAOF NO ONE`，也就是 Sentinel 或集群会做的事）。提升之前，设置了 `replica-serve-stale-data no` 的副本回答 `MASTERDOWN`。
+
+# %%
+if SERVER:
+    died = so.unplanned_failover(before=10, after_cut=5)
+    print_table([_("what"), _("value")], [(k, v) for k, v in died.items() if k != "wait_ms"])
+
+# %% [markdown] lang="en"
+# `min-replicas-to-write 1` makes a primary refuse writes once its replica lags more than
+# `min-replicas-max-lag` seconds; until then it acknowledges what it may still lose.
+
+# %% [markdown] lang="ru" translated="4f1c4e282f7f"
+# `min-replicas-to-write 1` заставляет основной сервер отказывать в записи, как только реплика
+# отстаёт больше чем на `min-replicas-max-lag` секунд; до тех пор он подтверждает то, что ещё может
+# потерять.
+
+# %% [markdown] lang="zh" translated="4f1c4e282f7f"
+# `min-replicas-to-write 1` 让主节点在副本落后超过 `min-replicas-max-lag` 秒之后拒绝写入；在此之前，它照样确认那些仍可能丢失的写入。
+
+# %% tags=["varies"]
+if SERVER:
+    lag = so.min_replicas(max_lag_s=1)
+    print(lag["error"], "|", _("after"), f"{lag['refused_after_s']:.1f} s", "|",
+          _("acknowledged while the replica was frozen:"), lag["acked_while_frozen"], "|",
+          "no_answer:", g.no_answer(redis.exceptions.ResponseError(lag["error"])))
+
+# %% [markdown] lang="en"
+# `WAIT` is a real Redis command; fakeredis has no replication and does not know it.
+
+# %% [markdown] lang="ru" translated="b42ad3e77c90"
+# `WAIT` — команда настоящего Redis; в fakeredis нет репликации, и этой команды он не знает.
+
+# %% [markdown] lang="zh" translated="b42ad3e77c90"
+# `WAIT` 是真正的 Redis 命令；fakeredis 没有复制功能，也不认识这条命令。
+
+# %% tags=["backend-differs"]
+r.incr(r.key("fo", "hits"))
+try:
+    print("WAIT 1 50 ->", r.execute_command("WAIT", 1, 50), "| hits:", r.get(r.key("fo", "hits")))
+except redis.exceptions.ResponseError as exc:
+    print("WAIT ->", exc)
 
 # %% [markdown] lang="en"
 # ## When Redis fills up

@@ -200,9 +200,9 @@ NO_ANSWER = (E.ConnectionError, E.TimeoutError, E.OutOfMemoryError, E.ReadOnlyEr
 NOT_AN_OUTAGE = (E.AuthenticationError, E.AuthorizationError, E.ExternalAuthProviderError)
 
 #: Replies redis-py leaves as a plain ``ResponseError`` that mean "no answer now": a script or
-#: function running past ``busy-reply-threshold`` (BUSY), and failover states it maps only in some
-#: versions.
-NO_ANSWER_PREFIXES = ("BUSY ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ", "LOADING ")
+#: function running past ``busy-reply-threshold`` (BUSY), failover states it maps only in some
+#: versions, and a primary whose replicas lag more than ``min-replicas-max-lag`` (NOREPLICAS).
+NO_ANSWER_PREFIXES = ("BUSY ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ", "LOADING ", "NOREPLICAS ")
 
 
 def no_answer(exc: BaseException) -> bool:
