@@ -363,6 +363,78 @@ except redis.exceptions.ResponseError as exc:
     print("WAIT ->", exc)
 
 # %% [markdown] lang="en"
+# ### Connections and their pool
+#
+# A pool of two connections, both taken, and a third caller: a plain pool says `MaxConnectionsError`
+# at once, a blocking pool waits its `timeout` (50 ms here), then says `ConnectionError`. The guard
+# answers both by its policy and keeps its breaker closed: the process is busy, Redis is not away.
+# The same on both backends.
+
+# %% [markdown] lang="ru" translated="16e265cc48c9"
+# ### Соединения и их пул
+#
+# Пул из двух соединений, оба заняты, и третий вызывающий: обычный пул сразу отвечает
+# `MaxConnectionsError`, блокирующий ждёт свой `timeout` (здесь 50 мс), затем отвечает
+# `ConnectionError`. Защита отвечает на обе ошибки по своей политике и не размыкает предохранитель:
+# занят процесс, а Redis на месте. На обоих бэкендах одинаково.
+
+# %% [markdown] lang="zh" translated="16e265cc48c9"
+# ### 连接和连接池
+#
+# 一个有两个连接的连接池，两个都在用，来了第三个调用方：普通连接池立即回答 `MaxConnectionsError`，阻塞连接池等满它的 `timeout`（这里是 50 毫秒），然后回答 `ConnectionError`。防护按策略回答这两种错误，熔断器保持闭合：忙的是进程，Redis 并没有离开。两种后端上都一样。
+
+# %%
+from redis_course.lessons import pools
+
+full = pools.exhausted(r, size=2, wait_ms=50)
+print_table([_("pool"), _("error"), _("message"), _("waited 45 ms or more"), _("guard"), _("breaker")],
+            [(kind, x["error"], x["message"], x["waited_ms"] >= 45, x["verdict"].source, x["breaker"])
+             for kind, x in full.items() if kind != "defaults"])
+print(full["defaults"])
+
+# %% [markdown] lang="en"
+# On a private server: connections the server accepted for 20 `INCR`s through one client per
+# process and through a client per request; the `PING`s `health_check_interval=1` sends; and a
+# connection the server closed after its `timeout`.
+
+# %% [markdown] lang="ru" translated="90e32003990d"
+# На приватном сервере: сколько соединений сервер принял на 20 `INCR` через один клиент на процесс и
+# через клиент на каждый запрос; какие `PING` отправляет `health_check_interval=1`; и что с
+# соединением, которое сервер закрыл по своему `timeout`.
+
+# %% [markdown] lang="zh" translated="90e32003990d"
+# 在私有服务器上：通过每个进程一个客户端、以及每个请求一个客户端执行 20 次 `INCR`，服务器各接受了多少个连接；`health_check_interval=1` 发送哪些 `PING`；以及服务器按它的 `timeout` 关闭的连接会怎样。
+
+# %%
+if SERVER:
+    with private_redis() as srv:
+        warm = pools.warm_or_per_request(srv, calls=20)
+        checks = pools.health_check(srv, interval_s=1)
+    print({how: x["connections"] for how, x in warm.items()})
+    print({k: v for k, v in checks.items() if k != "new connections"}, "| reconnected:", checks["new connections"] >= 1)
+
+# %% tags=["varies"]
+if SERVER:
+    print({how: f"{x['ms_per_call']:.2f} ms per call" for how, x in warm.items()})
+
+# %% [markdown] lang="en"
+# A port that never accepts (a listener with a full backlog): `socket_timeout` alone leaves the
+# connect at redis-py's 5 s (cut off here after 1.5 s); `socket_connect_timeout` bounds it.
+
+# %% [markdown] lang="ru" translated="f61ca6310256"
+# Порт, который никогда не принимает соединения (слушающий сокет с заполненной очередью):
+# `socket_timeout` сам по себе оставляет подключению 5 с redis-py (здесь оно обрывается через
+# 1,5 с); ограничивает его `socket_connect_timeout`.
+
+# %% [markdown] lang="zh" translated="f61ca6310256"
+# 一个从不接受连接的端口（积压队列已满的监听套接字）：只设置 `socket_timeout` 时，建立连接仍用 redis-py 的 5 秒（这里在 1.5 秒后截断）；限制它的是 `socket_connect_timeout`。
+
+# %%
+dead = pools.connect_timeout(socket_timeout_s=0.2, connect_timeout_s=0.2, patience_s=1.5)
+print_table([_("client"), "socket_connect_timeout", _("error"), _("waited over 1 s")],
+            [(how, x["connect_timeout_s"], x["error"], x["waited_s"] > 1) for how, x in dead.items()])
+
+# %% [markdown] lang="en"
 # ## When Redis fills up
 #
 # `overflow` fills a private server with 500 counters (no TTL) and 500 limiter keys (60 s TTL),
