@@ -845,3 +845,51 @@ storms = {_("backoff, no jitter"): bo.storm(r, jitter=False, use_retry_after=Fal
           _("Retry-After + jitter"): bo.storm(r, jitter=True, use_retry_after=True)}
 print_table([_("clients retry with"), _("requests"), _("largest wave in 10 ms"), _("last through, ms"), _("gave up")],
             [(name, s["requests"], s["largest_wave"], s["last_ms"], s["gave_up"]) for name, s in storms.items()])
+
+# %% [markdown] lang="en"
+# ## Watching it
+#
+# `vitals` reads the few numbers worth an alert with read-only commands. fakeredis has none of
+# `INFO`, `SLOWLOG` and `LATENCY`; on Redis every number is there.
+
+# %% [markdown] lang="ru" translated="a97936a23c60"
+# ## Наблюдение
+#
+# `vitals` читает те немногие числа, ради которых стоит заводить тревогу, командами, которые ничего
+# не меняют. В fakeredis нет ни `INFO`, ни `SLOWLOG`, ни `LATENCY`; в Redis есть все числа.
+
+# %% [markdown] lang="zh" translated="a97936a23c60"
+# ## 监控
+#
+# `vitals` 用只读命令读取那几个值得告警的数字。fakeredis 没有 `INFO`、`SLOWLOG` 和 `LATENCY`；在 Redis 上每个数字都有。
+
+# %% tags=["backend-differs"]
+from redis_course.lessons import vitals as vt
+
+seen = vt.vitals(r)
+print(_("missing:"), seen["missing"], "|", _("numbers read:"), len(seen) - 1)
+
+# %% [markdown] lang="en"
+# On a private server each number is moved once on purpose: 5 `GET`s, a `WRONGTYPE`, a 50 ms
+# `DEBUG SLEEP`, a client past `maxclients`, a fill past `maxmemory` under `allkeys-lru`, and a new
+# redis-py connection, whose handshake itself adds errors on Redis before 7.2.
+
+# %% [markdown] lang="ru" translated="7f0d3364b32f"
+# На приватном сервере каждое число нарочно сдвигается один раз: 5 `GET`, один `WRONGTYPE`,
+# `DEBUG SLEEP` на 50 мс, клиент сверх `maxclients`, заполнение сверх `maxmemory` при `allkeys-lru`
+# и новое соединение redis-py, чьё рукопожатие само добавляет ошибки на Redis до 7.2.
+
+# %% [markdown] lang="zh" translated="7f0d3364b32f"
+# 在私有服务器上，每个数字都被故意推动一次：5 次 `GET`、一次 `WRONGTYPE`、一次 50 毫秒的 `DEBUG SLEEP`、一个超出 `maxclients` 的客户端、在 `allkeys-lru` 下超出 `maxmemory` 的写满，以及一个新的 redis-py 连接——在 7.2 之前的 Redis 上，它的握手本身就会增加错误。
+
+# %%
+if SERVER:
+    with private_redis() as srv:
+        settings, moved = vt.defaults(srv), vt.provoke(srv)
+    print(settings)
+    print_table([_("what"), _("moved by")], [(k, v) for k, v in moved.items() if k != "evicted_keys"])
+    print("evicted_keys > 0:", moved["evicted_keys"] > 0)
+
+# %% tags=["varies"]
+if SERVER:
+    print("evicted_keys:", moved["evicted_keys"])
