@@ -18,12 +18,14 @@
 # part of the API's behaviour. This notebook stops and pauses a private `redis-server` under
 # traffic, fills one up under each eviction policy, limits work in flight with a semaphore that a
 # crashed holder cannot keep, ships the limiter as a Redis Function, and chooses what to count a
-# request under. The code lives in `redis_course.lessons` (`guard`, `outage`, `eviction`,
-# `semaphore`, `functions`, `identity`, `backoff`); `show()` prints what the notebook runs.
+# request under; then a primary switch, connections, the numbers to watch and a hot key. The code
+# lives in `redis_course.lessons` (`guard`, `outage`, `switchover`, `pools`, `eviction`,
+# `semaphore`, `functions`, `identity`, `backoff`, `vitals`, `hotkeys`); `show()` prints what the
+# notebook runs.
 # Everything that needs `CONFIG SET`, `SIGSTOP` or a restart runs on a private server that the
 # notebook starts and stops, never on yours.
 
-# %% [markdown] lang="ru" translated="ae081041bbd1"
+# %% [markdown] lang="ru" translated="0e2feb80a562"
 # # Счётчики в продакшене
 #
 # Ограничитель частоты стоит перед каждым запросом, поэтому то, что он делает, когда Redis тормозит,
@@ -31,15 +33,17 @@
 # замораживаем приватный `redis-server` под нагрузкой, заполняем его память при каждой политике
 # вытеснения, ограничиваем число одновременных запросов семафором, который упавший владелец не
 # удержит навсегда, поставляем ограничитель как функцию Redis и выбираем, по какому ключу считать
-# запрос. Код лежит в `redis_course.lessons` (`guard`, `outage`, `eviction`, `semaphore`,
-# `functions`, `identity`, `backoff`); `show()` печатает то, что выполняет блокнот. Всё, что
+# запрос; затем переключение на реплику, соединения, числа для наблюдения и горячий ключ. Код лежит
+# в `redis_course.lessons` (`guard`, `outage`, `switchover`, `pools`, `eviction`, `semaphore`,
+# `functions`, `identity`, `backoff`, `vitals`, `hotkeys`); `show()` печатает то, что выполняет
+# блокнот. Всё, что
 # требует `CONFIG SET`, `SIGSTOP` или перезапуска, выполняется на приватном сервере, который блокнот
 # сам запускает и останавливает, и никогда — на вашем.
 
-# %% [markdown] lang="zh" translated="ae081041bbd1"
+# %% [markdown] lang="zh" translated="0e2feb80a562"
 # # 生产环境中的计数器
 #
-# 限流器挡在每个请求前面，所以 Redis 变慢、宕机或内存写满时它怎么做，本身就是 API 行为的一部分。本笔记本在流量中停止和冻结一个私有的 `redis-server`，在每种淘汰策略下把它的内存写满，用一个崩溃的持有者无法永远占住的信号量限制同时在处理的请求数，把限流器作为 Redis Function 发布，并选择请求按哪个键计数。代码在 `redis_course.lessons` 中（`guard`、`outage`、`eviction`、`semaphore`、`functions`、`identity`、`backoff`）；`show()` 打印笔记本实际运行的代码。凡是需要 `CONFIG SET`、`SIGSTOP` 或重启的操作，都在笔记本自己启动和停止的私有服务器上进行，绝不会碰你的服务器。
+# 限流器挡在每个请求前面，所以 Redis 变慢、宕机或内存写满时它怎么做，本身就是 API 行为的一部分。本笔记本在流量中停止和冻结一个私有的 `redis-server`，在每种淘汰策略下把它的内存写满，用一个崩溃的持有者无法永远占住的信号量限制同时在处理的请求数，把限流器作为 Redis Function 发布，并选择请求按哪个键计数；然后是主从切换、连接、需要监控的数字和热点键。代码在 `redis_course.lessons` 中（`guard`、`outage`、`switchover`、`pools`、`eviction`、`semaphore`、`functions`、`identity`、`backoff`、`vitals`、`hotkeys`）；`show()` 打印笔记本实际运行的代码。凡是需要 `CONFIG SET`、`SIGSTOP` 或重启的操作，都在笔记本自己启动和停止的私有服务器上进行，绝不会碰你的服务器。
 
 # %% tags=["varies"]
 # %matplotlib inline
@@ -893,3 +897,60 @@ if SERVER:
 # %% tags=["varies"]
 if SERVER:
     print("evicted_keys:", moved["evicted_keys"])
+
+# %% [markdown] lang="en"
+# ## Hot keys
+#
+# A global limit of 1,000 per window is one key that every request hits: on a cluster one slot, so
+# one primary. Split over 16 shards (no common hash tag) it spreads over the slots and summed on
+# read it is still exact; counted per process and sent in one `INCRBY` per 50 hits it costs a few
+# round trips and overshoots by at most `(N - 1) × batch`.
+
+# %% [markdown] lang="ru" translated="4eb79bdacd54"
+# ## Горячие ключи
+#
+# Глобальный лимит 1000 за окно — это один ключ, в который попадает каждый запрос: в кластере один
+# слот, а значит, один первичный узел. Разделённый на 16 шардов (без общего хеш-тега), он
+# распределяется по слотам и при чтении суммой остаётся точным; подсчитанный в каждом процессе и
+# отправляемый одним `INCRBY` на 50 обращений, он стоит нескольких сетевых обменов и превышает лимит
+# не больше чем на `(N - 1) × batch`.
+
+# %% [markdown] lang="zh" translated="4eb79bdacd54"
+# ## 热点键
+#
+# 每个窗口 1,000 的全局限额是每个请求都会命中的一个键：在集群上是一个槽，也就是一个主节点。拆成 16 个分片（没有共同的哈希标签）后，它分散到多个槽上，读取时求和仍然精确；在每个进程内计数、每 50 次命中用一个 `INCRBY` 发出，只需要少量往返，超出限额最多 `(N - 1) × batch`。
+
+# %%
+from redis_course.lessons import hotkeys as hk
+
+print(hk.placement(r))
+rows = []
+for requests in (2000, 1100):
+    for how, x in hk.sharded_window(r, f"w{requests}", requests, limit=1000).items():
+        rows.append((how, requests, x["admitted"], x["round trips"], f"{x['busiest key']:.0%}"))
+batched = hk.batched_window(r, "b", 2000, limit=1000, processes=4, batch=50)
+rows.append((_("4 processes, one INCRBY per 50"), 2000, batched["admitted"], batched["round trips"], "100%"))
+print_table([_("limit of 1,000"), _("requests"), _("admitted"), _("round trips"), _("busiest key")], rows)
+print({k: v for k, v in batched.items() if k not in ("admitted", "round trips")})
+
+# %% [markdown] lang="en"
+# `OBJECT FREQ` and `redis-cli --hotkeys` need an LFU policy: on a private server, 300 `INCR`s of
+# one key beside 50 cold keys, first under `noeviction`, then under `allkeys-lfu`.
+
+# %% [markdown] lang="ru" translated="fd1bf44c872a"
+# `OBJECT FREQ` и `redis-cli --hotkeys` требуют политики LFU: на приватном сервере 300 `INCR` одного
+# ключа рядом с 50 холодными, сначала при `noeviction`, затем при `allkeys-lfu`.
+
+# %% [markdown] lang="zh" translated="fd1bf44c872a"
+# `OBJECT FREQ` 和 `redis-cli --hotkeys` 需要 LFU 策略：在私有服务器上，一个键在 50 个冷键旁边被 `INCR` 300 次，先在 `noeviction` 下，再在 `allkeys-lfu` 下。
+
+# %%
+if SERVER:
+    with private_redis() as srv:
+        lfu = hk.lfu_view(srv, hits=300)
+    for k, v in lfu.items():
+        print(k, "->", (0 < v < 300) if isinstance(v, int) else v)
+
+# %% tags=["varies"]
+if SERVER:
+    print("OBJECT FREQ, allkeys-lfu ->", lfu["OBJECT FREQ, allkeys-lfu"])
