@@ -64,3 +64,26 @@ def test_wait_is_real_redis_only_and_a_timed_out_wait_undoes_nothing(r, backend_
     replicas = r.execute_command("WAIT", 1, 50)      # the shared test server has no replica
     assert replicas == 0 and time.monotonic() - started >= 0.04
     assert int(r.get(key)) == 1
+
+
+@pytest.mark.parametrize("is_master, raised", [(True, redis.exceptions.ConnectionError),
+                                               (False, redis.exceptions.ReadOnlyError)])
+def test_a_sentinel_managed_primary_connection_turns_readonly_into_a_reconnect(monkeypatch, is_master, raised):
+    """redis-py's own behaviour, no Sentinel needed: a connection of a Sentinel pool for the primary
+    that reads READONLY disconnects (the next connect asks Sentinel again) and raises ConnectionError;
+    a plain connection passes READONLY on, every time."""
+    from redis.sentinel import SentinelManagedConnection
+
+    def readonly(self, *args, **kwargs):
+        raise redis.exceptions.ReadOnlyError("You can't write against a read only replica.")
+
+    monkeypatch.setattr(redis.connection.Connection, "read_response", readonly)
+    pool = type("Pool", (), {"is_master": is_master, "service_name": "course"})()
+    conn = SentinelManagedConnection(connection_pool=pool)
+    dropped = []
+    monkeypatch.setattr(conn, "disconnect", lambda *a, **k: dropped.append(1))
+    with pytest.raises(raised):
+        conn.read_response()
+    assert dropped == ([1] if is_master else [])
+    with pytest.raises(redis.exceptions.ReadOnlyError):
+        redis.connection.Connection().read_response()
