@@ -18,12 +18,14 @@
 # part of the API's behaviour. This notebook stops and pauses a private `redis-server` under
 # traffic, fills one up under each eviction policy, limits work in flight with a semaphore that a
 # crashed holder cannot keep, ships the limiter as a Redis Function, and chooses what to count a
-# request under. The code lives in `redis_course.lessons` (`guard`, `outage`, `eviction`,
-# `semaphore`, `functions`, `identity`, `backoff`); `show()` prints what the notebook runs.
+# request under; then a primary switch, connections, the numbers to watch and a hot key. The code
+# lives in `redis_course.lessons` (`guard`, `outage`, `switchover`, `pools`, `eviction`,
+# `semaphore`, `functions`, `identity`, `backoff`, `vitals`, `hotkeys`); `show()` prints what the
+# notebook runs.
 # Everything that needs `CONFIG SET`, `SIGSTOP` or a restart runs on a private server that the
 # notebook starts and stops, never on yours.
 
-# %% [markdown] lang="ru" translated="ae081041bbd1"
+# %% [markdown] lang="ru" translated="0e2feb80a562"
 # # Счётчики в продакшене
 #
 # Ограничитель частоты стоит перед каждым запросом, поэтому то, что он делает, когда Redis тормозит,
@@ -31,15 +33,17 @@
 # замораживаем приватный `redis-server` под нагрузкой, заполняем его память при каждой политике
 # вытеснения, ограничиваем число одновременных запросов семафором, который упавший владелец не
 # удержит навсегда, поставляем ограничитель как функцию Redis и выбираем, по какому ключу считать
-# запрос. Код лежит в `redis_course.lessons` (`guard`, `outage`, `eviction`, `semaphore`,
-# `functions`, `identity`, `backoff`); `show()` печатает то, что выполняет блокнот. Всё, что
+# запрос; затем переключение на реплику, соединения, числа для наблюдения и горячий ключ. Код лежит
+# в `redis_course.lessons` (`guard`, `outage`, `switchover`, `pools`, `eviction`, `semaphore`,
+# `functions`, `identity`, `backoff`, `vitals`, `hotkeys`); `show()` печатает то, что выполняет
+# блокнот. Всё, что
 # требует `CONFIG SET`, `SIGSTOP` или перезапуска, выполняется на приватном сервере, который блокнот
 # сам запускает и останавливает, и никогда — на вашем.
 
-# %% [markdown] lang="zh" translated="ae081041bbd1"
+# %% [markdown] lang="zh" translated="0e2feb80a562"
 # # 生产环境中的计数器
 #
-# 限流器挡在每个请求前面，所以 Redis 变慢、宕机或内存写满时它怎么做，本身就是 API 行为的一部分。本笔记本在流量中停止和冻结一个私有的 `redis-server`，在每种淘汰策略下把它的内存写满，用一个崩溃的持有者无法永远占住的信号量限制同时在处理的请求数，把限流器作为 Redis Function 发布，并选择请求按哪个键计数。代码在 `redis_course.lessons` 中（`guard`、`outage`、`eviction`、`semaphore`、`functions`、`identity`、`backoff`）；`show()` 打印笔记本实际运行的代码。凡是需要 `CONFIG SET`、`SIGSTOP` 或重启的操作，都在笔记本自己启动和停止的私有服务器上进行，绝不会碰你的服务器。
+# 限流器挡在每个请求前面，所以 Redis 变慢、宕机或内存写满时它怎么做，本身就是 API 行为的一部分。本笔记本在流量中停止和冻结一个私有的 `redis-server`，在每种淘汰策略下把它的内存写满，用一个崩溃的持有者无法永远占住的信号量限制同时在处理的请求数，把限流器作为 Redis Function 发布，并选择请求按哪个键计数；然后是主从切换、连接、需要监控的数字和热点键。代码在 `redis_course.lessons` 中（`guard`、`outage`、`switchover`、`pools`、`eviction`、`semaphore`、`functions`、`identity`、`backoff`、`vitals`、`hotkeys`）；`show()` 打印笔记本实际运行的代码。凡是需要 `CONFIG SET`、`SIGSTOP` 或重启的操作，都在笔记本自己启动和停止的私有服务器上进行，绝不会碰你的服务器。
 
 # %% tags=["varies"]
 # %matplotlib inline
@@ -59,6 +63,7 @@ from redis_course.lessons import outage
 from redis_course.lessons import ratelimit as rl
 from redis_course.lessons import semaphore as sem
 from redis_course.lessons import show
+from redis_course.lessons import switchover as so
 from redis_course.servers import private_redis, redis_server_binary
 from redis_course.tables import print_table
 
@@ -268,6 +273,170 @@ if outages:
         s = outage.summarize(records, RUN["fault_at"], RUN["fault_for"])
         rows.append((fault, setup, share(s["allowed"], s["requests"]), s["max_ms"] < 300))
     print_table([_("fault"), _("client"), _("admitted"), _("answered within 300 ms")], rows)
+
+# %% [markdown] lang="en"
+# ### A primary switch, as a client sees it
+#
+# A private primary and its replica, and a client that knows only the primary's address, never
+# retries and waits at most 3 s. First a planned `FAILOVER` while the client keeps writing: the
+# switch pauses writes until the replica has caught up, so nothing acknowledged is lost, and then
+# every write to the old address gets `READONLY`.
+
+# %% [markdown] lang="ru" translated="4c1d0f0a9ca7"
+# ### Переключение на реплику глазами клиента
+#
+# Приватный основной сервер, его реплика и клиент, который знает только адрес основного, никогда
+# не повторяет команды и ждёт ответа не дольше 3 с. Сначала плановый `FAILOVER`, пока клиент
+# продолжает писать: на время переключения записи приостанавливаются, пока реплика не догонит
+# основной, поэтому ничего подтверждённого не теряется, а затем каждая запись по старому адресу
+# получает `READONLY`.
+
+# %% [markdown] lang="zh" translated="4c1d0f0a9ca7"
+# ### 客户端眼中的主从切换
+#
+# 一个私有的主节点、它的副本，以及一个只知道主节点地址、从不重试、最多等待 3 秒的客户端。先在客户端持续写入时执行一次计划内的 `FAILOVER`：切换期间写入会暂停，直到副本追上主节点，所以已确认的写入一条也不会丢；之后，发往旧地址的每一次写入都得到 `READONLY`。
+
+# %%
+if SERVER:
+    planned = so.planned_failover()
+    print(_("answers:"), sorted(planned["answers"]), "|", _("acknowledged and lost:"), planned["lost"], "|",
+          _("the old primary is now:"), planned["old_role"])
+    print(_("writes acknowledged after the first READONLY:"), planned["ok_after_first_error"], "|",
+          planned["first_error"])
+
+# %% tags=["varies"]
+if SERVER:
+    print(_("answers:"), planned["answers"], "|",
+          _("the write held during the switch waited:"), f"{planned['slowest_ms']:.0f} ms")
+
+# %% [markdown] lang="en"
+# Then a primary that dies with writes its replica never got. The replica is cut off (frozen, its
+# link dropped), the primary acknowledges 5 more `INCR`s and grants the only slot of a semaphore to
+# `a`, `WAIT 1 100` says that no replica has them, the primary is killed and the replica promoted
+# (`REPLICAOF NO ONE`, what Sentinel or a cluster would do). Before the promotion the replica, set
+# to `replica-serve-stale-data no`, answers `MASTERDOWN`.
+
+# %% [markdown] lang="ru" translated="5e0bb907a483"
+# Затем основной сервер, который умирает с записями, так и не дошедшими до реплики. Реплику
+# отрезают (замораживают и рвут её соединение), основной подтверждает ещё 5 `INCR` и отдаёт
+# единственный слот семафора клиенту `a`, `WAIT 1 100` сообщает, что ни у одной реплики их нет,
+# основной убивают, а реплику повышают (`REPLICAOF NO ONE` — то, что сделали бы Sentinel или
+# кластер). До повышения реплика с `replica-serve-stale-data no` отвечает `MASTERDOWN`.
+
+# %% [markdown] lang="zh" translated="5e0bb907a483"
+# 然后是一个带着副本从未收到的写入死去的主节点。副本被隔离（冻结并断开它的复制连接），主节点又确认了 5 次 `INCR`，并把信号量唯一的槽位给了 `a`，`WAIT 1 100` 表明没有任何副本拿到这些写入；随后主节点被杀死，副本被提升（`REPLICAOF NO ONE`，也就是 Sentinel 或集群会做的事）。提升之前，设置了 `replica-serve-stale-data no` 的副本回答 `MASTERDOWN`。
+
+# %%
+if SERVER:
+    died = so.unplanned_failover(before=10, after_cut=5)
+    print_table([_("what"), _("value")], [(k, v) for k, v in died.items() if k != "wait_ms"])
+
+# %% [markdown] lang="en"
+# `min-replicas-to-write 1` makes a primary refuse writes once its replica lags more than
+# `min-replicas-max-lag` seconds; until then it acknowledges what it may still lose.
+
+# %% [markdown] lang="ru" translated="4f1c4e282f7f"
+# `min-replicas-to-write 1` заставляет основной сервер отказывать в записи, как только реплика
+# отстаёт больше чем на `min-replicas-max-lag` секунд; до тех пор он подтверждает то, что ещё может
+# потерять.
+
+# %% [markdown] lang="zh" translated="4f1c4e282f7f"
+# `min-replicas-to-write 1` 让主节点在副本落后超过 `min-replicas-max-lag` 秒之后拒绝写入；在此之前，它照样确认那些仍可能丢失的写入。
+
+# %% tags=["varies"]
+if SERVER:
+    lag = so.min_replicas(max_lag_s=1)
+    print(lag["error"], "|", _("after"), f"{lag['refused_after_s']:.1f} s", "|",
+          _("acknowledged while the replica was frozen:"), lag["acked_while_frozen"], "|",
+          "no_answer:", g.no_answer(redis.exceptions.ResponseError(lag["error"])))
+
+# %% [markdown] lang="en"
+# `WAIT` is a real Redis command; fakeredis has no replication and does not know it.
+
+# %% [markdown] lang="ru" translated="b42ad3e77c90"
+# `WAIT` — команда настоящего Redis; в fakeredis нет репликации, и этой команды он не знает.
+
+# %% [markdown] lang="zh" translated="b42ad3e77c90"
+# `WAIT` 是真正的 Redis 命令；fakeredis 没有复制功能，也不认识这条命令。
+
+# %% tags=["backend-differs"]
+r.incr(r.key("fo", "hits"))
+try:
+    print("WAIT 1 50 ->", r.execute_command("WAIT", 1, 50), "| hits:", r.get(r.key("fo", "hits")))
+except redis.exceptions.ResponseError as exc:
+    print("WAIT ->", exc)
+
+# %% [markdown] lang="en"
+# ### Connections and their pool
+#
+# A pool of two connections, both taken, and a third caller: a plain pool says `MaxConnectionsError`
+# at once, a blocking pool waits its `timeout` (50 ms here), then says `ConnectionError`. The guard
+# answers both by its policy and keeps its breaker closed: the process is busy, Redis is not away.
+# The same on both backends.
+
+# %% [markdown] lang="ru" translated="16e265cc48c9"
+# ### Соединения и их пул
+#
+# Пул из двух соединений, оба заняты, и третий вызывающий: обычный пул сразу отвечает
+# `MaxConnectionsError`, блокирующий ждёт свой `timeout` (здесь 50 мс), затем отвечает
+# `ConnectionError`. Защита отвечает на обе ошибки по своей политике и не размыкает предохранитель:
+# занят процесс, а Redis на месте. На обоих бэкендах одинаково.
+
+# %% [markdown] lang="zh" translated="16e265cc48c9"
+# ### 连接和连接池
+#
+# 一个有两个连接的连接池，两个都在用，来了第三个调用方：普通连接池立即回答 `MaxConnectionsError`，阻塞连接池等满它的 `timeout`（这里是 50 毫秒），然后回答 `ConnectionError`。防护按策略回答这两种错误，熔断器保持闭合：忙的是进程，Redis 并没有离开。两种后端上都一样。
+
+# %%
+from redis_course.lessons import pools
+
+full = pools.exhausted(r, size=2, wait_ms=50)
+print_table([_("pool"), _("error"), _("message"), _("waited 45 ms or more"), _("guard"), _("breaker")],
+            [(kind, x["error"], x["message"], x["waited_ms"] >= 45, x["verdict"].source, x["breaker"])
+             for kind, x in full.items() if kind != "defaults"])
+print(full["defaults"])
+
+# %% [markdown] lang="en"
+# On a private server: connections the server accepted for 20 `INCR`s through one client per
+# process and through a client per request; the `PING`s `health_check_interval=1` sends; and a
+# connection the server closed after its `timeout`.
+
+# %% [markdown] lang="ru" translated="90e32003990d"
+# На приватном сервере: сколько соединений сервер принял на 20 `INCR` через один клиент на процесс и
+# через клиент на каждый запрос; какие `PING` отправляет `health_check_interval=1`; и что с
+# соединением, которое сервер закрыл по своему `timeout`.
+
+# %% [markdown] lang="zh" translated="90e32003990d"
+# 在私有服务器上：通过每个进程一个客户端、以及每个请求一个客户端执行 20 次 `INCR`，服务器各接受了多少个连接；`health_check_interval=1` 发送哪些 `PING`；以及服务器按它的 `timeout` 关闭的连接会怎样。
+
+# %%
+if SERVER:
+    with private_redis() as srv:
+        warm = pools.warm_or_per_request(srv, calls=20)
+        checks = pools.health_check(srv, interval_s=1)
+    print({how: x["connections"] for how, x in warm.items()})
+    print({k: v for k, v in checks.items() if k != "new connections"}, "| reconnected:", checks["new connections"] >= 1)
+
+# %% tags=["varies"]
+if SERVER:
+    print({how: f"{x['ms_per_call']:.2f} ms per call" for how, x in warm.items()})
+
+# %% [markdown] lang="en"
+# A port that never accepts (a listener with a full backlog): `socket_timeout` alone leaves the
+# connect at redis-py's 5 s (cut off here after 1.5 s); `socket_connect_timeout` bounds it.
+
+# %% [markdown] lang="ru" translated="f61ca6310256"
+# Порт, который никогда не принимает соединения (слушающий сокет с заполненной очередью):
+# `socket_timeout` сам по себе оставляет подключению 5 с redis-py (здесь оно обрывается через
+# 1,5 с); ограничивает его `socket_connect_timeout`.
+
+# %% [markdown] lang="zh" translated="f61ca6310256"
+# 一个从不接受连接的端口（积压队列已满的监听套接字）：只设置 `socket_timeout` 时，建立连接仍用 redis-py 的 5 秒（这里在 1.5 秒后截断）；限制它的是 `socket_connect_timeout`。
+
+# %%
+dead = pools.connect_timeout(socket_timeout_s=0.2, connect_timeout_s=0.2, patience_s=1.5)
+print_table([_("client"), "socket_connect_timeout", _("error"), _("waited over 1 s")],
+            [(how, x["connect_timeout_s"], x["error"], x["waited_s"] > 1) for how, x in dead.items()])
 
 # %% [markdown] lang="en"
 # ## When Redis fills up
@@ -680,3 +849,108 @@ storms = {_("backoff, no jitter"): bo.storm(r, jitter=False, use_retry_after=Fal
           _("Retry-After + jitter"): bo.storm(r, jitter=True, use_retry_after=True)}
 print_table([_("clients retry with"), _("requests"), _("largest wave in 10 ms"), _("last through, ms"), _("gave up")],
             [(name, s["requests"], s["largest_wave"], s["last_ms"], s["gave_up"]) for name, s in storms.items()])
+
+# %% [markdown] lang="en"
+# ## Watching it
+#
+# `vitals` reads the few numbers worth an alert with read-only commands. fakeredis has none of
+# `INFO`, `SLOWLOG` and `LATENCY`; on Redis every number is there.
+
+# %% [markdown] lang="ru" translated="a97936a23c60"
+# ## Наблюдение
+#
+# `vitals` читает те немногие числа, ради которых стоит заводить тревогу, командами, которые ничего
+# не меняют. В fakeredis нет ни `INFO`, ни `SLOWLOG`, ни `LATENCY`; в Redis есть все числа.
+
+# %% [markdown] lang="zh" translated="a97936a23c60"
+# ## 监控
+#
+# `vitals` 用只读命令读取那几个值得告警的数字。fakeredis 没有 `INFO`、`SLOWLOG` 和 `LATENCY`；在 Redis 上每个数字都有。
+
+# %% tags=["backend-differs"]
+from redis_course.lessons import vitals as vt
+
+seen = vt.vitals(r)
+print(_("missing:"), seen["missing"], "|", _("numbers read:"), len(seen) - 1)
+
+# %% [markdown] lang="en"
+# On a private server each number is moved once on purpose: 5 `GET`s, a `WRONGTYPE`, a 50 ms
+# `DEBUG SLEEP`, a client past `maxclients`, a fill past `maxmemory` under `allkeys-lru`, and a new
+# redis-py connection, whose handshake itself adds errors on Redis before 7.2.
+
+# %% [markdown] lang="ru" translated="7f0d3364b32f"
+# На приватном сервере каждое число нарочно сдвигается один раз: 5 `GET`, один `WRONGTYPE`,
+# `DEBUG SLEEP` на 50 мс, клиент сверх `maxclients`, заполнение сверх `maxmemory` при `allkeys-lru`
+# и новое соединение redis-py, чьё рукопожатие само добавляет ошибки на Redis до 7.2.
+
+# %% [markdown] lang="zh" translated="7f0d3364b32f"
+# 在私有服务器上，每个数字都被故意推动一次：5 次 `GET`、一次 `WRONGTYPE`、一次 50 毫秒的 `DEBUG SLEEP`、一个超出 `maxclients` 的客户端、在 `allkeys-lru` 下超出 `maxmemory` 的写满，以及一个新的 redis-py 连接——在 7.2 之前的 Redis 上，它的握手本身就会增加错误。
+
+# %%
+if SERVER:
+    with private_redis() as srv:
+        settings, moved = vt.defaults(srv), vt.provoke(srv)
+    print(settings)
+    print_table([_("what"), _("moved by")], [(k, v) for k, v in moved.items() if k != "evicted_keys"])
+    print("evicted_keys > 0:", moved["evicted_keys"] > 0)
+
+# %% tags=["varies"]
+if SERVER:
+    print("evicted_keys:", moved["evicted_keys"])
+
+# %% [markdown] lang="en"
+# ## Hot keys
+#
+# A global limit of 1,000 per window is one key that every request hits: on a cluster one slot, so
+# one primary. Split over 16 shards (no common hash tag) it spreads over the slots and summed on
+# read it is still exact; counted per process and sent in one `INCRBY` per 50 hits it costs a few
+# round trips and overshoots by at most `(N - 1) × batch`.
+
+# %% [markdown] lang="ru" translated="4eb79bdacd54"
+# ## Горячие ключи
+#
+# Глобальный лимит 1000 за окно — это один ключ, в который попадает каждый запрос: в кластере один
+# слот, а значит, один первичный узел. Разделённый на 16 шардов (без общего хеш-тега), он
+# распределяется по слотам и при чтении суммой остаётся точным; подсчитанный в каждом процессе и
+# отправляемый одним `INCRBY` на 50 обращений, он стоит нескольких сетевых обменов и превышает лимит
+# не больше чем на `(N - 1) × batch`.
+
+# %% [markdown] lang="zh" translated="4eb79bdacd54"
+# ## 热点键
+#
+# 每个窗口 1,000 的全局限额是每个请求都会命中的一个键：在集群上是一个槽，也就是一个主节点。拆成 16 个分片（没有共同的哈希标签）后，它分散到多个槽上，读取时求和仍然精确；在每个进程内计数、每 50 次命中用一个 `INCRBY` 发出，只需要少量往返，超出限额最多 `(N - 1) × batch`。
+
+# %%
+from redis_course.lessons import hotkeys as hk
+
+print(hk.placement(r))
+rows = []
+for requests in (2000, 1100):
+    for how, x in hk.sharded_window(r, f"w{requests}", requests, limit=1000).items():
+        rows.append((how, requests, x["admitted"], x["round trips"], f"{x['busiest key']:.0%}"))
+batched = hk.batched_window(r, "b", 2000, limit=1000, processes=4, batch=50)
+rows.append((_("4 processes, one INCRBY per 50"), 2000, batched["admitted"], batched["round trips"], "100%"))
+print_table([_("limit of 1,000"), _("requests"), _("admitted"), _("round trips"), _("busiest key")], rows)
+print({k: v for k, v in batched.items() if k not in ("admitted", "round trips")})
+
+# %% [markdown] lang="en"
+# `OBJECT FREQ` and `redis-cli --hotkeys` need an LFU policy: on a private server, 300 `INCR`s of
+# one key beside 50 cold keys, first under `noeviction`, then under `allkeys-lfu`.
+
+# %% [markdown] lang="ru" translated="fd1bf44c872a"
+# `OBJECT FREQ` и `redis-cli --hotkeys` требуют политики LFU: на приватном сервере 300 `INCR` одного
+# ключа рядом с 50 холодными, сначала при `noeviction`, затем при `allkeys-lfu`.
+
+# %% [markdown] lang="zh" translated="fd1bf44c872a"
+# `OBJECT FREQ` 和 `redis-cli --hotkeys` 需要 LFU 策略：在私有服务器上，一个键在 50 个冷键旁边被 `INCR` 300 次，先在 `noeviction` 下，再在 `allkeys-lfu` 下。
+
+# %%
+if SERVER:
+    with private_redis() as srv:
+        lfu = hk.lfu_view(srv, hits=300)
+    for k, v in lfu.items():
+        print(k, "->", (0 < v < 300) if isinstance(v, int) else v)
+
+# %% tags=["varies"]
+if SERVER:
+    print("OBJECT FREQ, allkeys-lfu ->", lfu["OBJECT FREQ, allkeys-lfu"])

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import queue
 import threading
 import time
 from typing import Callable, Iterator, NamedTuple
@@ -94,7 +95,20 @@ def _deadline_class(cls: type) -> type:
     return _CLASSES[cls]
 
 
-def budget_client(r, budget_ms: int):
+class _DeadlineQueue(queue.LifoQueue):
+    """A ``BlockingConnectionPool``'s queue whose wait for a free connection gets only what is left
+    of the :func:`deadline` (at most the pool's ``timeout``); a spent deadline waits not at all."""
+
+    def get(self, block: bool = True, timeout: float | None = None):
+        if block:
+            try:
+                timeout = _left(timeout)
+            except redis.exceptions.TimeoutError:
+                block = False
+        return super().get(block, timeout)
+
+
+def budget_client(r, budget_ms: int, max_connections: int | None = None):
     """A client on the same server, database and key prefix as ``r`` that never retries (redis-py 8
     retries a timed-out command by default), whose connect and every reply wait at most
     ``budget_ms``, and inside a :func:`deadline` only what is left of it.
@@ -103,6 +117,12 @@ def budget_client(r, budget_ms: int):
     a new client per request pays a connect and a handshake (HELLO, CLIENT SETINFO) every time.
     No round trip: connections open on first use.  For an embedded fakeredis client (no network,
     nothing to wait for) ``r`` itself is returned.
+
+    With ``max_connections`` the pool is a ``BlockingConnectionPool`` of that size: a caller that
+    finds every connection busy waits for one, at most ``budget_ms`` and only what is left of the
+    deadline, then gets ``ConnectionError("No connection available.")``, which the guard answers
+    without opening the breaker.  Without it the pool is redis-py's ``ConnectionPool``: a new
+    connection for each concurrent caller up to 100, then ``MaxConnectionsError`` at once.
     """
     if getattr(r, "backend", "") == "fakeredis":
         return r
@@ -113,7 +133,12 @@ def budget_client(r, budget_ms: int):
     kwargs.update(socket_timeout=budget_ms / 1000, socket_connect_timeout=budget_ms / 1000,
                   retry=Retry(NoBackoff(), 0))
     klass = _deadline_class(pool.connection_class)
-    client = CourseRedis(connection_pool=redis.ConnectionPool(connection_class=klass, **kwargs))
+    if max_connections is None:
+        pool = redis.ConnectionPool(connection_class=klass, **kwargs)
+    else:
+        pool = redis.BlockingConnectionPool(connection_class=klass, max_connections=max_connections,
+                                            timeout=budget_ms / 1000, queue_class=_DeadlineQueue, **kwargs)
+    client = CourseRedis(connection_pool=pool)
     client.backend, client.prefix, client.owned, client.where = r.backend, r.prefix, r.owned, r.where
     return client
 
@@ -200,9 +225,9 @@ NO_ANSWER = (E.ConnectionError, E.TimeoutError, E.OutOfMemoryError, E.ReadOnlyEr
 NOT_AN_OUTAGE = (E.AuthenticationError, E.AuthorizationError, E.ExternalAuthProviderError)
 
 #: Replies redis-py leaves as a plain ``ResponseError`` that mean "no answer now": a script or
-#: function running past ``busy-reply-threshold`` (BUSY), and failover states it maps only in some
-#: versions.
-NO_ANSWER_PREFIXES = ("BUSY ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ", "LOADING ")
+#: function running past ``busy-reply-threshold`` (BUSY), failover states it maps only in some
+#: versions, and a primary whose replicas lag more than ``min-replicas-max-lag`` (NOREPLICAS).
+NO_ANSWER_PREFIXES = ("BUSY ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ", "LOADING ", "NOREPLICAS ")
 
 
 def no_answer(exc: BaseException) -> bool:
@@ -215,6 +240,15 @@ def no_answer(exc: BaseException) -> bool:
     return isinstance(exc, E.ResponseError) and str(exc).startswith(NO_ANSWER_PREFIXES)
 
 
+def pool_exhausted(exc: BaseException) -> bool:
+    """True if ``exc`` says this process's pool had no connection to give: ``MaxConnectionsError``
+    (``ConnectionPool``, at once) or the plain ``ConnectionError`` a ``BlockingConnectionPool``
+    raises when its ``timeout`` passes.  Redis itself may be fine: no reason to open the breaker."""
+    if isinstance(exc, E.MaxConnectionsError):
+        return True
+    return type(exc) is E.ConnectionError and str(exc) == "No connection available."
+
+
 class Guard:
     """``Guard(decide, policy)``: call ``decide(*args)`` (a Redis limiter on a :func:`budget_client`)
     and return a :class:`Verdict`; when Redis fails or the breaker is open, answer by ``policy``.
@@ -223,8 +257,7 @@ class Guard:
     which :func:`no_answer` is true are answered by the policy; a bug in ``decide`` or a wrong
     password is raised (the choice of this course: a bug shows at once, and it fails every request
     until it is fixed; a team that would rather fail open on bugs too catches them itself).
-    ``MaxConnectionsError`` (this process's pool is full) is answered by the policy without opening
-    the breaker: Redis is fine, this process is busy.  With ``budget_ms`` the whole call runs under a
+    A full pool (:func:`pool_exhausted`) is answered by the policy without opening the breaker: Redis is fine, this process is busy.  With ``budget_ms`` the whole call runs under a
     :func:`deadline`.  ``local`` needs a :class:`LocalBucket`.
     """
 
@@ -259,10 +292,10 @@ class Guard:
             else:
                 with deadline(self.budget_ms):
                     answer = self.decide(*args, **kwargs)
-        except E.MaxConnectionsError as exc:
-            self.breaker.abandon()
-            return self._fallback(type(exc).__name__, local_says)
         except E.RedisError as exc:
+            if pool_exhausted(exc):
+                self.breaker.abandon()
+                return self._fallback(type(exc).__name__, local_says)
             if not no_answer(exc):
                 self.breaker.record(True)    # Redis answered, with an error: it is up
                 raise
