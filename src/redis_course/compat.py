@@ -358,3 +358,27 @@ def bare_fakeredis_lua() -> None:
             return runtime
 
     mixin.LUA_MODULE = _Bare()
+
+    # FUNCTION's engine sets itself up with debug.getinfo and setfenv, kept as its own locals, then
+    # runs every library in a read-only view of the globals it allows: its runtime gets the same
+    # filters, and the bare prelude once the engine is set up (before, FUNCTION LOAD failed with
+    # "attempt to index global 'debug'")
+    engine_cls = require("fakeredis", "fakeredis.commands_mixins._lua_functions", ("FunctionsEngine",),
+                         "the grader's fakeredis server (FUNCTION in a Lua without io and os)")
+
+    class _Filtered:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(lua, name)
+
+        @staticmethod
+        def LuaRuntime(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - lupa's name
+            kwargs.update(register_eval=False, register_builtins=False, attribute_filter=_no_attributes)
+            return lua.LuaRuntime(*args, **kwargs)
+
+    set_up = engine_cls.__init__
+
+    def init(self: Any, lua_module: Any, *args: Any, **kwargs: Any) -> None:
+        set_up(self, _Filtered(), *args, **kwargs)
+        self.runtime.execute(_BARE_LUA)
+
+    engine_cls.__init__ = init

@@ -118,6 +118,24 @@ def test_no_script_changes_what_a_later_script_finds(boxes, backend):
         client.close()
 
 
+LIBRARY = """#!lua name=boxtest
+redis.register_function('bump', function(keys, args) return redis.call('INCRBY', keys[1], args[1]) end)
+redis.register_function('peek', function(keys, args) return type(rawget(_G, 'debug')) end)
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_functions_load_and_run_as_on_redis_7(boxes, backend):
+    """FUNCTION LOAD and FCALL work in the box's server, with the same bare Lua as EVAL."""
+    box = boxes(f"""
+        LIB = {LIBRARY!r}
+        def use(r):
+            r.function_load(LIB, replace=True)
+            return [r.fcall("bump", 1, r.key("n"), 5), r.fcall("bump", 1, r.key("n"), 2), r.fcall("peek", 0)]
+        """, backend)
+    assert StudentProcess(box).call("use") == [5, 7, "nil"], backend
+
+
 def test_the_box_has_no_copy_of_the_graders_environment(boxes, monkeypatch):
     """An instructor's secret in the grader's environment is nowhere in the student's process: not in
     its environment, not on its stack (where a process's first environment block stays)."""
