@@ -345,6 +345,10 @@ def test_the_nasty_class_is_graded_and_every_output_file_is_safe(nasty_class):
         assert set(data) <= GRADESCOPE_FIELDS and data["score"] > 0
     assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["feedback_langs"] == {"ru": 1, "zh": 1}
     assert not steering(summary.render().replace("\n", ""))
+    runs = (out / "logs" / "runs.jsonl").read_bytes()  # the instructor's log, read with cat or tail
+    assert runs.isascii(), runs[:300]
+    # one line a run: the two students and the reference solution's run (who: "")
+    assert sorted(bool(json.loads(line)["who"]) for line in runs.splitlines()) == [False, True, True]
 
 
 def test_a_regrade_keeps_the_feedback_language_and_the_neutralised_cells(nasty_class, tmp_path):

@@ -109,8 +109,10 @@ class Journal:
 
     def add(self, who: str, lab: str, sha: str, res: LabResult) -> None:
         result = {**res.to_dict(), "output": res.output}
+        # ASCII only: a student's text (names, output) is escaped, so no bidi override or control
+        # character reaches the terminal of whoever reads the log with cat or tail
         line = json.dumps({"key": self.key, "who": who, "lab": lab, "sha256": sha, "result": result},
-                          ensure_ascii=False) + "\n"
+                          ensure_ascii=True) + "\n"
         with self.lock:
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "a", encoding="utf-8") as f:
