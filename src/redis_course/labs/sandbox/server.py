@@ -247,9 +247,13 @@ class RunRedis:
         return process_tree(self.proc.pid)
 
     def pause(self) -> None:
-        """Stop the server's processes (SIGSTOP): it answers nobody until :meth:`resume`."""
-        for pid in reversed(self._pids()):
+        """Stop the server's processes (SIGSTOP): it answers nobody until :meth:`resume`.  Returns
+        once every thread of them is stopped (a signal is delivered when its target next runs: on a
+        busy machine a server could otherwise answer a request sent just after this call)."""
+        pids = self._pids()
+        for pid in reversed(pids):
             _signal(pid, signal.SIGSTOP)
+        _wait_states(pids, {"T", "t", "Z", "X"}, timeout=5.0)
 
     def resume(self) -> None:
         for pid in self._pids():
@@ -264,7 +268,10 @@ class RunRedis:
             except Exception:  # noqa: BLE001
                 pass
             self._admin = None
+        pids = self._pids()
         self.resume()
+        for pid in pids:  # the whole tree, whatever session or group bubblewrap gave its processes
+            _signal(pid, signal.SIGKILL)
         if self._server is not None:
             self._server.kill()
         elif self._fake and self._fake.poll() is None:
@@ -274,6 +281,8 @@ class RunRedis:
                 pass
             self._fake.wait(5)
         self._fake = None
+        # returns once none of them runs: a connection made before the stop gets no more answers
+        _wait_states(pids, {"Z", "X"}, timeout=5.0)
 
     def close(self) -> None:
         self.stop()
@@ -284,6 +293,33 @@ def _python() -> str:
     import sys
 
     return sys.executable
+
+
+def _states(pid: int) -> set[str]:
+    """The scheduler states of every thread of ``pid`` (``/proc/PID/task/*/stat``); empty once gone."""
+    out = set()
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                out.add(f.read().rsplit(")", 1)[1].split()[0])
+        except (OSError, IndexError):
+            continue
+    return out
+
+
+def _wait_states(pids: list[int], done: set[str], timeout: float) -> bool:
+    """Wait until every thread of ``pids`` is in one of the states ``done`` (or gone)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if all(_states(pid) <= done for pid in pids):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
 
 
 def _signal(pid: int, sig: int) -> None:
