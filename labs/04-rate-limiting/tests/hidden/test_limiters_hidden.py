@@ -401,3 +401,20 @@ def test_the_servers_clock_is_read_when_the_script_runs_hidden(lab, redis):
                 "{name}: expected the key to live until at least {need} ms after the script ran, saw {seen} ms "
                 "(was the expiry computed from the application's clock?)").format(
                 name=name, need=matters[name] - ran, seen=now + pttl - ran)
+
+
+@points(1)
+@hint("sliding-memory")
+@contract("sliding-memory")
+def test_the_sliding_log_keeps_only_what_its_longest_window_holds_hidden(lab, redis):
+    """The sliding log keeps no unit that left its longest window"""
+    limits = [[3, 1000], [4, 5000]]
+    for i in range(30):                      # 2 units every 700 ms: the log never holds more than 4 at once
+        lab.sliding_window("memo", limits, 2, T0 + 700 * i)
+    sizes = {"zset": redis.zcard, "list": redis.llen, "hash": redis.hlen, "set": redis.scard}
+    for key in _keys_of(redis, "memo"):
+        kind = redis.type(key)
+        size = sizes[kind](key) if kind in sizes else 0
+        assert size <= 4, _("sliding_window: expected the log to hold at most 4 units (the largest limit) after 30 "
+                            "requests 700 ms apart, saw {seen} entries in {key}: are the units that left the longest "
+                            "window removed?", seen=size, key=redis.unprefixed(key))
