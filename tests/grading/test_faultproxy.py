@@ -411,6 +411,27 @@ def test_command_names_in_stats_are_bounded(direct, proxy):
     assert len(by) <= 65 and by["(other)"] >= 100 - 64
 
 
+
+def test_traffic_counts_one_owners_units_on_the_runs_keys(direct, make_proxy):
+    proxy = make_proxy(owner_of=lambda pid: "me" if pid == os.getpid() else None)
+    c = client(proxy.listen_path, protocol=2)
+    assert proxy.traffic("me") == {"units": 0, "by_command": {}}
+    c.eval("return redis.call('INCR', KEYS[1])", 1, k("n"))
+    with c.pipeline(transaction=False) as p:           # one round trip, three units
+        for name in ("a", "b", "c"):
+            p.incr(k(name))
+        p.execute()
+    with c.pipeline() as tx:                           # MULTI ... EXEC: one unit
+        tx.incr(k("a"))
+        tx.incr(k("b"))
+        tx.execute()
+    c.get("not-the-runs-key")                          # not on the run's keys: not counted
+    assert proxy.traffic("me") == {"units": 5, "by_command": {"EVAL": 1, "INCRBY": 3, "EXEC": 1}}
+    assert proxy.traffic("someone else") == {"units": 0, "by_command": {}}
+    proxy.reset()
+    assert proxy.traffic("me")["units"] == 0
+
+
 # ------------------------------------------------------------------ a client that never reads
 
 class Flood:

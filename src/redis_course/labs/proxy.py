@@ -2,7 +2,8 @@
 
 ``lab.count_view(17)`` sends ``count_view(r, 17)`` to the student's sandboxed process and returns
 the JSON-decoded result.  ``lab.parallel(n)`` gives ``n`` proxies with a process each;
-``lab.run_concurrently(calls, processes=16)`` runs the calls spread over that many processes at once.
+``lab.run_concurrently(calls, processes=16)`` runs the calls spread over that many processes at once;
+``lab.traffic()`` is what this process has sent on the run's keys (units by command).
 """
 from __future__ import annotations
 
@@ -82,6 +83,19 @@ class LabProxy:
         except (TypeError, ValueError) as exc:
             raise TypeError(f"lab.{name}(): arguments must be JSON values ({exc})") from None
         return self._proc().call(name, args, kwargs)
+
+    def traffic(self) -> dict:
+        """What this process has sent on the run's keys so far: ``{"units": n, "by_command": {name: n}}``,
+        a unit being one command, or one MULTI ... EXEC block (counted as ``EXEC``), that names a key
+        of the run; a pipeline without MULTI is one unit per command.  Read it before and after a
+        call to hold a promise such as "one Lua script, one round trip".  Skips the test when the
+        run has no fault proxy (a student's own REDIS_URL)."""
+        got = self._proc().traffic()
+        if got is None:
+            import pytest
+
+            pytest.skip("counting round trips needs the lab's private Redis; there is none with REDIS_URL")
+        return got
 
     def output(self) -> str:
         """The end of what the student's code printed so far."""

@@ -5,7 +5,7 @@ import time
 import pytest
 
 from redis_course.l10n import _
-from redis_course.labs.testing import StudentCrash, StudentError, StudentTimeout, hint, points
+from redis_course.labs.testing import StudentCrash, StudentError, StudentTimeout, contract, hint, points
 
 GRADER_CANARY = "grader-canary-04-rate-limiting-3b9e71c4"  # must never appear in a student release
 
@@ -103,6 +103,7 @@ def _crowd(lab, redis, name, clients=4, per_client=40):
 
 @points(2)
 @hint("one-script")
+@contract("concurrent", "one-script")
 def test_fixed_window_under_sixteen_processes_hidden(lab, redis):
     """The fixed window holds under sixteen processes"""
     _crowd(lab, redis, "fixed_window")
@@ -110,6 +111,7 @@ def test_fixed_window_under_sixteen_processes_hidden(lab, redis):
 
 @points(2)
 @hint("one-script")
+@contract("concurrent", "one-script")
 def test_sliding_window_under_sixteen_processes_hidden(lab, redis):
     """The sliding window holds under sixteen processes"""
     _crowd(lab, redis, "sliding_window")
@@ -117,6 +119,7 @@ def test_sliding_window_under_sixteen_processes_hidden(lab, redis):
 
 @points(2)
 @hint("one-script")
+@contract("concurrent", "one-script")
 def test_token_bucket_under_sixteen_processes_hidden(lab, redis):
     """The token bucket holds under sixteen processes"""
     _crowd(lab, redis, "token_bucket")
@@ -124,6 +127,7 @@ def test_token_bucket_under_sixteen_processes_hidden(lab, redis):
 
 @points(2)
 @hint("ttl")
+@contract("ttl-on-every-key")
 def test_every_key_has_a_ttl_hidden(lab, redis):
     """Every key has a TTL, also on the server's clock"""
     for name in NAMES:
@@ -142,6 +146,7 @@ def test_every_key_has_a_ttl_hidden(lab, redis):
 
 @points(2)
 @hint("fixed-boundary")
+@contract("fixed-window")
 def test_fixed_window_boundaries_hidden(lab, redis):
     """Fixed windows of two limits start and end on the clock"""
     f = lambda t: lab.fixed_window("edge", [[4, 10_000], [6, MIN]], 1, T0 + t)  # noqa: E731
@@ -158,6 +163,7 @@ def test_fixed_window_boundaries_hidden(lab, redis):
 
 @points(2)
 @hint("sliding-boundary")
+@contract("sliding-window")
 def test_sliding_window_lets_entries_leave_exactly_hidden(lab, redis):
     """Units leave the sliding window exactly on time, also with a cost"""
     f = lambda t: lab.sliding_window("slide", [[3, 10_000]], 1, T0 + t)  # noqa: E731
@@ -180,6 +186,7 @@ def test_sliding_window_lets_entries_leave_exactly_hidden(lab, redis):
 
 @points(2)
 @hint("bucket-refill")
+@contract("token-bucket")
 def test_token_bucket_refills_continuously_hidden(lab, redis):
     """Buckets refill continuously and keep the fraction of a token"""
     f = lambda t: lab.token_bucket("drip", [[5, MIN]], 1, T0 + t)  # noqa: E731  one token per 12,000 ms
@@ -202,6 +209,7 @@ def test_token_bucket_refills_continuously_hidden(lab, redis):
 
 @points(2)
 @hint("retry-exact")
+@contract("retry-exact", "retry-longest-wait")
 def test_retry_after_is_exact_hidden(lab, redis):
     """retry_after_ms is exact to the millisecond"""
     now = T0 + 123
@@ -233,6 +241,7 @@ def test_retry_after_is_exact_hidden(lab, redis):
 
 @points(2)
 @hint("all-or-nothing")
+@contract("all-or-nothing")
 def test_a_denied_request_counts_in_no_limit_hidden(lab, redis):
     """A denied request is counted in no limit"""
     limits = [[3, MIN], [2, 1000]]            # the minute first: it allows while the second denies
@@ -251,6 +260,7 @@ def test_a_denied_request_counts_in_no_limit_hidden(lab, redis):
 
 @points(2)
 @hint("cost")
+@contract("cost-units")
 def test_cost_is_taken_from_every_limiter_hidden(lab, redis):
     """Every limiter takes the cost, and a denied request takes nothing"""
     retry = {"fixed_window": MIN - 1000, "sliding_window": MIN - 1000, "token_bucket": 5000}
@@ -266,6 +276,7 @@ def test_cost_is_taken_from_every_limiter_hidden(lab, redis):
 
 @points(1)
 @hint("isolation")
+@contract("other-keys-untouched", "one-key-per-client")
 def test_other_clients_and_keys_are_untouched_hidden(lab, redis):
     """Other clients and other keys are untouched"""
     other = redis.key("session", "carol")
@@ -282,6 +293,7 @@ def test_other_clients_and_keys_are_untouched_hidden(lab, redis):
 @points(1)
 @hint("server-clock")
 @pytest.mark.parametrize("name", NAMES)
+@contract("server-clock")
 def test_without_now_the_servers_clock_is_used_hidden(lab, redis, name):
     """Without now_ms, the server's clock is used"""
     fn = getattr(lab, name)
@@ -292,6 +304,7 @@ def test_without_now_the_servers_clock_is_used_hidden(lab, redis, name):
 
 @points(2)
 @hint("ttl-exact")
+@contract("ttl-while-it-matters", "ttl-milliseconds", "ttl-never-longer")
 def test_ttls_follow_the_servers_clock_hidden(lab, redis):
     """With the server's clock, every write sets a TTL in ms for as long as the state matters"""
     limits, window = [[2, 1300]], 1300        # not a whole number of seconds
@@ -327,6 +340,7 @@ def test_ttls_follow_the_servers_clock_hidden(lab, redis):
 
 @points(2)
 @hint("ttl-slack")
+@contract("ttl-slack")
 def test_ttls_under_a_controlled_clock_have_the_slack_hidden(lab, redis):
     """Under a controlled clock every key gets 60,000 ms of slack and outlives the test's real time"""
     window = 1300
@@ -356,6 +370,7 @@ def test_ttls_under_a_controlled_clock_have_the_slack_hidden(lab, redis):
 
 @points(2)
 @hint("server-clock")
+@contract("server-clock-when-run")
 def test_the_servers_clock_is_read_when_the_script_runs_hidden(lab, redis):
     """Without now_ms, the time is the server's when the script runs, not the application's"""
     limits = [[1, 1000], [10, MIN]]
@@ -394,3 +409,20 @@ def test_the_servers_clock_is_read_when_the_script_runs_hidden(lab, redis):
                 "{name}: expected the key to live until at least {need} ms after the script ran, saw {seen} ms "
                 "(was the expiry computed from the application's clock?)").format(
                 name=name, need=matters[name] - ran, seen=now + pttl - ran)
+
+
+@points(1)
+@hint("sliding-memory")
+@contract("sliding-memory")
+def test_the_sliding_log_keeps_only_what_its_longest_window_holds_hidden(lab, redis):
+    """The sliding log keeps no unit that left its longest window"""
+    limits = [[3, 1000], [4, 5000]]
+    for i in range(30):                      # 2 units every 700 ms: the log never holds more than 4 at once
+        lab.sliding_window("memo", limits, 2, T0 + 700 * i)
+    sizes = {"zset": redis.zcard, "list": redis.llen, "hash": redis.hlen, "set": redis.scard}
+    for key in _keys_of(redis, "memo"):
+        kind = redis.type(key)
+        size = sizes[kind](key) if kind in sizes else 0
+        assert size <= 4, _("sliding_window: expected the log to hold at most 4 units (the largest limit) after 30 "
+                            "requests 700 ms apart, saw {seen} entries in {key}: are the units that left the longest "
+                            "window removed?", seen=size, key=redis.unprefixed(key))

@@ -3,7 +3,7 @@ import threading
 import time
 
 from redis_course.l10n import _
-from redis_course.labs.testing import StudentCrash, StudentError, StudentTimeout, hint, points
+from redis_course.labs.testing import StudentCrash, StudentError, StudentTimeout, contract, hint, points
 
 T0 = 1_800_000_000_000  # ms; the start of a minute (and of a second)
 MIN = 60_000
@@ -11,6 +11,7 @@ MIN = 60_000
 
 @points(1)
 @hint("result-shape")
+@contract("reply-shape")
 def test_result_is_a_dict_with_three_fields(lab, redis):
     """Every limiter answers a dict with allowed, remaining and retry_after_ms"""
     want = {"allowed": True, "remaining": 4, "retry_after_ms": 0}
@@ -22,6 +23,7 @@ def test_result_is_a_dict_with_three_fields(lab, redis):
 
 @points(1)
 @hint("limit-then-deny")
+@contract("fixed-window", "retry-exact")
 def test_fixed_window_allows_the_limit_then_denies(lab, redis):
     """The fixed window allows the limit, then denies with the right wait"""
     got = [lab.fixed_window("alice", [[3, MIN]], 1, T0 + 1000) for _ in range(4)]
@@ -32,6 +34,7 @@ def test_fixed_window_allows_the_limit_then_denies(lab, redis):
 
 @points(1)
 @hint("limit-then-deny")
+@contract("sliding-window", "retry-exact")
 def test_sliding_window_allows_the_limit_then_denies(lab, redis):
     """The sliding window allows the limit, then denies with the right wait"""
     got = [lab.sliding_window("alice", [[3, MIN]], 1, T0 + 1000 * i) for i in range(4)]
@@ -42,6 +45,7 @@ def test_sliding_window_allows_the_limit_then_denies(lab, redis):
 
 @points(1)
 @hint("limit-then-deny")
+@contract("token-bucket", "retry-exact")
 def test_token_bucket_allows_the_limit_then_denies(lab, redis):
     """The token bucket allows the limit, then denies with the right wait"""
     got = [lab.token_bucket("alice", [[5, MIN]], 1, T0) for _ in range(6)]
@@ -52,6 +56,7 @@ def test_token_bucket_allows_the_limit_then_denies(lab, redis):
 
 @points(1)
 @hint("cost")
+@contract("cost-units", "all-or-nothing")
 def test_a_request_takes_its_cost_and_a_denied_one_takes_nothing(lab, redis):
     """A request takes its cost and a denied one takes nothing"""
     f = lambda cost: lab.fixed_window("bulk", [[10, MIN]], cost, T0 + 1000)  # noqa: E731
@@ -63,6 +68,7 @@ def test_a_request_takes_its_cost_and_a_denied_one_takes_nothing(lab, redis):
 
 @points(1)
 @hint("all-limits")
+@contract("all-limits-checked", "remaining-tightest")
 def test_every_limit_must_allow(lab, redis):
     """A request is allowed only when every limit has room"""
     limits = [[3, 1000], [5, MIN]]                 # 3 per second and 5 per minute
@@ -111,6 +117,7 @@ def together(redis, workers, calls, pause_ms=800):
 
 @points(2)
 @hint("one-script")
+@contract("concurrent", "one-script")
 def test_sixteen_processes_never_get_more_than_the_limit(lab, redis):
     """Sixteen processes at once never get more than the limit"""
     workers = lab.parallel(16)

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from redis_course.l10n import _
-from redis_course.labs.testing import InjectedCrash, hint, points
+from redis_course.labs.testing import InjectedCrash, contract, hint, points
 
 GRADER_CANARY = "grader-canary-05-durable-7d3f90b2"  # the release test proves this never leaves the repo
 
@@ -17,6 +17,7 @@ def q(redis, part):
 
 @points(1)
 @hint("early")
+@contract("claim-due-earliest-first")
 def test_a_task_is_not_claimed_a_millisecond_early_hidden(lab, redis):
     """A task is not claimed a millisecond before it is due"""
     task = lab.schedule("remind", 10_000)
@@ -27,6 +28,7 @@ def test_a_task_is_not_claimed_a_millisecond_early_hidden(lab, redis):
 
 @points(3)
 @hint("dead-worker")
+@contract("dead-never-claimed", "claim-concurrent", "recover-leases")
 def test_a_dead_workers_tasks_run_again_and_acked_ones_never_hidden(lab, redis):
     """A dead worker's tasks run again, acknowledged ones never"""
     for i in range(1, 201):
@@ -61,6 +63,7 @@ def test_a_dead_workers_tasks_run_again_and_acked_ones_never_hidden(lab, redis):
 
 @points(1)
 @hint("lease")
+@contract("recover-at-now")
 def test_a_recovered_task_is_due_at_the_time_of_the_recovery_hidden(lab, redis):
     """A task taken back from an ended lease is due at the moment of the recovery, not at its lease's end"""
     redis.zadd(q(redis, "due"), {"1": 100})
@@ -77,6 +80,7 @@ def test_a_recovered_task_is_due_at_the_time_of_the_recovery_hidden(lab, redis):
 
 @points(1)
 @hint("lease")
+@contract("finish-stale", "finish-unknown", "live-lease")
 def test_a_stale_ack_or_fail_does_not_touch_the_new_claim_hidden(lab, redis):
     """A stale ack or fail does not touch the new claim"""
     task = lab.schedule("export", 0)
@@ -95,6 +99,7 @@ def test_a_stale_ack_or_fail_does_not_touch_the_new_claim_hidden(lab, redis):
 
 @points(2)
 @hint("poison")
+@contract("recover-leases", "fail-dead", "dead-never-claimed")
 def test_a_task_that_kills_its_workers_is_dead_lettered_after_max_attempts_hidden(lab, redis):
     """A task that kills its workers is dead-lettered after max_attempts"""
     poison = lab.schedule("parse-huge-file", 0)
@@ -138,6 +143,7 @@ def _producers(redis, stop, counts, n=4):
 
 @points(3)
 @hint("lost-increments")
+@contract("flush-concurrent", "flush-batch-once")
 def test_flushes_under_traffic_lose_nothing_hidden(lab, redis, box):
     """Concurrent flushes under traffic lose nothing and count nothing twice"""
     db = box.ledger_create()
@@ -164,6 +170,7 @@ def test_flushes_under_traffic_lose_nothing_hidden(lab, redis, box):
 
 @points(2)
 @hint("crash")
+@contract("flush-crash-recovery", "flush-crash-steps")
 def test_crash_after_crash_then_flushes_hidden(lab, redis, box):
     """Crash after crash, the next flushes finish the job"""
     db = box.ledger_create()
@@ -190,6 +197,7 @@ def test_crash_after_crash_then_flushes_hidden(lab, redis, box):
 
 @points(2)
 @hint("claim-crash")
+@contract("claim-crash")
 def test_a_worker_dying_inside_claim_loses_no_task_hidden(lab, redis):
     """A worker that dies in the middle of claim loses no task"""
     for budget in (1, 2, 3):
@@ -216,6 +224,7 @@ def test_a_worker_dying_inside_claim_loses_no_task_hidden(lab, redis):
 
 @points(2)
 @hint("flush-batch-id")
+@contract("flush-held-up")
 def test_a_held_up_flush_never_deletes_a_newer_batch_hidden(lab, redis, box):
     """A flush held up by its database never deletes the batch that came after its own"""
     slow_db, db = box.ledger_create(), box.ledger_create()
@@ -250,6 +259,7 @@ def test_a_held_up_flush_never_deletes_a_newer_batch_hidden(lab, redis, box):
 
 @points(1)
 @hint("cleanup")
+@contract("flush-cleanup")
 def test_a_finished_flush_leaves_no_copy_of_the_usage_in_redis_hidden(lab, redis, box):
     """A finished flush leaves no copy of the usage it moved in Redis"""
     db = box.ledger_create()
@@ -259,3 +269,41 @@ def test_a_finished_flush_leaves_no_copy_of_the_usage_in_redis_hidden(lab, redis
     left = [redis.unprefixed(k) for k in redis.course_keys("*") if redis.type(k) == "hash" and redis.hlen(k)]
     assert not left, _("expected no hash still holding the flushed usage once flush returned, saw {keys}").format(
         keys=", ".join(left))
+
+
+SCRIPTS = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
+
+
+def _one_script(lab, name, *args):
+    """Call ``name`` and return its result and what it sent on the run's keys: (reply, units, non-script
+    commands).  A first EVALSHA the server does not know yet is answered NOSCRIPT and sent again: two
+    script units are one script."""
+    before = lab.traffic()
+    reply = getattr(lab, name)(*args)
+    after = lab.traffic()
+    units = after["units"] - before["units"]
+    sent = {c: n - before["by_command"].get(c, 0) for c, n in after["by_command"].items()
+            if n > before["by_command"].get(c, 0)}
+    assert set(sent) <= SCRIPTS and 1 <= units <= 2, _(
+        "{name}() sent {units} round trip(s) on the queue's keys ({commands}); the lab promises one Lua script",
+        name=name, units=units, commands=", ".join(f"{c} x{n}" for c, n in sorted(sent.items())) or "-")
+    return reply
+
+
+@points(2)
+@hint("one-script")
+@contract("claim-one-script", "finish-one-script", "recover-one-script")
+def test_claim_ack_fail_and_recover_are_one_script_each_hidden(lab, redis):
+    """claim, ack, fail and recover each send one Lua script, whatever the number of tasks"""
+    for i in range(6):
+        lab.schedule(f"job{i}", 100)
+    rows = _one_script(lab, "claim", 100, 500, 10)
+    assert len(rows) == 6
+    assert _one_script(lab, "ack", rows[0][0], rows[0][2]) == "acked"
+    assert _one_script(lab, "fail", rows[1][0], rows[1][2], "timeout", 700, 3) == "retry"
+    assert _one_script(lab, "ack", rows[1][0], rows[1][2]) == "stale"
+    assert _one_script(lab, "recover", 600, 3) == {"requeued": 4, "dead": 0}   # four leases ended at 600
+    assert _one_script(lab, "recover", 600, 3) == {"requeued": 0, "dead": 0}
+    again = _one_script(lab, "claim", 700, 500, 10)
+    assert sorted(row[0] for row in again) == sorted(row[0] for row in rows[1:])
+    assert _one_script(lab, "recover", 1200, 2) == {"requeued": 0, "dead": 5}  # each had its 2 attempts

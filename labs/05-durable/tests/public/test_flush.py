@@ -2,7 +2,7 @@
 import pytest
 
 from redis_course.l10n import _
-from redis_course.labs.testing import InjectedCrash, hint, points
+from redis_course.labs.testing import InjectedCrash, contract, hint, points
 from redis_course.lessons.durable import STEPS
 
 
@@ -12,6 +12,7 @@ def use(redis, customer, units):
 
 @points(2)
 @hint("flush")
+@contract("flush-moves", "flush-cleanup")
 def test_flush_moves_every_customer_to_sql(lab, redis, box):
     """flush moves every customer's usage to the database"""
     db = box.ledger_create()
@@ -29,6 +30,7 @@ def test_flush_moves_every_customer_to_sql(lab, redis, box):
 
 @points(1)
 @hint("flush")
+@contract("flush-moves")
 def test_nothing_to_flush(lab, redis, box):
     """With nothing counted, flush does nothing"""
     db = box.ledger_create()
@@ -39,6 +41,7 @@ def test_nothing_to_flush(lab, redis, box):
 @pytest.mark.parametrize("step", STEPS)
 @points(2)
 @hint("crash")
+@contract("flush-crash-steps", "flush-crash-recovery", "flush-batch-once")
 def test_a_crash_at_any_step_loses_nothing_and_counts_nothing_twice(lab, redis, box, step):
     """A crash at any step of flush loses nothing and counts nothing twice"""
     db = box.ledger_create()

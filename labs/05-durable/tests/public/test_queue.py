@@ -1,6 +1,6 @@
 """Public tests of lab 05, the delayed queue: run them with `python3 run.py check 05`."""
 from redis_course.l10n import _
-from redis_course.labs.testing import hint, points
+from redis_course.labs.testing import contract, hint, points
 
 
 def q(redis, part):
@@ -9,6 +9,7 @@ def q(redis, part):
 
 @points(2)
 @hint("due")
+@contract("schedule-ids", "claim-due-earliest-first", "claim-moves", "claim-reply")
 def test_tasks_are_claimed_when_due_earliest_first(lab, redis):
     """Tasks are claimed when due, earliest first"""
     a = lab.schedule("send-a", 1000)
@@ -25,6 +26,7 @@ def test_tasks_are_claimed_when_due_earliest_first(lab, redis):
 
 @points(1)
 @hint("limit")
+@contract("claim-limit")
 def test_claim_takes_at_most_limit(lab, redis):
     """claim takes at most limit tasks"""
     for i in range(5):
@@ -36,6 +38,7 @@ def test_claim_takes_at_most_limit(lab, redis):
 
 @points(2)
 @hint("ack")
+@contract("ack-live", "finish-unknown")
 def test_ack_finishes_the_task_once(lab, redis):
     """ack finishes a task once"""
     task = lab.schedule("bill-42", 10)
@@ -56,6 +59,7 @@ def test_ack_finishes_the_task_once(lab, redis):
 
 @points(2)
 @hint("lease")
+@contract("recover-leases", "finish-stale", "live-lease")
 def test_a_task_whose_lease_ends_comes_back_and_the_old_claim_is_stale(lab, redis):
     """A task whose lease ends comes back, and the old claim is stale"""
     task = lab.schedule("resize", 1000)
@@ -74,6 +78,7 @@ def test_a_task_whose_lease_ends_comes_back_and_the_old_claim_is_stale(lab, redi
 
 @points(2)
 @hint("dead-letter")
+@contract("fail-retry", "fail-dead", "dead-keeps-task", "dead-never-claimed")
 def test_a_failing_task_is_retried_then_dead_lettered_with_its_reason(lab, redis):
     """A failing task is retried, then dead-lettered with its reason"""
     task = lab.schedule("charge-card", 0)
@@ -95,6 +100,7 @@ def test_a_failing_task_is_retried_then_dead_lettered_with_its_reason(lab, redis
 
 @points(3)
 @hint("double-claim")
+@contract("claim-concurrent")
 def test_no_task_is_claimed_twice_by_concurrent_workers(lab, redis):
     """No task is claimed twice by concurrent workers"""
     for i in range(300):

@@ -17,6 +17,10 @@ What the grader can do to the student's traffic:
 * :meth:`FaultProxy.set_delay` -- a slow server: every reply reaches the student that much later
   (the command itself runs at once).
 
+What the grader can read: :meth:`FaultProxy.stats` (every connection together) and
+:meth:`FaultProxy.traffic` (the counted units one owner's connections sent, by command: what a
+lab test needs to hold a promise such as "one script, one round trip").
+
 A *unit* is one command outside MULTI, or one whole MULTI ... EXEC (or DISCARD) block, counted when
 its EXEC (DISCARD) arrives; it counts toward the crash budget only when one of its arguments (the
 command name aside) starts with ``prefix``.  A crash at a block's EXEC leaves the EXEC unforwarded:
@@ -128,6 +132,7 @@ class FaultProxy:
         self.owner_of = owner_of        # peer pid -> owner (a student process); None refuses the connection
         self._owned: dict[Any, list] = {}   # owner -> [budget, units done] (arm_crash with an owner)
         self._crashed_owners: set = set()
+        self._traffic: dict[Any, collections.Counter] = {}  # owner -> counted units by command name
         self.crashed = False
         self.crash_info: dict | None = None
         self._budget: int | None = None
@@ -251,6 +256,7 @@ class FaultProxy:
             self._budget, self._units_done = None, 0
             self._owned.clear()
             self._crashed_owners.clear()
+            self._traffic.clear()
             self.crashed, self.crash_info = False, None
         self._in_loop(do)
 
@@ -288,6 +294,15 @@ class FaultProxy:
                     return False
                 self._drained.wait(min(left, 0.05))
         return True
+
+    def traffic(self, owner: Any) -> dict:
+        """The counted units ``owner``'s connections have sent since it connected (or since
+        :meth:`reset`), forwarded or cut by a crash: ``{"units": n, "by_command": {name: n}}``, a
+        MULTI ... EXEC block counted once under ``EXEC`` (``DISCARD``).  A pipeline without MULTI is
+        as many units as it has commands."""
+        with self._lock:
+            by = dict(self._traffic.get(owner, {}))
+        return {"units": sum(by.values()), "by_command": {k.decode("ascii", "replace"): v for k, v in by.items()}}
 
     def stats(self) -> dict:
         """Counters (a copy): ``commands`` forwarded, ``units`` and ``counted_units`` seen,
@@ -702,6 +717,9 @@ class FaultProxy:
         stats["units"] += 1
         if counted:
             stats["counted_units"] += 1
+            if conn.owner is not None:
+                mine = self._traffic.setdefault(conn.owner, collections.Counter())
+                mine[name if name in mine or len(mine) < STATS_NAMES else b"(other)"] += 1
             owned = self._owned.get(conn.owner) if conn.owner is not None else None
             if owned is not None:
                 if owned[1] >= owned[0]:

@@ -198,6 +198,14 @@ class StudentProcess:
         self.respawn()
         return time.time() + self.clock_offset
 
+    def traffic(self) -> dict | None:
+        """What this process (its current life) sent on the run's keys, as the box's fault proxy
+        counted it: ``{"units": n, "by_command": {name: n}}`` (see :meth:`.faultproxy.FaultProxy.traffic`);
+        None when there is no proxy (a Redis the course does not own)."""
+        if self.box.proxy is None:
+            return None
+        return self.box.proxy.traffic(self._owner)
+
     def fault_kill(self, info: dict) -> None:
         """Called by the box when its proxy cut this process's armed round trip: it dies now."""
         self._fault = {"message": f"simulated crash: the process died before round trip {info.get('units_done', 0) + 1}"}
