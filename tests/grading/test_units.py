@@ -91,7 +91,8 @@ def test_reports_are_valid_and_localized(tmp_path):
     gs = report.gradescope_results([(lab, res)], "zh")
     assert gs["score"] == 2 and sum(t["max_score"] for t in gs["tests"]) == 5
     assert [t["visibility"] for t in gs["tests"]] == ["visible", "visible", "after_published"]
-    assert "提示" in gs["tests"][1]["output"] and gs["tests"][0]["output"] == ""
+    assert "提示：" in gs["tests"][1]["output"] and gs["tests"][0]["output"] == ""
+    assert "提示: " not in gs["tests"][1]["output"]  # a full-width colon after a Chinese word
     root = ET.fromstring(report.junit_xml("s", [(lab, res)], "en"))
     assert len(root.findall(".//failure")) == 2
     md = report.feedback_markdown("s", [(lab, res)], "ru")
@@ -110,6 +111,8 @@ def test_check_shows_one_line_per_test_with_hint_in_the_students_language():
     failing = [ln for ln in lines if ln.lstrip().startswith("✗")]
     assert len(failing) == 2 and all("Hint: " in ln for ln in failing), text
     assert not any(" = <" in ln or "where " in ln for ln in lines)
+    zh = [ln for ln in render([(lab, res)], "zh").splitlines() if "提示：" in ln]
+    assert zh and all(re.search(r"(。|  )提示：", ln) for ln in zh), zh  # the failure's phrase ends before the hint
 
 
 def _not_written(n: int) -> LabResult:

@@ -184,8 +184,10 @@ def test_line(lab: Lab, group: list[TestResult], lang: str, title_w: int = 0, *,
     line = f"  ✗ {pad(title, title_w)}  {pts}  {phrase}".rstrip()
     if not hint:
         return line
-    if lang == "zh":
-        return line + ("  " if said else "") + f"{t('hint', lang)}：{hint}"
+    if lang == "zh":  # a Chinese sentence closes with 。 before the hint begins; no dash, no ASCII colon
+        end = phrase.rstrip()[-1:]
+        sep = "  " if not end else ("" if end in "。！？；…）」" else "。")
+        return line + sep + f"{t('hint', lang)}：{hint}"
     return line + f" — {t('hint', lang)}: {hint}"
 
 
