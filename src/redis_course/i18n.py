@@ -186,7 +186,7 @@ def main_check() -> int:
         for p in problems:
             print(f"  - {p}")
     other = {**nbcells.check_all(), **catalogs.problems()}
-    for where, problems in terms.problems().items():
+    for where, problems in [*catalogs.pofilter_problems().items(), *terms.problems().items()]:
         other.setdefault(where, []).extend(problems)
     for where, problems in other.items():
         print(where)
