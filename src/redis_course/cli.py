@@ -119,6 +119,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_jupyter(args: argparse.Namespace) -> int:
+    from .l10n import current_lang
+
+    if args.lang is None:  # the reader's language: a Russian edition opens the Russian notebooks
+        args.lang = current_lang()
+        if not (paths.NOTEBOOKS / args.lang).is_dir():
+            args.lang = "en"
     env = dict(os.environ, COURSE_LANG=args.lang)
     folder = paths.NOTEBOOKS / args.lang
     backend = "REDIS_URL=" + env["REDIS_URL"] if env.get("REDIS_URL") else "fakeredis"
@@ -192,11 +198,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=cmd_test)
 
     d = sub.add_parser("doctor", help="what works on this machine")
-    d.add_argument("--lang", choices=LANGS, help="language of the report (default: COURSE_LANG, then the locale)")
+    d.add_argument("--lang", choices=LANGS, help="language of the report (default: COURSE_LANG, then the student "
+                   "edition's, then the locale)")
     d.set_defaults(func=cmd_doctor)
 
     j = sub.add_parser("jupyter", help="open JupyterLab on the notebooks in one language")
-    j.add_argument("--lang", choices=LANGS, default="en")
+    j.add_argument("--lang", choices=LANGS, help="language of the notebooks (default: the reader's, as for every "
+                   "command: COURSE_LANG, then the student edition's, then the locale's)")
     j.add_argument("jupyter_args", nargs=argparse.REMAINDER)
     j.set_defaults(func=cmd_jupyter)
 
@@ -235,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         args = argparse.Namespace(command="test", func=cmd_test, pytest_args=argv[1:])
     elif argv[:1] == ["jupyter"]:  # --lang is ours; every other option goes to JupyterLab
         j = argparse.ArgumentParser(prog="course jupyter")
-        j.add_argument("--lang", choices=LANGS, default="en")
+        j.add_argument("--lang", choices=LANGS)
         args, rest = j.parse_known_args(argv[1:])
         args.command, args.func, args.jupyter_args = "jupyter", cmd_jupyter, rest
     else:
