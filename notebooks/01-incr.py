@@ -32,7 +32,7 @@
 
 # %% tags=["varies"]
 from redis_course import connect, needs_real_redis
-from redis_course.l10n import _
+from redis_course.l10n import _, say
 from redis_course.tables import print_table
 
 r = connect(verbose=True)
@@ -213,7 +213,7 @@ show(idgen.EpochIds)
 if redis_server_binary() is not None:
     with tempfile.TemporaryDirectory() as tmp:
         print(idgen.epoch_ids_across_restart(str(Path(tmp) / "epochs.db")))
-        print(_("database sequence:"), [idgen.sequence_id(str(Path(tmp) / "ids.db")) for _ in range(3)])
+        say(_("database sequence:"), [idgen.sequence_id(str(Path(tmp) / "ids.db")) for _ in range(3)])
 
 # %% [markdown] lang="en"
 # ## A signed 64-bit integer
@@ -310,11 +310,11 @@ if needs_real_redis(r, "OBJECT ENCODING"):
         print(f"{value!r:24} {r.object('encoding', e)}")
     r.delete(e)
     r.incr(e)
-    print(_("INCR on a missing key:"), r.object("encoding", e))
+    say(_("INCR on a missing key:"), r.object("encoding", e))
     r.append(e, "2")
-    print(_("after APPEND:"), r.object("encoding", e))
+    say(_("after APPEND:"), r.object("encoding", e))
     r.incr(e)
-    print(_("after the next INCR:"), r.object("encoding", e))
+    say(_("after the next INCR:"), r.object("encoding", e))
 
 # %% [markdown] lang="en"
 # ## DECR, INCRBY, DECRBY
@@ -568,7 +568,7 @@ r.set(account, 10000)
 steps = money.withdraw_decr_first(r, account, 15000)
 print(next(steps))
 steps.close()                      # the process dies before its INCRBY
-print(_("balance:"), r.get(account))
+say(_("balance:"), r.get(account))
 
 # %% [markdown] lang="en"
 # Under contention it refuses valid withdrawals. Balance 100.00: A asks for 120.00 (too much),
@@ -587,7 +587,7 @@ print(_("balance:"), r.get(account))
 r.set(account, 10000)
 print(rl.interleave({"A": money.withdraw_decr_first(r, account, 12000),
                      "B": money.withdraw_decr_first(r, account, 5000)}, "ABABAB"))
-print(_("balance:"), r.get(account))
+say(_("balance:"), r.get(account))
 
 # %% [markdown] lang="en"
 # One Lua script reads, checks and decrements with nothing in between (lesson 02 explains scripts):

@@ -42,7 +42,7 @@ from zoneinfo import ZoneInfo
 import redis
 
 from redis_course import charts, connect, needs_real_redis
-from redis_course.l10n import N_, _
+from redis_course.l10n import N_, _, say
 from redis_course.tables import print_table
 
 r = connect(verbose=True)
@@ -157,8 +157,8 @@ print(0 < r.ttl(k) <= ttl)
 ny = ZoneInfo("America/New_York")
 friday_night = datetime(2026, 5, 1, 23, 30, tzinfo=ny)
 print(friday_night.astimezone(UTC))
-print(_("UTC day key:"), r.unprefixed(day_key(r, 17, friday_night)))
-print(_("reader's local day:"), friday_night.strftime("%Y-%m-%d"))
+say(_("UTC day key:"), r.unprefixed(day_key(r, 17, friday_night)))
+say(_("reader's local day:"), friday_night.strftime("%Y-%m-%d"))
 
 # %% [markdown] lang="en"
 # `datetime.fromtimestamp(ts)` without a zone uses the zone of the machine it runs on. The same
@@ -274,7 +274,7 @@ leak = r.key("leak")
 try:
     hit_crashing(r, leak, TTL_MS, crash=True)
 except Crash as exc:
-    print(_("crash:"), exc)
+    say(_("crash:"), exc)
 print(_("the next hit returns {n}, so it sets no TTL; PTTL: {pttl}", n=hit_crashing(r, leak, TTL_MS), pttl=r.pttl(leak)))
 
 # %% [markdown] lang="en"
@@ -428,7 +428,7 @@ for i in range(HITS):
         seen[name].append(hit(r, r.key("steady", name.replace(" ", "")), TTL_MS))
     time.sleep(GAP_S)
 for name, values in seen.items():
-    print(_(name) + ":", _("restarted at least twice: {twice}", twice=values.count(1) >= 3))
+    say(_(name) + ":", _("restarted at least twice: {twice}", twice=values.count(1) >= 3))
 
 # %% [markdown] lang="en"
 # Redis 7.0 has no single command that increments and sets a TTL; Redis 8.8 adds one, `INCREX`.
@@ -670,9 +670,9 @@ r.set(stock, 3)
 cart = money.withdraw_decr_first(r, stock, 5)
 print(next(cart))
 cart.close()                                  # dies before its INCRBY
-print(_("stock:"), r.get(stock), "|", _("a buyer of 1 now:"), buy_lua(r))
+say(_("stock:"), r.get(stock), "|", _("a buyer of 1 now:"), buy_lua(r))
 r.set(stock, 3)
-print(_("the script:"), money.withdraw(r, stock, 5), "|", _("stock:"), r.get(stock), "|", _("a buyer of 1 now:"),
+say(_("the script:"), money.withdraw(r, stock, 5), "|", _("stock:"), r.get(stock), "|", _("a buyer of 1 now:"),
       buy_lua(r))
 
 # %% [markdown] lang="en"
@@ -719,7 +719,7 @@ print(r.pexpire(stats, 60_000), r.pttl(stats) > 0)
 try:
     print(r.execute_command("HEXPIRE", stats, 60, "FIELDS", 1, "likes"))
 except redis.ResponseError as exc:
-    print(_("error:"), str(exc).split(",")[0])
+    say(_("error:"), str(exc).split(",")[0])
 
 # %% [markdown] lang="en"
 # Memory, measured on a real server (fakeredis has no `MEMORY USAGE` or `INFO`): 10,000 counters as
@@ -743,7 +743,7 @@ except redis.ResponseError as exc:
 # %% tags=["varies"]
 if needs_real_redis(r, "MEMORY USAGE"):
     N = 10_000
-    print(_("listpack limits:"), r.config_get("hash-max-listpack-*"))
+    say(_("listpack limits:"), r.config_get("hash-max-listpack-*"))
 
     def measure(label, write, pattern):
         before = r.info("memory")["used_memory"]
@@ -799,7 +799,7 @@ with r.pipeline(transaction=True) as p:
 
 counts = r.mget([day_key(r, 17, day) for day in week])
 print(counts)
-print(_("every key has a TTL:"), all(r.ttl(day_key(r, 17, day)) > 0 for day, n in zip(week, simulated) if n))
+say(_("every key has a TTL:"), all(r.ttl(day_key(r, 17, day)) > 0 for day, n in zip(week, simulated) if n))
 
 # %% [markdown] lang="en"
 # On a Redis Cluster, `MGET` needs all its keys in one **hash slot** (16,384 of them, spread over the
@@ -894,7 +894,7 @@ for n in [1_000, 10_000, 100_000]:
     exact, estimate = r.scard(s), r.pfcount(h)
     uv_rows.append((f"{n:,}", f"{exact:,}", f"{estimate:,}", f"{100 * (estimate - exact) / exact:+.2f}%"))
 print_table([_("visitors"), "SCARD", "PFCOUNT", _("error")], uv_rows)
-print(_("TYPE of a HyperLogLog:"), r.type(h))
+say(_("TYPE of a HyperLogLog:"), r.type(h))
 deleted = r.delete(*r.course_keys("uv:*"))
 
 # %% [markdown] lang="en"
@@ -917,7 +917,7 @@ for d, key in enumerate(days):
     r.pfadd(key, *visitors(1_000, start=300 * d))
 weekly = r.key("uv", "week")
 r.pfmerge(weekly, *days)
-print(_("sum of daily counts > 6,900:"), sum(r.pfcount(key) for key in days) > 6_900,
+say(_("sum of daily counts > 6,900:"), sum(r.pfcount(key) for key in days) > 6_900,
       "|", _("weekly within 1% of 2,800:"), abs(r.pfcount(weekly) - 2_800) <= 28,
       "|", _("PFCOUNT of the 7 keys = PFMERGE:"), r.pfcount(*days) == r.pfcount(weekly))
 
@@ -996,7 +996,7 @@ else:
             c.pfadd("uv:hll", *visitors(5_000, start=start))
         c.set("uv:str", "x" * 12_304)
         print("HyperLogLog: STRLEN", c.strlen("uv:hll"), "| MEMORY USAGE", c.memory_usage("uv:hll", samples=0))
-        print(_("plain string:"), "STRLEN", c.strlen("uv:str"), "| MEMORY USAGE", c.memory_usage("uv:str", samples=0))
+        say(_("plain string:"), "STRLEN", c.strlen("uv:str"), "| MEMORY USAGE", c.memory_usage("uv:str", samples=0))
 
 # %% [markdown] lang="en"
 # ## After a restart

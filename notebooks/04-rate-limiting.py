@@ -48,7 +48,7 @@ import time
 import matplotlib.pyplot as plt
 
 from redis_course import charts, connect, needs_real_redis
-from redis_course.l10n import _
+from redis_course.l10n import _, say
 from redis_course.lessons import show
 from redis_course.lessons import ratelimit as rl
 from redis_course.tables import print_table
@@ -104,8 +104,8 @@ show(rl.limiter1_multi_then_check)
 
 # %%
 T = 1_700_000_000  # a fixed second: the published code takes the application server's clock
-print(_("GET then MULTI:"), [rl.run(rl.limiter1_get_then_multi(r, "10.0.0.1", now=T)) for _ in range(12)].count(True))
-print(_("MULTI then check:"), [rl.run(rl.limiter1_multi_then_check(r, "10.0.0.2", now=T)) for _ in range(12)].count(True))
+say(_("GET then MULTI:"), [rl.run(rl.limiter1_get_then_multi(r, "10.0.0.1", now=T)) for _ in range(12)].count(True))
+say(_("MULTI then check:"), [rl.run(rl.limiter1_multi_then_check(r, "10.0.0.2", now=T)) for _ in range(12)].count(True))
 
 # %% [markdown] lang="en"
 # Under concurrency the `GET` version lets in more. Two clients, step by step, after ten requests
@@ -123,7 +123,7 @@ for i in range(10):
     rl.run(rl.limiter1_get_then_multi(r, "10.0.0.3", now=T))
 rl.interleave({"A": rl.limiter1_get_then_multi(r, "10.0.0.3", now=T),
                "B": rl.limiter1_get_then_multi(r, "10.0.0.3", now=T)}, "ABABAB")
-print(_("counter:"), r.get(r.key("10.0.0.3", T)))
+say(_("counter:"), r.get(r.key("10.0.0.3", T)))
 
 # %% [markdown] lang="en"
 # Measured: 16 threads send 2 requests each at the same moment, in 20 different seconds. How many
@@ -160,8 +160,8 @@ get_first = [concurrent_second(rl.limiter1_get_then_multi, "10.0.1.1", T + s) fo
 multi_first = [concurrent_second(rl.limiter1_multi_then_check, "10.0.1.2", T + s) for s in range(20)]
 
 # %% tags=["varies"]
-print(_("GET then MULTI, allowed per second:"), get_first)
-print(_("MULTI then check, allowed per second:"), multi_first)
+say(_("GET then MULTI, allowed per second:"), get_first)
+say(_("MULTI then check, allowed per second:"), multi_first)
 
 # %% [markdown] lang="en"
 # Whatever the scheduling, the transaction-first version never lets more than ten in:
@@ -204,8 +204,8 @@ def one_real_second(ip, skew_b):
     return allowed
 
 
-print(_("clocks agree:"), one_real_second("10.0.2.1", skew_b=0.0))
-print(_("B is 600 ms behind:"), one_real_second("10.0.2.2", skew_b=0.6))
+say(_("clocks agree:"), one_real_second("10.0.2.1", skew_b=0.0))
+say(_("B is 600 ms behind:"), one_real_second("10.0.2.2", skew_b=0.6))
 
 # %% [markdown] lang="en"
 # The fix is to let Redis read the clock: a script calls `TIME`, so every application server gets
@@ -296,7 +296,7 @@ print("TTL:", r.ttl(r.key(ip)))
 for i in range(11):
     rl.run(rl.limiter2(r, ip))
 time.sleep(1.1)
-print(_("after 1.1 s:"), rl.run(rl.limiter2(r, ip)), _("counter:"), r.get(r.key(ip)), "TTL:", r.ttl(r.key(ip)))
+say(_("after 1.1 s:"), rl.run(rl.limiter2(r, ip)), _("counter:"), r.get(r.key(ip)), "TTL:", r.ttl(r.key(ip)))
 
 # %% [markdown] lang="en"
 # The documentation's fix: `INCR` and the conditional `EXPIRE` in one Lua script. A script runs as
@@ -373,7 +373,7 @@ print([rl.run(rl.list_limiter(r, "10.0.4.1")) for _ in range(12)].count(True))
 # %% tags=["varies"]
 list_rounds = [concurrent_second(lambda c, ip, now: rl.list_limiter(c, ip), f"10.0.4.{100 + s}", T)
                for s in range(20)]
-print(_("list limiter, allowed of 32 per round:"), list_rounds)
+say(_("list limiter, allowed of 32 per round:"), list_rounds)
 
 # %% [markdown] lang="en"
 # Stepping the clients makes the race exact, and the same on both backends: nine requests are
@@ -410,7 +410,7 @@ print(_("allowed: {n} of {total} | in this second: {second}", n=sum(decisions.va
 
 # %%
 rl.interleave({"A": rl.list_limiter(r, "10.0.4.2"), "B": rl.list_limiter(r, "10.0.4.2")}, "AABBABAB")
-print(_("length:"), r.llen(r.key("10.0.4.2")))
+say(_("length:"), r.llen(r.key("10.0.4.2")))
 
 # %% [markdown] lang="en"
 # The other interleaving misses a count: the list exists when A checks, expires before A's
@@ -435,7 +435,7 @@ print("A:", next(a))
 r.pexpire(r.key(ip), 1)      # the second is over: the list expires now
 time.sleep(0.01)
 print("A:", next(a))
-print(_("exists:"), r.exists(r.key(ip)))
+say(_("exists:"), r.exists(r.key(ip)))
 
 # %% [markdown] lang="en"
 # Can it leave a list without a TTL? `RPUSH` and `EXPIRE` travel in one `MULTI`/`EXEC` (both or

@@ -43,7 +43,7 @@ from collections import Counter
 import matplotlib.pyplot as plt
 
 from redis_course import charts, connect, needs_real_redis
-from redis_course.l10n import _
+from redis_course.l10n import _, say
 from redis_course.lessons import durable as d
 from redis_course.lessons import show
 from redis_course.servers import redis_server_binary
@@ -420,10 +420,10 @@ try:
 except d.SimulatedCrash:
     pass
 dw.record(ledger, "outbox", 7, "outbox:2")                            # the caller retries
-print(_("before the relay:"), "Redis", r.get(r.key("counter", "outbox")), "|", _("ledger"), ledger.total("outbox"))
+say(_("before the relay:"), "Redis", r.get(r.key("counter", "outbox")), "|", _("ledger"), ledger.total("outbox"))
 print(_("events applied: {first}, then {second}", first=dw.relay(r, ledger, "outbox"),
         second=dw.relay(r, ledger, "outbox")))
-print(_("after the relay:"), "Redis", r.get(r.key("counter", "outbox")), "|", _("ledger"), ledger.total("outbox"))
+say(_("after the relay:"), "Redis", r.get(r.key("counter", "outbox")), "|", _("ledger"), ledger.total("outbox"))
 
 # %% tags=["varies"]
 ledger_cm.__exit__(None, None, None)
@@ -660,7 +660,7 @@ class Recorder:
 recorder = Recorder(r)
 d.article_add_task(recorder, "send-report", 5, now=T)
 d.article_loop_once(recorder, now=T, execute=lambda task_id: None)
-print(sorted(recorder.called), "|", _("decr called:"), "decr" in recorder.called)
+say(sorted(recorder.called), "|", _("decr called:"), "decr" in recorder.called)
 
 # %% [markdown] lang="en"
 # Its text and its code disagree twice. The text says the loop then waits 60 seconds for new
@@ -732,7 +732,7 @@ try:
     d.article_check_task(r, T, dies_in_the_task)
 except d.SimulatedCrash as exc:
     print(exc)
-print(_("task data:"), r.get(r.key("task7")), "|", _("still due:"), r.zscore(r.key("bucket1"), "7"))
+say(_("task data:"), r.get(r.key("task7")), "|", _("still due:"), r.zscore(r.key("bucket1"), "7"))
 
 # %% [markdown] lang="en"
 # ## The delayed queue, rebuilt
@@ -798,7 +798,7 @@ plain, once = r.key("usage", "plain"), r.key("usage", "once")
 for task_id, payload, attempt in [(1, "email:1", 1), (1, "email:1", 2)]:   # the two claims of task 1
     r.incrby(plain, 500)
     dw.apply_once(r, once, 500, f"task:{task_id}")
-print(_("plain:"), r.get(plain), "|", _("keyed by the task id:"), r.get(once))
+say(_("plain:"), r.get(plain), "|", _("keyed by the task id:"), r.get(once))
 
 # %% [markdown] lang="en"
 # The same works in SQL: insert the task id into a table with a unique key in the transaction that
@@ -835,4 +835,4 @@ if needs_real_redis(r, _("four worker processes")):
     result = d.run_queue(os.environ["REDIS_URL"], r.prefix, tasks=2000, spread_ms=1500, lease_ms=500)
     for key, value in result.items():
         print(f"{key:<12} {value}")
-    print(_("every task ran:"), result["missing"] == 0, "|", _("none ran again after its ack:"), result["after_ack"] == 0)
+    say(_("every task ran:"), result["missing"] == 0, "|", _("none ran again after its ack:"), result["after_ack"] == 0)

@@ -41,7 +41,7 @@ import time
 import redis
 
 from redis_course import connect, msg, needs_real_redis
-from redis_course.l10n import _
+from redis_course.l10n import _, say
 from redis_course.cluster import LocalCluster, cluster_available, default_primary, drive_incr, key_slot, same_slot
 from redis_course.lessons import ratelimit
 from redis_course.tables import print_table
@@ -73,7 +73,7 @@ ERRORS = (redis.exceptions.RedisError, redis.exceptions.RedisClusterException)
 for key in ["views", "user:17:views", "user:17:likes", "{user:17}:views", "{user:17}:likes",
             "{user:18}:views", "{}views", "{user:17}{x}"]:
     slot = key_slot(key)
-    print(f"{key:18}", _("slot {slot:5}, primary #{primary}", slot=slot, primary=default_primary(slot)))
+    say(f"{key:18}", _("slot {slot:5}, primary #{primary}", slot=slot, primary=default_primary(slot)))
 
 # %% [markdown] lang="en"
 # `{user:17}:views` and `{user:17}:likes` share a slot; without the tag they do not. An empty `{}` is
@@ -112,7 +112,7 @@ def on_cluster():
 if on_cluster():
     for row in cluster.topology():
         role = _("primary") if row["role"] == "primary" else _("replica of {node}", node=row["primary"])
-        print(f"127.0.0.1:{row['port']}  {role:<16}", _("slots {slots}", slots=" ".join(row["slots"]) or "-"))
+        say(f"127.0.0.1:{row['port']}  {role:<16}", _("slots {slots}", slots=" ".join(row["slots"]) or "-"))
 
 # %% [markdown] lang="en"
 # ## Which node holds a counter
@@ -135,8 +135,8 @@ if on_cluster():
 if on_cluster():
     views = rc.key("views")
     print("INCR ->", rc.incr(views))
-    print(_("slot (Python):"), key_slot(views), " CLUSTER KEYSLOT:", rc.cluster_keyslot(views))
-    print(_("held by"), rc.node_of(views))
+    say(_("slot (Python):"), key_slot(views), " CLUSTER KEYSLOT:", rc.cluster_keyslot(views))
+    say(_("held by"), rc.node_of(views))
 
 # %% [markdown] lang="en"
 # ## MOVED and ASK
@@ -168,20 +168,20 @@ if on_cluster():
     try:
         cluster.node(dst).get(key)
     except redis.exceptions.ResponseError as e:
-        print(_("wrong node:"), type(e).__name__, e)
+        say(_("wrong node:"), type(e).__name__, e)
     cluster.begin_slot_move(slot, dst)
     cluster.migrate(src, dst, key)
     try:
         cluster.node(src).get(key)
     except redis.exceptions.ResponseError as e:
-        print(_("during the move:"), type(e).__name__, e)
-    print(_("cluster client:"), rc.get(key))
+        say(_("during the move:"), type(e).__name__, e)
+    say(_("cluster client:"), rc.get(key))
     cluster.finish_slot_move(slot, dst)
     try:
         cluster.node(src).get(key)
     except redis.exceptions.ResponseError as e:
-        print(_("after the move:"), type(e).__name__, e)
-    print(_("cluster client:"), rc.get(key), _("from"), rc.node_of(key))
+        say(_("after the move:"), type(e).__name__, e)
+    say(_("cluster client:"), rc.get(key), _("from"), rc.node_of(key))
 
 # %% [markdown] lang="en"
 # ## CROSSSLOT
@@ -203,7 +203,7 @@ if on_cluster():
 # %% tags=["varies"]
 if on_cluster():
     a, b = rc.key("user:17:views"), rc.key("user:17:likes")
-    print(_("same slot?"), same_slot(a, b))
+    say(_("same slot?"), same_slot(a, b))
     for what, call in [("MGET (redis-py)", lambda: rc.mget(a, b)),
                        (_("MGET (a node)"), lambda: cluster.node(cluster.owner_of(key_slot(a))).mget(a, b)),
                        (_("EVAL (a node)"), lambda: cluster.node(cluster.owner_of(key_slot(a))).eval(
@@ -225,7 +225,7 @@ if on_cluster():
 # %% tags=["varies"]
 if on_cluster():
     a, b = rc.key("{user:17}", "views"), rc.key("{user:17}", "likes")
-    print(_("same slot?"), same_slot(a, b))
+    say(_("same slot?"), same_slot(a, b))
     rc.incr(a)
     rc.incrby(b, 2)
     print("MGET:", rc.mget(a, b))
@@ -259,7 +259,7 @@ for name, make in [("{user:<id>}:views", lambda u: f"{{user:{u}}}:views"),
     per_primary = [0, 0, 0]
     for u in users:
         per_primary[default_primary(key_slot(r.key(make(u))))] += 1
-    print(f"{name:20}", _("keys per primary: {counts}", counts=per_primary))
+    say(f"{name:20}", _("keys per primary: {counts}", counts=per_primary))
 
 # %% [markdown] lang="en"
 # The same on the running cluster, counted by each primary (`DBSIZE`):
@@ -279,7 +279,7 @@ if on_cluster():
         for u in range(300):
             pipe.incr(make(u))
         pipe.execute()
-        print(f"{name:12}", _("new keys per primary:"), [cluster.node(p).dbsize() - before[p] for p in sorted(before)])
+        say(f"{name:12}", _("new keys per primary:"), [cluster.node(p).dbsize() - before[p] for p in sorted(before)])
 
 # %% [markdown] lang="en"
 # ## A hot counter
@@ -320,8 +320,8 @@ def hot_total(client, name):
 if on_cluster():
     for i in range(1000):
         hot_incr(rc, "home")
-    print(_("total:"), hot_total(rc, "home"))
-    print(_("primaries holding shards:"), len({rc.node_of(rc.key("hot", "home", i)) for i in range(SHARDS)}))
+    say(_("total:"), hot_total(rc, "home"))
+    say(_("primaries holding shards:"), len({rc.node_of(rc.key("hot", "home", i)) for i in range(SHARDS)}))
 
 # %% [markdown] lang="en"
 # Throughput on this cluster: two threads send INCRs in pipelines of 100 for 1.5 s, to one key and then
@@ -343,7 +343,7 @@ if on_cluster():
         cluster.reset_stats()
         n = drive_incr(rc, pick, seconds=1.5)
         calls = cluster.incr_calls()
-        print(f"{name}: {n / 1.5:,.0f} INCR/s,", _("per primary: {calls}", calls=sorted(calls.values(), reverse=True)))
+        say(f"{name}: {n / 1.5:,.0f} INCR/s,", _("per primary: {calls}", calls=sorted(calls.values(), reverse=True)))
 
 # %% [markdown] lang="en"
 # ## Rate limiters on a cluster
@@ -430,14 +430,14 @@ if on_cluster():
     cluster.pause(replica)
     cluster.node(old).client_kill_filter(_type="replica")
     acked += sum(1 for _ in range(50) if rc.incr(counter))
-    print(_("acknowledged INCRs:"), acked)
+    say(_("acknowledged INCRs:"), acked)
     cluster.kill(old)
     cluster.resume(replica)
     t0 = time.monotonic()
     new = cluster.wait_failover(old)
     print(_("127.0.0.1:{port} took over after {seconds:.1f} s", port=new, seconds=time.monotonic() - t0))
     value = int(cluster.node(new).get(counter) or 0)
-    print(_("value on the new primary:"), value, "|", _("acknowledged and lost:"), acked - value)
+    say(_("value on the new primary:"), value, "|", _("acknowledged and lost:"), acked - value)
 
 # %% [markdown] lang="en"
 # `WAIT numreplicas timeout` blocks until that many replicas have acknowledged this connection's
@@ -467,7 +467,7 @@ if on_cluster():
     pipe = direct.pipeline(transaction=False)
     pipe.incr(key)
     pipe.execute_command("WAIT", 1, 200)
-    print(_("replica frozen:"), "INCR, WAIT 1 200 ->", pipe.execute(), "|", _("the value stays:"), direct.get(key))
+    say(_("replica frozen:"), "INCR, WAIT 1 200 ->", pipe.execute(), "|", _("the value stays:"), direct.get(key))
     cluster.resume(replica)
 
 # %% [markdown] lang="en"
@@ -505,7 +505,7 @@ def incr_with_retry(client, key, attempts=2, first_reply_lost=True):
 
 
 orders = r.key("orders")
-print(_("INCR with a retry ->"), incr_with_retry(r, orders), "|", _("counter:"), r.get(orders))
+say(_("INCR with a retry ->"), incr_with_retry(r, orders), "|", _("counter:"), r.get(orders))
 
 # %% [markdown] lang="en"
 # Idempotent increment: every request carries an id. One script checks the id's marker, increments and
@@ -545,10 +545,10 @@ def incr_once_with_retry(client, name, request_id):
         return incr_once(client, name, request_id)
 
 
-print(_("idempotent, with a retry ->"), incr_once_with_retry(r, "orders", "req-1"))
-print(_("the same request again ->"), incr_once(r, "orders", "req-1"))
-print(_("the next request ->"), incr_once(r, "orders", "req-2"))
-print(_("counter:"), r.get(r.key("counter", "{orders}")),
+say(_("idempotent, with a retry ->"), incr_once_with_retry(r, "orders", "req-1"))
+say(_("the same request again ->"), incr_once(r, "orders", "req-1"))
+say(_("the next request ->"), incr_once(r, "orders", "req-2"))
+say(_("counter:"), r.get(r.key("counter", "{orders}")),
       "|", _("marker TTL:"), r.ttl(r.key("counter", "{orders}", "req", "req-1")))
 
 # %% [markdown] lang="en"
@@ -587,7 +587,7 @@ if on_cluster():
         except redis.exceptions.TimeoutError as e:
             print(_("attempt {n}: {error}", n=1, error="TimeoutError (" + str(e) + ")"))
         time.sleep(0.4)
-        print(f"{'incr_once' if idempotent else 'INCR':9}",
+        say(f"{'incr_once' if idempotent else 'INCR':9}",
               _("retry -> {reply}, counter: {counter}", reply=send(), counter=rc.get(key)))
 
 # %% [markdown] lang="en"
@@ -602,5 +602,5 @@ if on_cluster():
 # %% tags=["varies"]
 if on_cluster():
     cluster.stop()
-    print(_("cluster stopped; processes left:"), sum(cluster.alive(p) for p in cluster.ports))
-print(_("keys deleted:"), r.cleanup())
+    say(_("cluster stopped; processes left:"), sum(cluster.alive(p) for p in cluster.ports))
+say(_("keys deleted:"), r.cleanup())

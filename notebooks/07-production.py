@@ -49,7 +49,7 @@ import matplotlib.pyplot as plt
 import redis
 
 from redis_course import charts, connect
-from redis_course.l10n import _
+from redis_course.l10n import _, pgettext, say
 from redis_course.lessons import backoff as bo
 from redis_course.lessons import eviction as ev
 from redis_course.lessons import functions as fn
@@ -147,9 +147,9 @@ if SERVER:
             started = time.monotonic()
             verdict = g.Guard(fast.ping, "closed", budget_ms=300)()
             deadline_ms = (time.monotonic() - started) * 1000
-    print(_("each wait under the budget:"), pong, f"{per_wait_ms:.0f} ms", "|",
+    say(_("each wait under the budget:"), pong, f"{per_wait_ms:.0f} ms", "|",
           _("under a deadline:"), verdict, f"{deadline_ms:.0f} ms")
-    print(_("over the budget without a deadline:"), per_wait_ms > 300, "|",
+    say(_("over the budget without a deadline:"), per_wait_ms > 300, "|",
           _("within the budget with one:"), deadline_ms < 300 + 150)
 
 # %% [markdown] lang="en"
@@ -177,11 +177,11 @@ if SERVER:
 # %%
 if SERVER:
     late = outage.timed_out_incr_runs_later()
-    print(_("the caller got:"), late["answer"], "|", _("the counter after the resume:"), late["hits_after_resume"])
+    say(_("the caller got:"), late["answer"], "|", _("the counter after the resume:"), late["hits_after_resume"])
     twice = outage.default_retry_counts_twice()
-    print(_("redis-py's default retries:"), twice["retries"], "|",
+    say(_("redis-py's default retries:"), twice["retries"], "|",
           _("one INCR counted more than once:"), twice["hits"] > 1)
-    print(_("INCRBY run by the server:"), twice["incr_calls"], "|",
+    say(_("INCRBY run by the server:"), twice["incr_calls"], "|",
           _("handshakes (HELLO), one per connection:"), twice["hello_calls"], "|",
           _("one INCR per retry:"), twice["incr_calls"] > twice["hello_calls"])
 
@@ -211,6 +211,9 @@ if SERVER:
 # %%
 SETUPS = ("defaults", "open", "closed", "local")
 RUN = dict(seconds=1.4, fault_at=0.3, fault_for=0.8)
+# the words of the tables and charts; open, closed and local are the guard's policies, as in the code
+SHOWN = {"stop": pgettext("outage", "stop"), "pause": pgettext("outage", "pause"),
+         "defaults": pgettext("outage", "defaults"), "open": "open", "closed": "closed", "local": "local"}
 
 # %% tags=["varies"]
 outages = {}
@@ -221,7 +224,7 @@ if SERVER:
     rows = []
     for (fault, setup), records in outages.items():
         s = outage.summarize(records, RUN["fault_at"], RUN["fault_for"])
-        rows.append((fault, setup, s["requests"], s["allowed"], s["denied"], s["errors"],
+        rows.append((SHOWN[fault], SHOWN[setup], s["requests"], s["allowed"], s["denied"], s["errors"],
                      f"{s['p50_ms']:.1f}", f"{s['p99_ms']:.1f}", f"{s['max_ms']:.0f}"))
     print_table([_("fault"), _("client"), _("requests"), _("allowed"), _("denied"), _("errors"),
                  _("p50, ms"), _("p99, ms"), _("max, ms")], rows)
@@ -236,7 +239,7 @@ if outages:
                        s=6, label=_("redis-py defaults") if setup == "defaults" else _("guard, 50 ms budget"))
         ax.axvspan(RUN["fault_at"], RUN["fault_at"] + RUN["fault_for"], color="grey", alpha=0.15)
         ax.set_yscale("log")
-        ax.set_xlabel(_("request due at, s") + f" ({fault})")
+        ax.set_xlabel(_("request due at, s") + f" ({SHOWN[fault]})")
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(_("wait for the decision, ms"))
     axes[0].legend(loc="upper left", fontsize=8)
@@ -266,7 +269,7 @@ if outages:
     rows = []
     for (fault, setup), records in outages.items():
         s = outage.summarize(records, RUN["fault_at"], RUN["fault_for"])
-        rows.append((fault, setup, share(s["allowed"], s["requests"]), s["max_ms"] < 300))
+        rows.append((SHOWN[fault], SHOWN[setup], share(s["allowed"], s["requests"]), s["max_ms"] < 300))
     print_table([_("fault"), _("client"), _("admitted"), _("answered within 300 ms")], rows)
 
 # %% [markdown] lang="en"
@@ -310,12 +313,12 @@ def kept(n, total):
 
 
 if filled:
-    print(_("maxmemory-policy of a server started without one:"), default_policy)
+    say(_("maxmemory-policy of a server started without one:"), default_policy)
     print_table([_("policy"), _("counters (500)"), _("limiter keys (500)")],
                 [(x["policy"], kept(x["counters_left"], 500), kept(x["limiter_keys_left"], 500)) for x in filled])
     print()
     by = {x["policy"]: x for x in filled}
-    print(_("noeviction refused every new write:"), by["noeviction"]["failed_writes"] == 2 * 1500, "|",
+    say(_("noeviction refused every new write:"), by["noeviction"]["failed_writes"] == 2 * 1500, "|",
           _("allkeys-* refused none:"), all(by[p]["failed_writes"] == 0 for p in by if p.startswith("allkeys")))
     print("volatile-ttl:", evicted_key)
     print("noeviction:  ", kept_key)
@@ -354,7 +357,7 @@ if SERVER:
         oom = fn.at_maxmemory(srv)
     print_table([_("policy"), _("dated counters left (500)"), _("limiter keys left")],
                 [(x["policy"], x["counters_left"], x["limiter_keys_left"]) for x in dated])
-    print(_("maxmemory of 1 byte:"), tiny)
+    say(_("maxmemory of 1 byte:"), tiny)
     print_table([_("at maxmemory, noeviction"), _("answer")], list(oom.items()))
 
 # %% [markdown] lang="en"
@@ -385,11 +388,11 @@ show(sem.ACQUIRE_LUA)
 slots = [sem.acquire(r, "db", 3, 1000, now_ms=T + i) for i in range(3)]
 print([s.held for s in slots], sem.acquire(r, "db", 3, 1000, now_ms=T + 10))
 crashed = sem.acquire(r, "one", 1, 1000, now_ms=T)          # this holder never releases
-print(_("a second holder at +999 ms:"), sem.acquire(r, "one", 1, 1000, now_ms=T + 999).token is not None)
-print(_("a second holder at +1000 ms:"), sem.acquire(r, "one", 1, 1000, now_ms=T + 1000).token is not None)
+say(_("a second holder at +999 ms:"), sem.acquire(r, "one", 1, 1000, now_ms=T + 999).token is not None)
+say(_("a second holder at +1000 ms:"), sem.acquire(r, "one", 1, 1000, now_ms=T + 1000).token is not None)
 for _i in range(3):
     sem.counter_acquire(r, "db", 3)                          # INCR semaphore: three holders die
-print(_("INCR semaphore after three crashed holders:"), sem.counter_acquire(r, "db", 3),
+say(_("INCR semaphore after three crashed holders:"), sem.counter_acquire(r, "db", 3),
       r.get(r.key("sem", "db", "count")), r.ttl(r.key("sem", "db", "count")))
 
 # %% [markdown] lang="en"
@@ -541,7 +544,7 @@ if SERVER:
         print("FUNCTION LOAD:", fn.load(c), fn.libraries(c))
         times = [T + 37 * i for i in range(40)]
         same = [fn.gcra(c, "a", now_ms=t) for t in times] == [rl.gcra(c, "b", now_ms=t) for t in times]
-        print(_("FCALL decides exactly as EVALSHA, 40 requests:"), same)
+        say(_("FCALL decides exactly as EVALSHA, 40 requests:"), same)
         try:
             fn.fcall(c, "course_gcra", [c.key("k")], T, 10, 1000, read_only=True)
         except Exception as exc:  # noqa: BLE001 - the server's refusal is the point
@@ -629,10 +632,10 @@ naive = sum(rl.gcra(r, "n:" + ident.naive_client_ip("10.0.0.5", f"192.0.2.{i}, 2
             for i in range(30))
 right = sum(rl.gcra(r, ident.limit_key(None, "10.0.0.5", f"192.0.2.{i}, 203.0.113.7", PROXIES), now_ms=T).allowed
             for i in range(30))
-print(_("50 requests from 50 addresses of one /64, 10 per second:"),
+say(_("50 requests from 50 addresses of one /64, 10 per second:"),
       sum(rl.gcra(r, "a:" + a, now_ms=T).allowed for a in addrs), _("allowed by address,"),
       sum(rl.gcra(r, "n:" + ident.network_of(a), now_ms=T).allowed for a in addrs), _("by /64"))
-print(_("30 requests with a new address written into X-Forwarded-For each time:"),
+say(_("30 requests with a new address written into X-Forwarded-For each time:"),
       naive, _("allowed by the leftmost entry,"), right, _("by the address our proxy saw"))
 
 # %% [markdown] lang="en"
@@ -655,7 +658,7 @@ print(_("30 requests with a new address written into X-Forwarded-For each time:"
 # %%
 said = [bo.shadow(r, rl.gcra, "tenant-a", "2026-05-01", now_ms=T) for _i in range(14)]
 bo.shadow(r, rl.gcra, "tenant-b", "2026-05-01", now_ms=T)
-print(_("all 14 requests served; the limiter said no to"), said.count(False), "|",
+say(_("all 14 requests served; the limiter said no to"), said.count(False), "|",
       r.hgetall(r.key("shadow", "2026-05-01")))
 
 # %% [markdown] lang="en"

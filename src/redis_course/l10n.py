@@ -152,3 +152,25 @@ def ngettext(singular: str, plural: str, n: int, /, *, lang: str | None = None, 
 def N_(message: str) -> str:
     """Mark ``message`` for the catalog without translating it now (translate it where it is shown)."""
     return message
+
+
+# Chinese full-width punctuation carries its own space: `余额： -5000` has one too many.
+_FULL_WIDTH_END = tuple("：，；。！？、）」』】")
+_FULL_WIDTH_START = tuple("：，；。！？、）」』】")
+
+
+def join(*parts: object, sep: str = " ") -> str:
+    """``parts`` joined as ``print`` joins them, but without the space after (or before) Chinese
+    full-width punctuation: ``join("余额：", -5000)`` is ``余额：-5000``, ``join("balance:", 5)`` is
+    ``balance: 5``."""
+    out = ""
+    for i, part in enumerate(map(str, parts)):
+        if i and not (sep == " " and (out.endswith(_FULL_WIDTH_END) or part.startswith(_FULL_WIDTH_START))):
+            out += sep
+        out += part
+    return out
+
+
+def say(*parts: object, sep: str = " ", **print_args) -> None:
+    """``print`` for a line that mixes translated labels and values (see :func:`join`)."""
+    print(join(*parts, sep=sep), **print_args)

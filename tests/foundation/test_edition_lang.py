@@ -1,4 +1,5 @@
-"""A Russian or Chinese student edition speaks its language in every command, unless told otherwise."""
+"""A Russian or Chinese student edition speaks its language in every command, unless told otherwise;
+and Chinese lines of labels and values put no ASCII space after full-width punctuation."""
 from __future__ import annotations
 
 import json
@@ -52,3 +53,9 @@ def test_jupyter_opens_the_editions_notebooks(edition, monkeypatch):
     assert cli.main(["jupyter", "--lang", "en", "--no-browser"]) == 0
     assert f"--notebook-dir={paths.NOTEBOOKS / 'en'}" in seen["cmd"]
 
+
+def test_chinese_labels_take_no_ascii_space():
+    assert l10n.join("余额：", -5000) == "余额：-5000"
+    assert l10n.join("库存：", -2, "|", "顾客：", False) == "库存：-2 | 顾客：False"
+    assert l10n.join("balance:", 5, "|", "ok") == "balance: 5 | ok"
+    assert l10n.join("a", "b", sep=", ") == "a, b"
