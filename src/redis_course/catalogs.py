@@ -96,11 +96,12 @@ def lab_messages(root: Path | None = None) -> list[tuple[str, int, str, str, str
     """What a student reads in a lab that is not a ``_()`` call: (file, line, message, context, comment).
 
     * each test's title, its docstring (``labs/*/tests/**/test_*.py``), in context ``test title``;
-    * the docstrings of ``labs/*/starter.py`` (the module's, each function's and class's), in context
-      ``starter``: ``course release --lang`` writes ``lab.py`` with them in that language.
+    * the docstrings of ``labs/*/starter.py`` (the module's, each function's and class's), its comments
+      and its ``your code here``, in context ``starter``: ``course release --lang`` writes ``lab.py``
+      with them in that language.
     """
     from .labs.model import TITLE_CONTEXT, test_docstrings
-    from .labs.starter import STARTER_CONTEXT, docstrings
+    from .labs.starter import PLACEHOLDER, STARTER_CONTEXT, comments, docstrings
 
     root = Path(root or paths.ROOT)
     out = []
@@ -118,6 +119,14 @@ def lab_messages(root: Path | None = None) -> list[tuple[str, int, str, str, str
             out.append((rel, d.lineno, d.text, STARTER_CONTEXT,
                         "Translators: a docstring of the lab file students complete; keep ``code`` and "
                         "Redis commands as they are, and the line breaks."))
+        for c in comments(path.read_text(encoding="utf-8")):
+            out.append((rel, c.lineno, c.text, STARTER_CONTEXT,
+                        "Translators: a comment of the lab file students complete; keep code and Redis "
+                        "commands as they are (each line break starts a new comment line)."))
+        if "your code here" in path.read_text(encoding="utf-8"):
+            out.append((rel, 0, PLACEHOLDER, STARTER_CONTEXT,
+                        "Translators: what a function of the lab file raises until the student writes it; "
+                        "{name} is the function's name."))
     return out
 
 

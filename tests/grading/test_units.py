@@ -388,6 +388,25 @@ def test_lab_titles_and_starter_docstrings_are_extracted_and_translated():
     zh = translate_docstrings(starter, "zh")
     compile(zh, "lab.py", "exec")
     assert "统计页面浏览量" in zh and "Count one view" not in zh
-    assert [ln for ln in zh.splitlines() if "raise" in ln or "def " in ln] == \
-        [ln for ln in starter.splitlines() if "raise" in ln or "def " in ln]  # the code is untouched
+    assert [ln.replace("：在这里写你的代码", ": your code here") for ln in zh.splitlines() if "raise" in ln or "def " in ln] \
+        == [ln for ln in starter.splitlines() if "raise" in ln or "def " in ln]  # the code is untouched
+    assert 'raise NotImplementedError("count_view：在这里写你的代码")' in zh
     assert translate_docstrings(starter, "en") == starter
+    ru = translate_docstrings(find_lab("07").starter_file.read_text(encoding="utf-8"), "ru")
+    compile(ru, "lab.py", "exec")
+    assert "#: Самое долгое ожидание" in ru and "# id(r) -> (r, его клиент с бюджетом)" in ru  # comments too
+    assert "your code here" not in ru and "budget client" not in ru
+
+
+def test_a_long_failure_is_cut_between_words_and_an_unknown_lab_is_one_sentence():
+    from types import SimpleNamespace
+
+    from redis_course.labs.check import _phrase
+
+    words = "Не удалось подключиться к Redis по адресу redis://127.0.0.1:1/0 " * 5
+    cut = _phrase(SimpleNamespace(message=words, event=None, outcome="failed"), "ru")
+    assert len(cut) <= 200 and cut.endswith("…") and words.startswith(cut[:-1])
+    assert words[len(cut) - 1] == " ", cut  # the word before … is whole
+    with pytest.raises(LabError) as err:
+        find_lab("09")
+    assert str(err.value).startswith("There is no lab '09'; the labs are 00-demo, 01-incr")

@@ -157,7 +157,11 @@ def _phrase(test: TestResult, lang: str) -> str:
     """What went wrong in one test, in one line."""
     first = (test.message or "").strip().splitlines()
     text = first[0] if first else t(test.event or test.outcome, lang)
-    return text if len(text) <= 200 else text[:199] + "…"
+    if len(text) <= 200:
+        return text
+    cut = text[:199]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > 150 else cut).rstrip(" ,;:") + "…"  # not in the middle of a word
 
 
 def test_line(lab: Lab, group: list[TestResult], lang: str, title_w: int = 0, *, said: bool = False) -> str:
