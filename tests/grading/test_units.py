@@ -410,3 +410,17 @@ def test_a_long_failure_is_cut_between_words_and_an_unknown_lab_is_one_sentence(
     with pytest.raises(LabError) as err:
         find_lab("09")
     assert str(err.value).startswith("There is no lab '09'; the labs are 00-demo, 01-incr")
+
+
+def test_an_unreachable_redis_is_said_once_and_whole():
+    lab = find_lab("00")
+    error = ("CourseError: Cannot connect to Redis at 127.0.0.1:1: nothing listens there (connection refused). "
+             "Start the server, or fix REDIS_URL, or unset REDIS_URL to use the built-in fakeredis.")
+    tests = [TestResult("test_first_view_is_one", "public", 0, 2, "failed", "first-view", error),
+             TestResult("test_reset_returns_count_and_clears", "public", 0, 1, "failed", "reset", error)]
+    text = render([(lab, LabResult("00-demo", "ok", tests, backend="redis"))], "en")
+    assert text.count("Cannot connect to Redis") == 1, text
+    assert "CourseError" not in text and "use the built-in fakeredis." in text  # no class name, not cut
+    tests[1] = TestResult("test_reset_returns_count_and_clears", "public", 0, 1, "failed", "reset", "assert 3 == 0")
+    text = render([(lab, LabResult("00-demo", "ok", tests, backend="redis"))], "en")
+    assert text.count("Cannot connect to Redis") == 1 and "assert 3 == 0" in text  # a test of its own: as before

@@ -153,6 +153,19 @@ def _groups(tests: list[TestResult]) -> list[list[TestResult]]:
     return list(out.values())
 
 
+_COURSE_ERROR = "CourseError: "
+
+
+def _environment_error(failing: list[list[TestResult]]) -> str | None:
+    """The course's own error (a Redis it cannot reach, a wrong REDIS_URL) when every failing test
+    failed with that same message: it is about the machine, not the code."""
+    messages = {(x.message or "").strip() for g in failing for x in g if not x.passed and x.outcome != "skipped"}
+    if len(messages) != 1:
+        return None
+    message = messages.pop()
+    return message[len(_COURSE_ERROR):].strip() if message.startswith(_COURSE_ERROR) and "\n" not in message else None
+
+
 def _phrase(test: TestResult, lang: str) -> str:
     """What went wrong in one test, in one line."""
     first = (test.message or "").strip().splitlines()
@@ -239,9 +252,13 @@ def render_lab(lab: Lab, res: LabResult, lang: str = "en", *, verbose: bool = Fa
     out = [f"{head}  {score}"]
     said = bool(failing) and len(failing) == len(groups) and not verbose and all(
         x.event == NOT_STARTED for g in groups for x in g if not x.passed)
+    environment = _environment_error(failing) if len(failing) == len(groups) and not verbose else None
     if said:  # an untouched starter: say it once, then each test with its hint
         out.append("  " + _("Nothing is written yet: every function still raises NotImplementedError. "
                             "Start with the first test; its hint says how.", lang=lang))
+    elif environment:  # Redis unreachable or REDIS_URL wrong: the same sentence for every test, once and whole
+        out.append(f"  ✗ {environment}")
+        said = True
     for g in groups:
         out.append(test_line(lab, g, lang, title_w, said=said))
         if verbose:
