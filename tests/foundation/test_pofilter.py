@@ -56,6 +56,7 @@ def test_a_broken_translation_is_reported(locale, lang, msgid, msgstr, check):
 
 
 def test_a_switched_off_check_stays_quiet(locale):
-    _plant(locale, "ru", "It took 0.8 s.  Then it stopped.", "Заняло 0,8 с. Потом остановилось.")  # numbers, doublespacing
+    # numbers and doublespacing are off: a decimal comma and one space after a full stop are right
+    _plant(locale, "ru", "It took 0.8 s.  Then it stopped.", "Заняло 0,8 с. Потом остановилось.")
     _plant(locale, "zh", "Loading…", "正在加载……")  # endpunc: Chinese writes …… for …
     assert catalogs.pofilter_problems(locale) == {}

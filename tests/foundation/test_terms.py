@@ -139,6 +139,7 @@ def test_a_bad_pattern_is_one_sentence(tree: Path):
 
 def test_words_kept_in_code_are_searched(tree: Path):
     texts = tree / "src/redis_course/labs/texts.py"
-    n = _insert_after(texts, "TEXTS: dict", '    "planted": {"en": "paused", "ru": "сервер заморожен", "zh": "服务器已冻结"},')
+    planted = '    "planted": {"en": "paused", "ru": "сервер заморожен", "zh": "服务器已冻结"},'
+    n = _insert_after(texts, "TEXTS: dict", planted)
     found = terms.problems(tree)["src/redis_course/labs/texts.py"]
     assert [f.split(" — ")[0] for f in found] == [f"line {n}: «заморожен»", f"line {n}: «冻结»"]
