@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from . import paths
 from .backend import CourseError
@@ -118,6 +119,28 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return run_doctor(lang=args.lang)
 
 
+JUPYTER_LOCALES = {"en": "en", "ru": "ru_RU", "zh": "zh_CN"}  # JupyterLab's language packs
+
+
+def _jupyter_overrides_dir() -> Path:
+    from jupyterlab.commands import get_app_dir
+
+    return Path(get_app_dir()) / "settings" / "overrides.d"
+
+
+def jupyter_locale(lang: str) -> Path:
+    """JupyterLab's own menus and dialogs in ``lang``: the course's environment gets that locale as
+    JupyterLab's default (an override file of its own; a locale the reader picked in JupyterLab wins)."""
+    import json
+
+    folder = _jupyter_overrides_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "redis-course-language.json"
+    path.write_text(json.dumps({"@jupyterlab/translation-extension:plugin": {"locale": JUPYTER_LOCALES[lang]}}) + "\n",
+                    encoding="utf-8")
+    return path
+
+
 def cmd_jupyter(args: argparse.Namespace) -> int:
     from .l10n import current_lang
 
@@ -131,6 +154,10 @@ def cmd_jupyter(args: argparse.Namespace) -> int:
     _log("[course] " + _("JupyterLab on {folder}/ ({backend})", lang=args.lang,
                           folder=folder.relative_to(paths.ROOT), backend=backend))
     extra = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
+    try:
+        jupyter_locale(args.lang)
+    except OSError:  # a read-only environment: JupyterLab keeps its own language, the notebooks are still ours
+        pass
     return _call([sys.executable, "-m", "jupyterlab", f"--notebook-dir={folder}",
                   "--ServerApp.ip=127.0.0.1", "--LabApp.news_url=None",  # no calls home: works offline
                   "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",

@@ -48,10 +48,23 @@ def test_jupyter_opens_the_editions_notebooks(edition, monkeypatch):
     (paths.NOTEBOOKS / "zh").mkdir(parents=True)
     seen = {}
     monkeypatch.setattr(cli, "_call", lambda cmd, **kw: seen.update(cmd=cmd, env=kw.get("env")) or 0)
+    overrides = paths.ROOT / "lab" / "settings" / "overrides.d"
+    monkeypatch.setattr(cli, "_jupyter_overrides_dir", lambda: overrides)
+
+    def locale() -> str:  # what JupyterLab's own interface will speak
+        return json.loads((overrides / "redis-course-language.json").read_text(encoding="utf-8"))[
+            "@jupyterlab/translation-extension:plugin"]["locale"]
     assert cli.main(["jupyter", "--no-browser"]) == 0
     assert f"--notebook-dir={paths.NOTEBOOKS / 'zh'}" in seen["cmd"] and seen["env"]["COURSE_LANG"] == "zh"
+    assert locale() == "zh_CN"
     assert cli.main(["jupyter", "--lang", "en", "--no-browser"]) == 0
-    assert f"--notebook-dir={paths.NOTEBOOKS / 'en'}" in seen["cmd"]
+    assert f"--notebook-dir={paths.NOTEBOOKS / 'en'}" in seen["cmd"] and locale() == "en"
+
+
+def test_jupyterlab_has_the_language_packs():
+    from jupyterlab_server.translation_utils import get_language_packs
+
+    assert {"ru_RU", "zh_CN"} <= set(get_language_packs()[0]) and set(cli.JUPYTER_LOCALES) == {"en", "ru", "zh"}
 
 
 def test_chinese_labels_take_no_ascii_space():
