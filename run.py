@@ -39,6 +39,98 @@ BINDER_REQS = ROOT / "binder" / "requirements.txt"
 SITE_COMMANDS = {"serve", "build"}  # the site is rendered from stored notebook outputs: no kernel, no fakeredis
 HEARTBEAT = 5.0  # seconds of silence after which a long step says it is still working
 
+# What a student meets while the course sets itself up, in Russian and Chinese (the rest of the course
+# speaks through its gettext catalogs, which are not installed yet at this point).  The language is
+# COURSE_LANG's, then the student edition's (edition.json), then the locale's, as for every command.
+TEXTS = {
+    "ru": {
+        "creating a virtual environment in {folder}/": "создаю виртуальное окружение в {folder}/",
+        "uv could not be installed; pip installs the packages instead (slower)":
+            "uv установить не удалось; пакеты установит pip (медленнее)",
+        "uv could not install the packages; pip tries instead (COURSE_INSTALLER=pip skips uv)":
+            "uv не смог установить пакеты; пробует pip (с COURSE_INSTALLER=pip uv не используется)",
+        "installing {what} from requirements/{which}.txt with {tool}":
+            "устанавливаю {what} из requirements/{which}.txt через {tool}",
+        "what the site needs": "то, что нужно сайту",
+        "the course and its tools": "курс и его инструменты",
+        "set up in {s} s": "всё установлено за {s} с",
+        "{what}: done in {s} s": "{what}: готово за {s} с",
+        "{what}: failed in {s} s": "{what}: ошибка через {s} с",
+        "... {what}: {s} s": "... {what}: {s} с",
+        "bootstrapping pip": "устанавливаю pip",
+        "installing uv (a fast installer)": "устанавливаю uv (быстрый установщик)",
+        "installing the packages in {lock}": "устанавливаю пакеты из {lock}",
+        "installing the course itself": "устанавливаю сам курс",
+        "Python cannot install packages here: it has no pip. On Debian or Ubuntu run "
+        "`sudo apt install python3-venv python3-pip`, then run this command again.":
+            "Python не может здесь устанавливать пакеты: у него нет pip. В Debian или Ubuntu выполните "
+            "`sudo apt install python3-venv python3-pip` и запустите эту команду снова.",
+        "Python cannot create a virtual environment in {venv} ({exc}). On Debian or Ubuntu run "
+        "`sudo apt install python3-venv`, then run this command again.":
+            "Python не может создать виртуальное окружение в {venv} ({exc}). В Debian или Ubuntu выполните "
+            "`sudo apt install python3-venv` и запустите эту команду снова.",
+        "installing the course's Python packages failed (see the output above). "
+        "Check the network connection to the package index and run the command again.":
+            "установить Python-пакеты курса не удалось (вывод выше). Проверьте подключение к каталогу "
+            "пакетов и запустите команду снова.",
+        "the course needs Python 3.11 or newer; this is {version}.":
+            "курсу нужен Python 3.11 или новее, а здесь {version}.",
+    },
+    "zh": {
+        "creating a virtual environment in {folder}/": "正在 {folder}/ 中创建虚拟环境",
+        "uv could not be installed; pip installs the packages instead (slower)":
+            "无法安装 uv；改用 pip 安装软件包（更慢）",
+        "uv could not install the packages; pip tries instead (COURSE_INSTALLER=pip skips uv)":
+            "uv 无法安装软件包；改用 pip 尝试（设置 COURSE_INSTALLER=pip 可跳过 uv）",
+        "installing {what} from requirements/{which}.txt with {tool}":
+            "正在用 {tool} 从 requirements/{which}.txt 安装{what}",
+        "what the site needs": "网站所需的软件包",
+        "the course and its tools": "课程及其工具",
+        "set up in {s} s": "安装完成，用时 {s} 秒",
+        "{what}: done in {s} s": "{what}：完成，用时 {s} 秒",
+        "{what}: failed in {s} s": "{what}：失败，用时 {s} 秒",
+        "... {what}: {s} s": "……{what}：{s} 秒",
+        "bootstrapping pip": "安装 pip",
+        "installing uv (a fast installer)": "安装 uv（一个快速的安装工具）",
+        "installing the packages in {lock}": "安装 {lock} 中的软件包",
+        "installing the course itself": "安装课程本身",
+        "Python cannot install packages here: it has no pip. On Debian or Ubuntu run "
+        "`sudo apt install python3-venv python3-pip`, then run this command again.":
+            "这里的 Python 无法安装软件包：它没有 pip。在 Debian 或 Ubuntu 上运行 "
+            "`sudo apt install python3-venv python3-pip`，然后重新运行此命令。",
+        "Python cannot create a virtual environment in {venv} ({exc}). On Debian or Ubuntu run "
+        "`sudo apt install python3-venv`, then run this command again.":
+            "Python 无法在 {venv} 中创建虚拟环境（{exc}）。在 Debian 或 Ubuntu 上运行 "
+            "`sudo apt install python3-venv`，然后重新运行此命令。",
+        "installing the course's Python packages failed (see the output above). "
+        "Check the network connection to the package index and run the command again.":
+            "安装课程的 Python 软件包失败（见上面的输出）。请检查到软件包索引的网络连接，然后重新运行命令。",
+        "the course needs Python 3.11 or newer; this is {version}.": "课程需要 Python 3.11 或更高版本；当前是 {version}。",
+    },
+}
+
+
+def _lang() -> str:
+    wanted = os.environ.get("COURSE_LANG", "").strip().lower()
+    if not wanted:
+        try:
+            wanted = str(json.loads((ROOT / "edition.json").read_text(encoding="utf-8")).get("lang") or "")
+        except (OSError, ValueError, AttributeError):
+            wanted = ""
+    if not wanted:
+        import locale
+
+        try:
+            wanted = (locale.getlocale()[0] or "").lower()
+        except ValueError:
+            wanted = ""
+    return next((lang for lang in TEXTS if wanted.startswith(lang)), "en")
+
+
+def _t(message: str, **fields: object) -> str:
+    """``message`` in the reader's language (English when it has no translation), filled with ``fields``."""
+    return TEXTS.get(_lang(), {}).get(message, message).format(**fields)
+
 
 def _say(msg: str) -> None:
     print(f"[course] {msg}", flush=True)
@@ -62,7 +154,7 @@ def _run(cmd: list[str], what: str, env: dict | None = None) -> bool:
     def heartbeat() -> None:
         while not done.wait(1.0):
             if time.monotonic() - last[0] >= HEARTBEAT:
-                _say(f"... {what}: {time.monotonic() - started:.0f} s")
+                _say(_t("... {what}: {s} s", what=what, s=f"{time.monotonic() - started:.0f}"))
                 last[0] = time.monotonic()
 
     threading.Thread(target=heartbeat, daemon=True).start()
@@ -72,7 +164,8 @@ def _run(cmd: list[str], what: str, env: dict | None = None) -> bool:
         last[0] = time.monotonic()
     code = proc.wait()
     done.set()
-    _say(f"{what}: {'done' if code == 0 else 'failed'} in {time.monotonic() - started:.1f} s")
+    _say(_t("{what}: done in {s} s" if code == 0 else "{what}: failed in {s} s", what=what,
+            s=f"{time.monotonic() - started:.1f}"))
     return code == 0
 
 
@@ -89,19 +182,19 @@ def _venv_pip() -> list[str]:
         return [*system, "--python", str(PYTHON)]
     if subprocess.call([str(PYTHON), "-m", "pip", "--version"], stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL) != 0:
-        if not _run([PYTHON, "-m", "ensurepip", "--default-pip"], "bootstrapping pip"):
-            _fail("Python cannot install packages here: it has no pip. On Debian or Ubuntu run "
-                  "`sudo apt install python3-venv python3-pip`, then run this command again.")
+        if not _run([PYTHON, "-m", "ensurepip", "--default-pip"], _t("bootstrapping pip")):
+            _fail(_t("Python cannot install packages here: it has no pip. On Debian or Ubuntu run "
+                     "`sudo apt install python3-venv python3-pip`, then run this command again."))
     return [str(PYTHON), "-m", "pip", "--disable-pip-version-check"]
 
 
 def _make_venv() -> None:
-    _say(f"creating a virtual environment in {VENV.name}/")
+    _say(_t("creating a virtual environment in {folder}/", folder=VENV.name))
     try:
         venv.EnvBuilder(with_pip=False).create(VENV)
     except OSError as exc:
-        _fail(f"Python cannot create a virtual environment in {VENV} ({exc}). On Debian or Ubuntu run "
-              "`sudo apt install python3-venv`, then run this command again.")
+        _fail(_t("Python cannot create a virtual environment in {venv} ({exc}). On Debian or Ubuntu run "
+                 "`sudo apt install python3-venv`, then run this command again.", venv=VENV, exc=exc))
 
 
 def _uv() -> str | None:
@@ -112,9 +205,10 @@ def _uv() -> str | None:
     found = shutil.which("uv") or (str(mine) if mine.exists() else None)
     if found:
         return found
-    if _run([*_venv_pip(), "install", "--target", UV_HOME, "uv"], "installing uv (a fast installer)") and mine.exists():
+    if _run([*_venv_pip(), "install", "--target", UV_HOME, "uv"], _t("installing uv (a fast installer)")) \
+            and mine.exists():
         return str(mine)
-    _say("uv could not be installed; pip installs the packages instead (slower)")
+    _say(_t("uv could not be installed; pip installs the packages instead (slower)"))
     return None
 
 
@@ -208,24 +302,24 @@ def _satisfied(which: str) -> bool:
 
 def _install_set(which: str, uv: str | None) -> None:
     lock = LOCK[which].relative_to(ROOT)
-    what = f"installing the packages in {lock}"
+    what = _t("installing the packages in {lock}", lock=lock)
     # Bytecode at install: the machines that run the course often set PYTHONDONTWRITEBYTECODE=1, so
     # without .pyc every grader, kernel and CLI process would compile pytest, Jupyter and the rest again.
     if uv:  # sync: exactly the locked set, nothing else left in the venv; uv compiles only when asked
         ok = _run([uv, "pip", "sync", "--compile-bytecode", "--python", PYTHON, lock], what) and \
-            _run([uv, "pip", "install", "--python", PYTHON, "--no-deps", "-e", "."], "installing the course itself")
+            _run([uv, "pip", "install", "--python", PYTHON, "--no-deps", "-e", "."], _t("installing the course itself"))
         if not ok:  # e.g. a proxy that re-signs TLS with a certificate only the system's store (pip's) trusts
-            _say("uv could not install the packages; pip tries instead (COURSE_INSTALLER=pip skips uv)")
+            _say(_t("uv could not install the packages; pip tries instead (COURSE_INSTALLER=pip skips uv)"))
             uv = None
     if not uv:  # pip compiles what it installs (--compile is its default; said so that nothing turns it off)
         pip = _venv_pip()
         ok = _run([*pip, "install", "--compile", "-r", lock], what) and \
-            _run([*pip, "install", "--no-deps", "-e", "."], "installing the course itself")
+            _run([*pip, "install", "--no-deps", "-e", "."], _t("installing the course itself"))
     if ok:
         compile_sources()
     if not ok:
-        _fail("installing the course's Python packages failed (see the output above). "
-              "Check the network connection to the package index and run the command again.")
+        _fail(_t("installing the course's Python packages failed (see the output above). "
+                 "Check the network connection to the package index and run the command again."))
 
 
 def compile_sources() -> None:
@@ -238,7 +332,7 @@ def compile_sources() -> None:
 
 def ensure_installed(which: str) -> None:
     if sys.version_info < (3, 11):
-        _fail(f"the course needs Python 3.11 or newer; this is {sys.version.split()[0]}.")
+        _fail(_t("the course needs Python 3.11 or newer; this is {version}.", version=sys.version.split()[0]))
     if not PYTHON.exists():
         _make_venv()
     if which == "site" and _installed().get("set") == "all":
@@ -252,11 +346,11 @@ def ensure_installed(which: str) -> None:
             _fail("pyproject.toml changed since requirements/ was written, and refreshing the locks needs uv.")
         _say("pyproject.toml changed since the locks were written: refreshing requirements/ (commit them)")
         write_locks(uv)
-    _say(f"installing {'what the site needs' if which == 'site' else 'the course and its tools'} "
-         f"from requirements/{which}.txt with {'uv' if uv else 'pip'}")
+    _say(_t("installing {what} from requirements/{which}.txt with {tool}", which=which, tool="uv" if uv else "pip",
+            what=_t("what the site needs" if which == "site" else "the course and its tools")))
     _install_set(which, uv)
     STAMP.write_text(json.dumps(_wanted(which)))
-    _say(f"set up in {time.monotonic() - started:.0f} s")
+    _say(_t("set up in {s} s", s=f"{time.monotonic() - started:.0f}"))
 
 
 # ------------------------------------------------------------------ run, and stop what we started

@@ -32,7 +32,7 @@
 
 # %% tags=["varies"]
 from redis_course import connect, needs_real_redis
-from redis_course.l10n import _
+from redis_course.l10n import _, say
 from redis_course.tables import print_table
 
 r = connect(verbose=True)
@@ -203,7 +203,7 @@ else:
 # выданное дважды, оказывается с двумя разными префиксами:
 
 # %% [markdown] lang="zh" translated="d2874684cbc4"
-# 只有快照时，ID 101 到 150 被第二次发出。这里 AOF 保住了它们，因为 SIGKILL 停掉的是进程而不是内核：遇到断电时，`everysec` 仍可能丢掉最后一秒（第 05 课）；磁盘跟不上时，SIGKILL 同样会丢（此时 Redis 会把日志在自己的内存里最多压住两秒）；而主从切换无论 `appendfsync` 怎么设置，都可能丢掉已确认的写入（第 06 课）。持久可靠的 ID 来自数据库序列，或者来自**纪元前缀**（epoch prefix）：每个 Redis 进程（它的 `run_id`，与 `INCR` 在同一个 `MULTI` 中读取）都从数据库领取一个新的纪元编号，于是被发了两次的数字带着两个不同的前缀：
+# 只有快照时，ID 101 到 150 被第二次发出。这里 AOF 保住了它们，因为 SIGKILL 停掉的是进程而不是内核：遇到断电时，`everysec` 仍可能丢掉最后一秒（第 05 课）；磁盘跟不上时，SIGKILL 同样会丢（此时 Redis 会把日志在自己的内存里最多压住两秒）；而故障转移无论 `appendfsync` 怎么设置，都可能丢掉已确认的写入（第 06 课）。持久可靠的 ID 来自数据库序列，或者来自**纪元前缀**（epoch prefix）：每个 Redis 进程（它的 `run_id`，与 `INCR` 在同一个 `MULTI` 中读取）都从数据库领取一个新的纪元编号，于是被发了两次的数字带着两个不同的前缀：
 
 # %%
 import tempfile
@@ -213,7 +213,7 @@ show(idgen.EpochIds)
 if redis_server_binary() is not None:
     with tempfile.TemporaryDirectory() as tmp:
         print(idgen.epoch_ids_across_restart(str(Path(tmp) / "epochs.db")))
-        print(_("database sequence:"), [idgen.sequence_id(str(Path(tmp) / "ids.db")) for _ in range(3)])
+        say(_("database sequence:"), [idgen.sequence_id(str(Path(tmp) / "ids.db")) for _ in range(3)])
 
 # %% [markdown] lang="en"
 # ## A signed 64-bit integer
@@ -310,11 +310,11 @@ if needs_real_redis(r, "OBJECT ENCODING"):
         print(f"{value!r:24} {r.object('encoding', e)}")
     r.delete(e)
     r.incr(e)
-    print(_("INCR on a missing key:"), r.object("encoding", e))
+    say(_("INCR on a missing key:"), r.object("encoding", e))
     r.append(e, "2")
-    print(_("after APPEND:"), r.object("encoding", e))
+    say(_("after APPEND:"), r.object("encoding", e))
     r.incr(e)
-    print(_("after the next INCR:"), r.object("encoding", e))
+    say(_("after the next INCR:"), r.object("encoding", e))
 
 # %% [markdown] lang="en"
 # ## DECR, INCRBY, DECRBY
@@ -568,7 +568,7 @@ r.set(account, 10000)
 steps = money.withdraw_decr_first(r, account, 15000)
 print(next(steps))
 steps.close()                      # the process dies before its INCRBY
-print(_("balance:"), r.get(account))
+say(_("balance:"), r.get(account))
 
 # %% [markdown] lang="en"
 # Under contention it refuses valid withdrawals. Balance 100.00: A asks for 120.00 (too much),
@@ -587,7 +587,7 @@ print(_("balance:"), r.get(account))
 r.set(account, 10000)
 print(rl.interleave({"A": money.withdraw_decr_first(r, account, 12000),
                      "B": money.withdraw_decr_first(r, account, 5000)}, "ABABAB"))
-print(_("balance:"), r.get(account))
+say(_("balance:"), r.get(account))
 
 # %% [markdown] lang="en"
 # One Lua script reads, checks and decrements with nothing in between (lesson 02 explains scripts):
@@ -612,7 +612,7 @@ print(money.withdraw(r, account, 12000), money.withdraw(r, account, 5000), r.get
 # twice. A request id makes the withdrawal happen once; the retry gets the first answer:
 
 # %% [markdown] lang="ru" translated="cea603708a2f"
-# Последняя ловушка — повтор: после таймаута redis-py (начиная с 6.0, по умолчанию) сам отправляет
+# Последняя ловушка — повтор: после тайм-аута redis-py (начиная с 6.0, по умолчанию) сам отправляет
 # команду ещё раз (урок 06 это измеряет), и `DECRBY`, который уже выполнился, списывает деньги дважды. Идентификатор запроса
 # делает списание однократным; повтор получает первый ответ:
 

@@ -40,7 +40,7 @@ import matplotlib.pyplot as plt
 import redis
 
 from redis_course import charts, connect, needs_real_redis
-from redis_course.l10n import _
+from redis_course.l10n import _, say
 from redis_course.tables import print_table
 
 r = connect(verbose=True)
@@ -583,7 +583,7 @@ r.set(name, "alice")
 try:
     r.eval(atomicity.MOVE, 2, balance, name, 30)
 except redis.ResponseError as exc:
-    print(_("error:"), str(exc).split(" script: ")[0])
+    say(_("error:"), str(exc).split(" script: ")[0])
 print("balance:", r.get(balance), "| name:", r.get(name))
 
 # %% [markdown] lang="en"
@@ -607,8 +607,8 @@ for target, amount in [(name, 30), (savings, "1.5"), (savings, 500), (savings, 3
     try:
         reply = r.eval(atomicity.TRANSFER, 2, balance, target, amount)
     except redis.ResponseError as exc:
-        reply = _("error:") + " " + str(exc).split(" script: ")[0]
-    print(f"{r.unprefixed(target):<8} {amount!s:>4} -> {reply!s:<40} balance {r.get(balance)}")
+        reply = _("error: {detail}", detail=str(exc).split(" script: ")[0])
+    print(f"{r.unprefixed(target):<8} {amount!s:>4} -> {reply!s:<40} " + _("balance: {value}", value=r.get(balance)))
 
 # %% [markdown] lang="en"
 # ## A lock in the application works, until there are two processes
@@ -700,7 +700,7 @@ if needs_real_redis(r, _("several processes sharing one server")):
 # %% [markdown] lang="ru" translated="39448b7a1f7c"
 # Блокировка должна жить там же, где данные. Для счётчика это атомарная команда (`INCR`, `INCRBY`,
 # `HINCRBY`); для решения — Lua-скрипт или `WATCH`. Блокировка в самом Redis
-# (`SET lock token NX PX 3000`) тоже работает, но добавляет сетевые обмены, таймаут, который нужно
+# (`SET lock token NX PX 3000`) тоже работает, но добавляет сетевые обмены, тайм-аут, который нужно
 # выбрать, и сбой, когда её владелец зависает: чтобы изменить одно значение, берите атомарную команду.
 #
 # ## Что когда выбирать

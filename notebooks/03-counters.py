@@ -42,7 +42,7 @@ from zoneinfo import ZoneInfo
 import redis
 
 from redis_course import charts, connect, needs_real_redis
-from redis_course.l10n import N_, _
+from redis_course.l10n import N_, _, say
 from redis_course.tables import print_table
 
 r = connect(verbose=True)
@@ -157,8 +157,8 @@ print(0 < r.ttl(k) <= ttl)
 ny = ZoneInfo("America/New_York")
 friday_night = datetime(2026, 5, 1, 23, 30, tzinfo=ny)
 print(friday_night.astimezone(UTC))
-print(_("UTC day key:"), r.unprefixed(day_key(r, 17, friday_night)))
-print(_("reader's local day:"), friday_night.strftime("%Y-%m-%d"))
+say(_("UTC day key:"), r.unprefixed(day_key(r, 17, friday_night)))
+say(_("reader's local day:"), friday_night.strftime("%Y-%m-%d"))
 
 # %% [markdown] lang="en"
 # `datetime.fromtimestamp(ts)` without a zone uses the zone of the machine it runs on. The same
@@ -207,7 +207,7 @@ time.tzset()
 # %% [markdown] lang="zh" translated="236bd8040b9e"
 # ## TTL 陷阱：每次访问都 EXPIRE
 #
-# 键名里没有日期的窗口只依靠 TTL：“每 500 ms 最多 5 次尝试”。每次 `INCR` 之后都调用 `EXPIRE`，会让 TTL 在每次访问时重新计时，所以在持续流量下键永远不会过期，窗口永远不会关闭。只在 `INCR` 返回 1（键刚被创建）时设置 TTL，窗口才能关闭。两种写法并排运行：每 15 ms 访问一次，持续约 1.5 秒。
+# 键名里没有日期的窗口只依靠 TTL：“每 500 毫秒 最多 5 次尝试”。每次 `INCR` 之后都调用 `EXPIRE`，会让 TTL 在每次访问时重新计时，所以在持续流量下键永远不会过期，窗口永远不会关闭。只在 `INCR` 返回 1（键刚被创建）时设置 TTL，窗口才能关闭。两种写法并排运行：每 15 毫秒 访问一次，持续约 1.5 秒。
 
 # %%
 def hit_expire_every_time(r, key, ttl_ms):
@@ -274,7 +274,7 @@ leak = r.key("leak")
 try:
     hit_crashing(r, leak, TTL_MS, crash=True)
 except Crash as exc:
-    print(_("crash:"), exc)
+    say(_("crash:"), exc)
 print(_("the next hit returns {n}, so it sets no TTL; PTTL: {pttl}", n=hit_crashing(r, leak, TTL_MS), pttl=r.pttl(leak)))
 
 # %% [markdown] lang="en"
@@ -428,7 +428,7 @@ for i in range(HITS):
         seen[name].append(hit(r, r.key("steady", name.replace(" ", "")), TTL_MS))
     time.sleep(GAP_S)
 for name, values in seen.items():
-    print(_(name) + ":", _("restarted at least twice: {twice}", twice=values.count(1) >= 3))
+    say(_(name) + ":", _("restarted at least twice: {twice}", twice=values.count(1) >= 3))
 
 # %% [markdown] lang="en"
 # Redis 7.0 has no single command that increments and sets a TTL; Redis 8.8 adds one, `INCREX`.
@@ -456,7 +456,7 @@ for name, values in seen.items():
 #
 # ## 什么时候每次都 EXPIRE 才是你想要的
 #
-# `INCR` 的参考文档描述了一种在每次浏览时同时调用 `INCR` 和 `EXPIRE` 的计数器：它统计*相邻间隔都小于 T* 的最近浏览次数。这和“每个窗口的浏览量”是不同的问题：它统计的是一串连续浏览，或者在静默 T 之后结束的一次活跃会话。这里 T 是 120 ms，浏览以 20 ms 的间隔到达，然后暂停 250 ms，再来一次浏览。
+# `INCR` 的参考文档描述了一种在每次浏览时同时调用 `INCR` 和 `EXPIRE` 的计数器：它统计*相邻间隔都小于 T* 的最近浏览次数。这和“每个窗口的浏览量”是不同的问题：它统计的是一串连续浏览，或者在静默 T 之后结束的一次活跃会话。这里 T 是 120 毫秒，浏览以 20 毫秒 的间隔到达，然后暂停 250 毫秒，再来一次浏览。
 
 # %%
 def count_streak(r, user, idle_ms):
@@ -670,9 +670,9 @@ r.set(stock, 3)
 cart = money.withdraw_decr_first(r, stock, 5)
 print(next(cart))
 cart.close()                                  # dies before its INCRBY
-print(_("stock:"), r.get(stock), "|", _("a buyer of 1 now:"), buy_lua(r))
+say(_("stock:"), r.get(stock), "|", _("a buyer of 1 now:"), buy_lua(r))
 r.set(stock, 3)
-print(_("the script:"), money.withdraw(r, stock, 5), "|", _("stock:"), r.get(stock), "|", _("a buyer of 1 now:"),
+say(_("the script:"), money.withdraw(r, stock, 5), "|", _("stock:"), r.get(stock), "|", _("a buyer of 1 now:"),
       buy_lua(r))
 
 # %% [markdown] lang="en"
@@ -719,7 +719,7 @@ print(r.pexpire(stats, 60_000), r.pttl(stats) > 0)
 try:
     print(r.execute_command("HEXPIRE", stats, 60, "FIELDS", 1, "likes"))
 except redis.ResponseError as exc:
-    print(_("error:"), str(exc).split(",")[0])
+    say(_("error:"), str(exc).split(",")[0])
 
 # %% [markdown] lang="en"
 # Memory, measured on a real server (fakeredis has no `MEMORY USAGE` or `INFO`): 10,000 counters as
@@ -743,7 +743,7 @@ except redis.ResponseError as exc:
 # %% tags=["varies"]
 if needs_real_redis(r, "MEMORY USAGE"):
     N = 10_000
-    print(_("listpack limits:"), r.config_get("hash-max-listpack-*"))
+    say(_("listpack limits:"), r.config_get("hash-max-listpack-*"))
 
     def measure(label, write, pattern):
         before = r.info("memory")["used_memory"]
@@ -799,7 +799,7 @@ with r.pipeline(transaction=True) as p:
 
 counts = r.mget([day_key(r, 17, day) for day in week])
 print(counts)
-print(_("every key has a TTL:"), all(r.ttl(day_key(r, 17, day)) > 0 for day, n in zip(week, simulated) if n))
+say(_("every key has a TTL:"), all(r.ttl(day_key(r, 17, day)) > 0 for day, n in zip(week, simulated) if n))
 
 # %% [markdown] lang="en"
 # On a Redis Cluster, `MGET` needs all its keys in one **hash slot** (16,384 of them, spread over the
@@ -894,7 +894,7 @@ for n in [1_000, 10_000, 100_000]:
     exact, estimate = r.scard(s), r.pfcount(h)
     uv_rows.append((f"{n:,}", f"{exact:,}", f"{estimate:,}", f"{100 * (estimate - exact) / exact:+.2f}%"))
 print_table([_("visitors"), "SCARD", "PFCOUNT", _("error")], uv_rows)
-print(_("TYPE of a HyperLogLog:"), r.type(h))
+say(_("TYPE of a HyperLogLog:"), r.type(h))
 deleted = r.delete(*r.course_keys("uv:*"))
 
 # %% [markdown] lang="en"
@@ -917,7 +917,7 @@ for d, key in enumerate(days):
     r.pfadd(key, *visitors(1_000, start=300 * d))
 weekly = r.key("uv", "week")
 r.pfmerge(weekly, *days)
-print(_("sum of daily counts > 6,900:"), sum(r.pfcount(key) for key in days) > 6_900,
+say(_("sum of daily counts > 6,900:"), sum(r.pfcount(key) for key in days) > 6_900,
       "|", _("weekly within 1% of 2,800:"), abs(r.pfcount(weekly) - 2_800) <= 28,
       "|", _("PFCOUNT of the 7 keys = PFMERGE:"), r.pfcount(*days) == r.pfcount(weekly))
 
@@ -996,7 +996,7 @@ else:
             c.pfadd("uv:hll", *visitors(5_000, start=start))
         c.set("uv:str", "x" * 12_304)
         print("HyperLogLog: STRLEN", c.strlen("uv:hll"), "| MEMORY USAGE", c.memory_usage("uv:hll", samples=0))
-        print(_("plain string:"), "STRLEN", c.strlen("uv:str"), "| MEMORY USAGE", c.memory_usage("uv:str", samples=0))
+        say(_("plain string:"), "STRLEN", c.strlen("uv:str"), "| MEMORY USAGE", c.memory_usage("uv:str", samples=0))
 
 # %% [markdown] lang="en"
 # ## After a restart
@@ -1027,7 +1027,7 @@ else:
 # %% [markdown] lang="zh" translated="460efc7d3af0"
 # ## 重启之后
 #
-# 计数器保存在内存里。使用默认的持久化设置（只有快照）时，重启会让计数器回到最近一次快照时的值，而那次快照可能已是一小时之前。AOF `everysec` 在磁盘跟得上时，Redis 进程自身崩溃什么都不丢（磁盘慢时 Redis 会把日志在自己的内存里最多压住两秒，崩溃就会丢掉这部分），在断电或内核崩溃时最多丢约两秒；`always` 在单台服务器上什么都不丢，但主从切换仍可能丢掉已确认的写入。浏览计数器无所谓，计费计数器则不行。第 05 课会对此进行测量。
+# 计数器保存在内存里。使用默认的持久化设置（只有快照）时，重启会让计数器回到最近一次快照时的值，而那次快照可能已是一小时之前。AOF `everysec` 在磁盘跟得上时，Redis 进程自身崩溃什么都不丢（磁盘慢时 Redis 会把日志在自己的内存里最多压住两秒，崩溃就会丢掉这部分），在断电或内核崩溃时最多丢约两秒；`always` 在单台服务器上什么都不丢，但故障转移仍可能丢掉已确认的写入。浏览计数器无所谓，计费计数器则不行。第 05 课会对此进行测量。
 #
 # 清理本次运行的键：
 

@@ -22,15 +22,15 @@
 # The limiters live in `redis_course.lessons.ratelimit`; `show()` prints the code the notebook runs.
 
 # %% [markdown] lang="ru" translated="850356808d1a"
-# # Ограничение частоты запросов: опубликованные лимитеры, их гонки и семь надёжных
+# # Ограничение частоты запросов: опубликованные ограничители, их гонки и семь надёжных
 #
 # Лимит везде один: **десять запросов в секунду с одного IP-адреса**, как в документации `INCR`.
-# Сначала три лимитера из документации — ровно так, как они написаны, — и их гонки шаг за шагом.
-# Затем семь лимитеров, каждый из которых делает один сетевой обмен (round trip), ставит TTL
+# Сначала три ограничителя из документации — ровно так, как они написаны, — и их гонки шаг за шагом.
+# Затем семь ограничителей, каждый из которых делает один сетевой обмен (round trip), ставит TTL
 # на каждый ключ и говорит, когда повторить запрос; через все семь проходит одна и та же
 # последовательность запросов со всплесками.
 #
-# Лимитеры лежат в `redis_course.lessons.ratelimit`; `show()` печатает код, который выполняет блокнот.
+# Ограничители лежат в `redis_course.lessons.ratelimit`; `show()` печатает код, который выполняет блокнот.
 
 # %% [markdown] lang="zh" translated="850356808d1a"
 # # 限流：文档里的限流器、它们的竞态，以及七个可靠的限流器
@@ -48,7 +48,7 @@ import time
 import matplotlib.pyplot as plt
 
 from redis_course import charts, connect, needs_real_redis
-from redis_course.l10n import _
+from redis_course.l10n import _, say
 from redis_course.lessons import show
 from redis_course.lessons import ratelimit as rl
 from redis_course.tables import print_table
@@ -63,7 +63,7 @@ r = connect(verbose=True)
 # `MULTI`/`INCR`/`EXPIRE`/`EXEC`:
 
 # %% [markdown] lang="ru" translated="0dd97d10fa46"
-# ## Лимитер 1: счётчик на IP на каждую секунду
+# ## Ограничитель 1: счётчик на IP на каждую секунду
 #
 # Ключ — `ip:ts`, IP-адрес и текущая секунда Unix-времени. В документации есть две версии.
 # Английская версия сначала читает счётчик через `GET` и только потом выполняет
@@ -104,8 +104,8 @@ show(rl.limiter1_multi_then_check)
 
 # %%
 T = 1_700_000_000  # a fixed second: the published code takes the application server's clock
-print(_("GET then MULTI:"), [rl.run(rl.limiter1_get_then_multi(r, "10.0.0.1", now=T)) for _ in range(12)].count(True))
-print(_("MULTI then check:"), [rl.run(rl.limiter1_multi_then_check(r, "10.0.0.2", now=T)) for _ in range(12)].count(True))
+say(_("GET then MULTI:"), [rl.run(rl.limiter1_get_then_multi(r, "10.0.0.1", now=T)) for _ in range(12)].count(True))
+say(_("MULTI then check:"), [rl.run(rl.limiter1_multi_then_check(r, "10.0.0.2", now=T)) for _ in range(12)].count(True))
 
 # %% [markdown] lang="en"
 # Under concurrency the `GET` version lets in more. Two clients, step by step, after ten requests
@@ -123,7 +123,7 @@ for i in range(10):
     rl.run(rl.limiter1_get_then_multi(r, "10.0.0.3", now=T))
 rl.interleave({"A": rl.limiter1_get_then_multi(r, "10.0.0.3", now=T),
                "B": rl.limiter1_get_then_multi(r, "10.0.0.3", now=T)}, "ABABAB")
-print(_("counter:"), r.get(r.key("10.0.0.3", T)))
+say(_("counter:"), r.get(r.key("10.0.0.3", T)))
 
 # %% [markdown] lang="en"
 # Measured: 16 threads send 2 requests each at the same moment, in 20 different seconds. How many
@@ -160,8 +160,8 @@ get_first = [concurrent_second(rl.limiter1_get_then_multi, "10.0.1.1", T + s) fo
 multi_first = [concurrent_second(rl.limiter1_multi_then_check, "10.0.1.2", T + s) for s in range(20)]
 
 # %% tags=["varies"]
-print(_("GET then MULTI, allowed per second:"), get_first)
-print(_("MULTI then check, allowed per second:"), multi_first)
+say(_("GET then MULTI, allowed per second:"), get_first)
+say(_("MULTI then check, allowed per second:"), multi_first)
 
 # %% [markdown] lang="en"
 # Whatever the scheduling, the transaction-first version never lets more than ten in:
@@ -204,8 +204,8 @@ def one_real_second(ip, skew_b):
     return allowed
 
 
-print(_("clocks agree:"), one_real_second("10.0.2.1", skew_b=0.0))
-print(_("B is 600 ms behind:"), one_real_second("10.0.2.2", skew_b=0.6))
+say(_("clocks agree:"), one_real_second("10.0.2.1", skew_b=0.0))
+say(_("B is 600 ms behind:"), one_real_second("10.0.2.2", skew_b=0.6))
 
 # %% [markdown] lang="en"
 # The fix is to let Redis read the clock: a script calls `TIME`, so every application server gets
@@ -214,7 +214,7 @@ print(_("B is 600 ms behind:"), one_real_second("10.0.2.2", skew_b=0.6))
 
 # %% [markdown] lang="ru" translated="d655f3bfbb0d"
 # Решение — пусть время читает Redis: скрипт вызывает `TIME`, и все серверы приложений получают
-# один и тот же ответ. `rl.fixed_window` — это лимитер 1 в виде одного скрипта на часах сервера.
+# один и тот же ответ. `rl.fixed_window` — это ограничитель 1 в виде одного скрипта на часах сервера.
 # Двенадцать запросов в начале серверной секунды:
 
 # %% [markdown] lang="zh" translated="d655f3bfbb0d"
@@ -239,7 +239,7 @@ print([rl.fixed_window(r, "10.0.2.3").allowed for _ in range(12)])
 # second from the first request:
 
 # %% [markdown] lang="ru" translated="d5a72a22c438"
-# ## Лимитер 2: один счётчик на IP
+# ## Ограничитель 2: один счётчик на IP
 #
 # Один ключ на IP. `EXPIRE ip 1` отправляется только тогда, когда `INCR` вернул 1, поэтому счётчик живёт
 # одну секунду с первого запроса:
@@ -256,7 +256,7 @@ show(rl.limiter2)
 # It has the same check-then-act race as the `GET` version of limiter 1:
 
 # %% [markdown] lang="ru" translated="94b7101a3266"
-# У него та же гонка «проверить, потом действовать», что и у версии лимитера 1 с `GET`:
+# У него та же гонка «проверить, потом действовать», что и у версии ограничителя 1 с `GET`:
 
 # %% [markdown] lang="zh" translated="94b7101a3266"
 # 它和限流器 1 的 `GET` 版本有同样的“先检查后执行”竞态：
@@ -271,7 +271,7 @@ rl.interleave({"A": rl.limiter2(r, "10.0.3.1"), "B": rl.limiter2(r, "10.0.3.1")}
 
 # %% [markdown] lang="ru" translated="24586c95bd82"
 # Гонка, которую называет документация, хуже. Клиент A отправляет `INCR`, получает 1 и умирает
-# до `EXPIRE` (падение, деплой, таймаут). Если остановить шаги A после его `INCR`, получится ровно это:
+# до `EXPIRE` (падение, деплой, тайм-аут). Если остановить шаги A после его `INCR`, получится ровно это:
 
 # %% [markdown] lang="zh" translated="24586c95bd82"
 # 文档点名的那个竞态更糟糕。客户端 A 发送 `INCR`，得到 1，然后在 `EXPIRE` 之前挂掉了（崩溃、部署、超时）。在 A 执行完 `INCR` 之后停止它的后续步骤，正是这种情况：
@@ -296,7 +296,7 @@ print("TTL:", r.ttl(r.key(ip)))
 for i in range(11):
     rl.run(rl.limiter2(r, ip))
 time.sleep(1.1)
-print(_("after 1.1 s:"), rl.run(rl.limiter2(r, ip)), _("counter:"), r.get(r.key(ip)), "TTL:", r.ttl(r.key(ip)))
+say(_("after 1.1 s:"), rl.run(rl.limiter2(r, ip)), _("counter:"), r.get(r.key(ip)), "TTL:", r.ttl(r.key(ip)))
 
 # %% [markdown] lang="en"
 # The documentation's fix: `INCR` and the conditional `EXPIRE` in one Lua script. A script runs as
@@ -325,9 +325,9 @@ print(_("{n} allowed; TTL set: {ttl}", n=[rl.run(rl.limiter2_lua(r, ip)) for i i
 # transaction when the list does not exist, or `RPUSHX`, which only pushes onto an existing list.
 
 # %% [markdown] lang="ru" translated="f42c10fa31e9"
-# ## Лимитер на списке
+# ## Ограничитель на списке
 #
-# Третий опубликованный лимитер хранит список на IP: `LLEN` для проверки, затем `RPUSH` и
+# Третий опубликованный ограничитель хранит список на IP: `LLEN` для проверки, затем `RPUSH` и
 # `EXPIRE` в транзакции, если списка нет, или `RPUSHX`, который добавляет элемент только в существующий список.
 
 # %% [markdown] lang="zh" translated="f42c10fa31e9"
@@ -361,7 +361,7 @@ print([rl.run(rl.list_limiter(r, "10.0.4.1")) for _ in range(12)].count(True))
 # %% [markdown] lang="ru" translated="55462d261208"
 # Главная его гонка — та, о которой документация молчит: `LLEN` читается за один сетевой обмен,
 # а добавление в список происходит в следующем, поэтому проходит каждый клиент, прочитавший длину
-# раньше, чем другие добавили свои элементы. Тот же замер, что и для лимитера 1: 16 потоков
+# раньше, чем другие добавили свои элементы. Тот же замер, что и для ограничителя 1: 16 потоков
 # одновременно отправляют по 2 запроса, в каждом из 20 раундов — новый IP. На настоящем сервере
 # проходит намного больше 10 (в наших запусках от 15 до 25); fakeredis выполняет несколько команд
 # одного потока, прежде чем переключиться на следующий, поэтому там гонка проявляется редко и в
@@ -373,7 +373,7 @@ print([rl.run(rl.list_limiter(r, "10.0.4.1")) for _ in range(12)].count(True))
 # %% tags=["varies"]
 list_rounds = [concurrent_second(lambda c, ip, now: rl.list_limiter(c, ip), f"10.0.4.{100 + s}", T)
                for s in range(20)]
-print(_("list limiter, allowed of 32 per round:"), list_rounds)
+say(_("list limiter, allowed of 32 per round:"), list_rounds)
 
 # %% [markdown] lang="en"
 # Stepping the clients makes the race exact, and the same on both backends: nine requests are
@@ -410,7 +410,7 @@ print(_("allowed: {n} of {total} | in this second: {second}", n=sum(decisions.va
 
 # %%
 rl.interleave({"A": rl.list_limiter(r, "10.0.4.2"), "B": rl.list_limiter(r, "10.0.4.2")}, "AABBABAB")
-print(_("length:"), r.llen(r.key("10.0.4.2")))
+say(_("length:"), r.llen(r.key("10.0.4.2")))
 
 # %% [markdown] lang="en"
 # The other interleaving misses a count: the list exists when A checks, expires before A's
@@ -420,7 +420,7 @@ print(_("length:"), r.llen(r.key("10.0.4.2")))
 # %% [markdown] lang="ru" translated="0150de81d31b"
 # При другом порядке выполнения запрос не попадает в подсчёт: список существует, когда A проверяет, истекает
 # до `RPUSHX` клиента A, и `RPUSHX` ничего не добавляет. Запрос A пропущен, но не посчитан:
-# лимитер ошибается в сторону «пропустить на один больше».
+# ограничитель ошибается в сторону «пропустить на один больше».
 
 # %% [markdown] lang="zh" translated="0150de81d31b"
 # 另一种交错会漏计一次：A 检查时列表还在，在 A 执行 `RPUSHX` 之前过期了，`RPUSHX` 什么也没追加。A 的请求被放行了却没有被计数：限流器的误差偏向“多放行一个”。
@@ -435,7 +435,7 @@ print("A:", next(a))
 r.pexpire(r.key(ip), 1)      # the second is over: the list expires now
 time.sleep(0.01)
 print("A:", next(a))
-print(_("exists:"), r.exists(r.key(ip)))
+say(_("exists:"), r.exists(r.key(ip)))
 
 # %% [markdown] lang="en"
 # Can it leave a list without a TTL? `RPUSH` and `EXPIRE` travel in one `MULTI`/`EXEC` (both or
@@ -477,9 +477,9 @@ print(rl.keys_without_ttl(r, "10.0.5.*"))
 # clock that makes every demonstration below exact and the same on both backends.
 
 # %% [markdown] lang="ru" translated="30de5da796fe"
-# ## Семь надёжных лимитеров
+# ## Семь надёжных ограничителей
 #
-# Каждый лимитер ниже — один Lua-скрипт (один сетевой обмен: `EVALSHA`), хранит состояние в одном ключе,
+# Каждый ограничитель ниже — один Lua-скрипт (один сетевой обмен: `EVALSHA`), хранит состояние в одном ключе,
 # у которого всегда есть TTL, и отвечает `Decision`: пропущен ли запрос, сколько осталось,
 # `retry_after_ms` и `reset_after_ms`. Часы — `TIME` на сервере, если не передан `now_ms`:
 # управляемые часы, благодаря которым все демонстрации ниже точны и одинаковы на обоих бэкендах.
@@ -497,7 +497,7 @@ show(rl._CLOCK)
 # **Fixed window** (limiter 1, fixed): windows are aligned to the clock, `[k·1000, (k+1)·1000)` ms.
 
 # %% [markdown] lang="ru" translated="fac274d48f36"
-# **Фиксированное окно** (исправленный лимитер 1): окна выровнены по часам, `[k·1000, (k+1)·1000)` мс.
+# **Фиксированное окно** (исправленный ограничитель 1): окна выровнены по часам, `[k·1000, (k+1)·1000)` мс.
 
 # %% [markdown] lang="zh" translated="fac274d48f36"
 # **固定窗口**（修正后的限流器 1）：窗口与时钟对齐，`[k·1000, (k+1)·1000)` 毫秒。
@@ -514,8 +514,8 @@ print(rl.fixed_window(r, "demo", now_ms=T0 + 1000))
 # **List** (the list limiter in one script): the same window, one list entry per request.
 
 # %% [markdown] lang="ru" translated="9d21657185c7"
-# **Окно с первого запроса** (исправленный лимитер 2 с управляемыми часами): окно открывается
-# первым запросом. **Список** (лимитер на списке одним скриптом): то же окно, по элементу на запрос.
+# **Окно с первого запроса** (исправленный ограничитель 2 с управляемыми часами): окно открывается
+# первым запросом. **Список** (ограничитель на списке одним скриптом): то же окно, по элементу на запрос.
 
 # %% [markdown] lang="zh" translated="9d21657185c7"
 # **首次请求窗口**（修正后的限流器 2，改为按时钟判断）：窗口由第一个请求开启。**列表**（把基于列表的限流器写成一个脚本）：同样的窗口，每个请求一个列表元素。
@@ -658,7 +658,7 @@ print_table([_("limiter"), _("allowed"), _("max in 1 s"), _("round trips")], tra
 # requests of an IP):
 
 # %% [markdown] lang="ru" translated="e6f3171f200a"
-# Для сравнения — опубликованные лимитеры: сетевых обменов на запрос, пока они пропускают (первые пять
+# Для сравнения — опубликованные ограничители: сетевых обменов на запрос, пока они пропускают (первые пять
 # запросов с одного IP):
 
 # %% [markdown] lang="zh" translated="e6f3171f200a"
@@ -752,7 +752,7 @@ if needs_real_redis(r, "MEMORY USAGE"):
 # %% [markdown] lang="ru" translated="a319d01a1534"
 # ## У каждого ключа есть TTL
 #
-# После всего, что было выше, ни один ключ лимитеров не остался без него:
+# После всего, что было выше, ни один ключ ограничителей не остался без него:
 
 # %% [markdown] lang="zh" translated="a319d01a1534"
 # ## 每个键都有 TTL

@@ -43,7 +43,7 @@ from collections import Counter
 import matplotlib.pyplot as plt
 
 from redis_course import charts, connect, needs_real_redis
-from redis_course.l10n import _
+from redis_course.l10n import _, say
 from redis_course.lessons import durable as d
 from redis_course.lessons import show
 from redis_course.servers import redis_server_binary
@@ -189,14 +189,14 @@ else:
 #
 # `appendfsync always` сохраняет каждую подтверждённую запись на *этом* сервере. Переключение на
 # реплику он не переживает: репликация асинхронная. Основной сервер и реплика, оба с `always`;
-# реплику замораживают и отрезают (сетевое разделение), основной подтверждает ещё 50 инкрементов,
+# реплику приостанавливают и отрезают (сетевое разделение), основной подтверждает ещё 50 инкрементов,
 # каждый из которых записан через fsync в его собственный AOF, затем падает, и реплику повышают.
 # `WAIT 1 100` ответил 0: ни у одной реплики этих записей не было.
 
 # %% [markdown] lang="zh" translated="10f1b7103359"
 # 对计数器来说，这意味着重启会让它回到最近一次快照：流量大时丢掉最多一分钟的自增，流量小时最多一小时。这可能远远不止“几十个值”，而且快照之后发出的 ID 会被再发一次（第 01 课）。
 #
-# `appendfsync always` 能在*这台*服务器上保住每一次已确认的写入，却扛不住主从切换：复制是异步的。一个主节点和一个副本，都用 `always`；把副本冻结并切断连接（网络分区），主节点又确认了 50 次自增，每一次都先 fsync 到它自己的 AOF，然后主节点挂掉，副本被提升为主节点。`WAIT 1 100` 返回的是 0：没有任何副本拿到这些写入。
+# `appendfsync always` 能在*这台*服务器上保住每一次已确认的写入，却扛不住故障转移：复制是异步的。一个主节点和一个副本，都用 `always`；把副本暂停并切断连接（网络分区），主节点又确认了 50 次自增，每一次都先 fsync 到它自己的 AOF，然后主节点挂掉，副本被提升为主节点。`WAIT 1 100` 返回的是 0：没有任何副本拿到这些写入。
 
 # %%
 from redis_course.lessons import failover
@@ -219,7 +219,7 @@ if redis_server_binary() is not None:
 # успела дойти запись; они не мешают переключению и не отменяют запись.
 
 # %% [markdown] lang="zh" translated="aec2c75ba3df"
-# 旧主节点的 AOF 里仍然是 150，但这无济于事：它作为新主节点的副本回来时会重新同步，这 50 次就永远消失了。`WAIT`（以及 Redis 7.2+ 的 `WAITAOF`，它等待本地和副本上的 AOF fsync）只报告一次写入传到了哪里；它们既不会阻止主从切换，也不会撤销写入。
+# 旧主节点的 AOF 里仍然是 150，但这无济于事：它作为新主节点的副本回来时会重新同步，这 50 次就永远消失了。`WAIT`（以及 Redis 7.2+ 的 `WAITAOF`，它等待本地和副本上的 AOF fsync）只报告一次写入传到了哪里；它们既不会阻止故障转移，也不会撤销写入。
 
 # %% [markdown] lang="en"
 # ## Billing-grade counters
@@ -341,12 +341,12 @@ show(d.Ledger.add_once)
 # live counter plus a pending value whose id the database has not seen is the exact count:
 
 # %% [markdown] lang="ru" translated="2de8d398097c"
-# Отложенный ключ держит значение в Redis, пока оно не попало в базу; номер выгрузки, записанный
+# Ожидающий ключ держит значение в Redis, пока оно не попало в базу; номер выгрузки, записанный
 # в той же транзакции, превращает повторное применение в пустую операцию. В любой момент сумма
-# SQL-итога, текущего счётчика и отложенного значения, чей номер база ещё не видела, — точное число:
+# SQL-итога, текущего счётчика и ожидающего значения, чей номер база ещё не видела, — точное число:
 
 # %% [markdown] lang="zh" translated="2de8d398097c"
-# pending 键把值留在 Redis 里，直到数据库拿到它；同一个事务里记录的 flush id 让第二次应用变成空操作。任何时刻，SQL 总数加上实时计数器，再加上数据库还没见过其 id 的 pending 值，就是精确的计数：
+# 待处理键把值留在 Redis 里，直到数据库拿到它；同一个事务里记录的 flush id 让第二次应用变成空操作。任何时刻，SQL 总数加上实时计数器，再加上数据库还没见过其 id 的待处理值，就是精确的计数：
 
 # %%
 name = "invariant"
@@ -420,10 +420,10 @@ try:
 except d.SimulatedCrash:
     pass
 dw.record(ledger, "outbox", 7, "outbox:2")                            # the caller retries
-print(_("before the relay:"), "Redis", r.get(r.key("counter", "outbox")), "|", _("ledger"), ledger.total("outbox"))
+say(_("before the relay:"), "Redis", r.get(r.key("counter", "outbox")), "|", _("ledger"), ledger.total("outbox"))
 print(_("events applied: {first}, then {second}", first=dw.relay(r, ledger, "outbox"),
         second=dw.relay(r, ledger, "outbox")))
-print(_("after the relay:"), "Redis", r.get(r.key("counter", "outbox")), "|", _("ledger"), ledger.total("outbox"))
+say(_("after the relay:"), "Redis", r.get(r.key("counter", "outbox")), "|", _("ledger"), ledger.total("outbox"))
 
 # %% tags=["varies"]
 ledger_cm.__exit__(None, None, None)
@@ -439,7 +439,7 @@ ledger_cm.__exit__(None, None, None)
 # ## DECR на практике
 #
 # Первое применение из статьи — отменить ошибочный просмотр. `DECR` атомарен, но повторённая отмена
-# (таймаут клиента, двойной клик) отнимет два просмотра. Пусть отмена передаёт id просмотра и уменьшает
+# (тайм-аут клиента, двойной клик) отнимет два просмотра. Пусть отмена передаёт id просмотра и уменьшает
 # счётчик только в первый раз:
 
 # %% [markdown] lang="zh" translated="e2bb7a44fc3e"
@@ -660,7 +660,7 @@ class Recorder:
 recorder = Recorder(r)
 d.article_add_task(recorder, "send-report", 5, now=T)
 d.article_loop_once(recorder, now=T, execute=lambda task_id: None)
-print(sorted(recorder.called), "|", _("decr called:"), "decr" in recorder.called)
+say(sorted(recorder.called), "|", _("decr called:"), "decr" in recorder.called)
 
 # %% [markdown] lang="en"
 # Its text and its code disagree twice. The text says the loop then waits 60 seconds for new
@@ -732,7 +732,7 @@ try:
     d.article_check_task(r, T, dies_in_the_task)
 except d.SimulatedCrash as exc:
     print(exc)
-print(_("task data:"), r.get(r.key("task7")), "|", _("still due:"), r.zscore(r.key("bucket1"), "7"))
+say(_("task data:"), r.get(r.key("task7")), "|", _("still due:"), r.zscore(r.key("bucket1"), "7"))
 
 # %% [markdown] lang="en"
 # ## The delayed queue, rebuilt
@@ -798,7 +798,7 @@ plain, once = r.key("usage", "plain"), r.key("usage", "once")
 for task_id, payload, attempt in [(1, "email:1", 1), (1, "email:1", 2)]:   # the two claims of task 1
     r.incrby(plain, 500)
     dw.apply_once(r, once, 500, f"task:{task_id}")
-print(_("plain:"), r.get(plain), "|", _("keyed by the task id:"), r.get(once))
+say(_("plain:"), r.get(plain), "|", _("keyed by the task id:"), r.get(once))
 
 # %% [markdown] lang="en"
 # The same works in SQL: insert the task id into a table with a unique key in the transaction that
@@ -818,7 +818,7 @@ print(_("plain:"), r.get(plain), "|", _("keyed by the task id:"), r.get(once))
 #
 # Отдельные процессы не могут делить fakeredis внутри одного процесса, поэтому эта часть работает
 # только с настоящим сервером. 2 000 задач со сроками в пределах 1,5 с, четыре воркера, аренда 500 мс;
-# воркер 0 убивает себя (SIGKILL) посреди забранной пачки. `bench/durable_queue.py` делает то же
+# воркер 0 убивает себя (SIGKILL) посреди забранного пакета. `bench/durable_queue.py` делает то же
 # с 10 000 задачами.
 
 # %% [markdown] lang="zh" translated="810b4c9dd5c8"
@@ -835,4 +835,4 @@ if needs_real_redis(r, _("four worker processes")):
     result = d.run_queue(os.environ["REDIS_URL"], r.prefix, tasks=2000, spread_ms=1500, lease_ms=500)
     for key, value in result.items():
         print(f"{key:<12} {value}")
-    print(_("every task ran:"), result["missing"] == 0, "|", _("none ran again after its ack:"), result["after_ack"] == 0)
+    say(_("every task ran:"), result["missing"] == 0, "|", _("none ran again after its ack:"), result["after_ack"] == 0)

@@ -23,7 +23,7 @@
 # # Счётчики в Redis Cluster
 #
 # Слоты здесь вычисляются на чистом Python, поэтому эти ячейки работают везде. Всё остальное
-# выполняется на настоящем Redis Cluster, который блокнот запускает сам: три первичных узла и три
+# выполняется на настоящем Redis Cluster, который блокнот запускает сам: три основных узла и три
 # реплики `redis-server` на свободных портах 127.0.0.1; последняя ячейка его останавливает. У fakeredis
 # нет режима кластера: на fakeredis эти ячейки печатают примечание и пропускаются; задайте
 # `REDIS_URL`, чтобы их выполнить.
@@ -41,7 +41,7 @@ import time
 import redis
 
 from redis_course import connect, msg, needs_real_redis
-from redis_course.l10n import _
+from redis_course.l10n import _, say
 from redis_course.cluster import LocalCluster, cluster_available, default_primary, drive_incr, key_slot, same_slot
 from redis_course.lessons import ratelimit
 from redis_course.tables import print_table
@@ -62,7 +62,7 @@ ERRORS = (redis.exceptions.RedisError, redis.exceptions.RedisClusterException)
 #
 # Кластер делит пространство ключей на 16 384 слота: `slot = CRC16(key) mod 16384`. Если в ключе есть
 # *хеш-тег* — непустой `{...}`, — хешируется только тег. `redis-cli --cluster create` отдаёт каждому из
-# трёх первичных узлов треть слотов: 0–5460, 5461–10922, 10923–16383.
+# трёх основных узлов треть слотов: 0–5460, 5461–10922, 10923–16383.
 
 # %% [markdown] lang="zh" translated="9ab4401352ac"
 # ## 哈希槽
@@ -73,7 +73,7 @@ ERRORS = (redis.exceptions.RedisError, redis.exceptions.RedisClusterException)
 for key in ["views", "user:17:views", "user:17:likes", "{user:17}:views", "{user:17}:likes",
             "{user:18}:views", "{}views", "{user:17}{x}"]:
     slot = key_slot(key)
-    print(f"{key:18}", _("slot {slot:5}, primary #{primary}", slot=slot, primary=default_primary(slot)))
+    say(f"{key:18}", _("slot {slot:5}, primary #{primary}", slot=slot, primary=default_primary(slot)))
 
 # %% [markdown] lang="en"
 # `{user:17}:views` and `{user:17}:likes` share a slot; without the tag they do not. An empty `{}` is
@@ -112,7 +112,7 @@ def on_cluster():
 if on_cluster():
     for row in cluster.topology():
         role = _("primary") if row["role"] == "primary" else _("replica of {node}", node=row["primary"])
-        print(f"127.0.0.1:{row['port']}  {role:<16}", _("slots {slots}", slots=" ".join(row["slots"]) or "-"))
+        say(f"127.0.0.1:{row['port']}  {role:<16}", _("slots {slots}", slots=" ".join(row["slots"]) or "-"))
 
 # %% [markdown] lang="en"
 # ## Which node holds a counter
@@ -124,7 +124,7 @@ if on_cluster():
 # ## На каком узле живёт счётчик
 #
 # Клиент кластера один раз запрашивает у узла таблицу слотов, сам вычисляет слот каждого ключа и
-# отправляет команду сразу тому первичному узлу, который хранит этот ключ.
+# отправляет команду сразу тому основному узлу, который хранит этот ключ.
 
 # %% [markdown] lang="zh" translated="e88d2a336215"
 # ## 计数器在哪个节点上
@@ -135,8 +135,8 @@ if on_cluster():
 if on_cluster():
     views = rc.key("views")
     print("INCR ->", rc.incr(views))
-    print(_("slot (Python):"), key_slot(views), " CLUSTER KEYSLOT:", rc.cluster_keyslot(views))
-    print(_("held by"), rc.node_of(views))
+    say(_("slot (Python):"), key_slot(views), " CLUSTER KEYSLOT:", rc.cluster_keyslot(views))
+    say(_("held by"), rc.node_of(views))
 
 # %% [markdown] lang="en"
 # ## MOVED and ASK
@@ -168,20 +168,20 @@ if on_cluster():
     try:
         cluster.node(dst).get(key)
     except redis.exceptions.ResponseError as e:
-        print(_("wrong node:"), type(e).__name__, e)
+        say(_("wrong node:"), type(e).__name__, e)
     cluster.begin_slot_move(slot, dst)
     cluster.migrate(src, dst, key)
     try:
         cluster.node(src).get(key)
     except redis.exceptions.ResponseError as e:
-        print(_("during the move:"), type(e).__name__, e)
-    print(_("cluster client:"), rc.get(key))
+        say(_("during the move:"), type(e).__name__, e)
+    say(_("cluster client:"), rc.get(key))
     cluster.finish_slot_move(slot, dst)
     try:
         cluster.node(src).get(key)
     except redis.exceptions.ResponseError as e:
-        print(_("after the move:"), type(e).__name__, e)
-    print(_("cluster client:"), rc.get(key), _("from"), rc.node_of(key))
+        say(_("after the move:"), type(e).__name__, e)
+    say(_("cluster client:"), rc.get(key), _("from"), rc.node_of(key))
 
 # %% [markdown] lang="en"
 # ## CROSSSLOT
@@ -203,7 +203,7 @@ if on_cluster():
 # %% tags=["varies"]
 if on_cluster():
     a, b = rc.key("user:17:views"), rc.key("user:17:likes")
-    print(_("same slot?"), same_slot(a, b))
+    say(_("same slot?"), same_slot(a, b))
     for what, call in [("MGET (redis-py)", lambda: rc.mget(a, b)),
                        (_("MGET (a node)"), lambda: cluster.node(cluster.owner_of(key_slot(a))).mget(a, b)),
                        (_("EVAL (a node)"), lambda: cluster.node(cluster.owner_of(key_slot(a))).eval(
@@ -225,7 +225,7 @@ if on_cluster():
 # %% tags=["varies"]
 if on_cluster():
     a, b = rc.key("{user:17}", "views"), rc.key("{user:17}", "likes")
-    print(_("same slot?"), same_slot(a, b))
+    say(_("same slot?"), same_slot(a, b))
     rc.incr(a)
     rc.incrby(b, 2)
     print("MGET:", rc.mget(a, b))
@@ -245,7 +245,7 @@ if on_cluster():
 # ## Слишком грубый тег
 #
 # Помечайте тегом то, что используется вместе, и не более. Один тег на всех пользователей складывает их в
-# один слот: один первичный узел получает все ключи и весь трафик.
+# один слот: один основной узел получает все ключи и весь трафик.
 
 # %% [markdown] lang="zh" translated="bae81a1dfaf6"
 # ## 过粗的标签
@@ -259,13 +259,13 @@ for name, make in [("{user:<id>}:views", lambda u: f"{{user:{u}}}:views"),
     per_primary = [0, 0, 0]
     for u in users:
         per_primary[default_primary(key_slot(r.key(make(u))))] += 1
-    print(f"{name:20}", _("keys per primary: {counts}", counts=per_primary))
+    say(f"{name:20}", _("keys per primary: {counts}", counts=per_primary))
 
 # %% [markdown] lang="en"
 # The same on the running cluster, counted by each primary (`DBSIZE`):
 
 # %% [markdown] lang="ru" translated="41cfb31e528e"
-# То же на работающем кластере, по подсчёту каждого первичного узла (`DBSIZE`):
+# То же на работающем кластере, по подсчёту каждого основного узла (`DBSIZE`):
 
 # %% [markdown] lang="zh" translated="41cfb31e528e"
 # 在运行中的集群上也是如此，由每个主节点自己计数（`DBSIZE`）：
@@ -279,7 +279,7 @@ if on_cluster():
         for u in range(300):
             pipe.incr(make(u))
         pipe.execute()
-        print(f"{name:12}", _("new keys per primary:"), [cluster.node(p).dbsize() - before[p] for p in sorted(before)])
+        say(f"{name:12}", _("new keys per primary:"), [cluster.node(p).dbsize() - before[p] for p in sorted(before)])
 
 # %% [markdown] lang="en"
 # ## A hot counter
@@ -291,7 +291,7 @@ if on_cluster():
 # %% [markdown] lang="ru" translated="533bd1248cf4"
 # ## Горячий счётчик
 #
-# Один ключ, принимающий весь трафик, живёт на одном первичном узле, сколько бы узлов ни было.
+# Один ключ, принимающий весь трафик, живёт на одном основном узле, сколько бы узлов ни было.
 # Шардированный счётчик делится на N подключей *без* общего тега: каждое обращение увеличивает случайный
 # шард, чтение суммирует шарды (GET в одном конвейере: один MGET дал бы CROSSSLOT).
 
@@ -320,8 +320,8 @@ def hot_total(client, name):
 if on_cluster():
     for i in range(1000):
         hot_incr(rc, "home")
-    print(_("total:"), hot_total(rc, "home"))
-    print(_("primaries holding shards:"), len({rc.node_of(rc.key("hot", "home", i)) for i in range(SHARDS)}))
+    say(_("total:"), hot_total(rc, "home"))
+    say(_("primaries holding shards:"), len({rc.node_of(rc.key("hot", "home", i)) for i in range(SHARDS)}))
 
 # %% [markdown] lang="en"
 # Throughput on this cluster: two threads send INCRs in pipelines of 100 for 1.5 s, to one key and then
@@ -329,7 +329,7 @@ if on_cluster():
 
 # %% [markdown] lang="ru" translated="e81302010a2e"
 # Пропускная способность на этом кластере: два потока 1,5 с отправляют INCR конвейерами по 100 — сначала
-# в один ключ, потом в 16 шардов. Число вызовов INCR на каждом первичном узле показывает, куда ложится
+# в один ключ, потом в 16 шардов. Число вызовов INCR на каждом основном узле показывает, куда ложится
 # нагрузка.
 
 # %% [markdown] lang="zh" translated="e81302010a2e"
@@ -343,7 +343,7 @@ if on_cluster():
         cluster.reset_stats()
         n = drive_incr(rc, pick, seconds=1.5)
         calls = cluster.incr_calls()
-        print(f"{name}: {n / 1.5:,.0f} INCR/s,", _("per primary: {calls}", calls=sorted(calls.values(), reverse=True)))
+        say(f"{name}: {n / 1.5:,.0f} INCR/s,", _("per primary: {calls}", calls=sorted(calls.values(), reverse=True)))
 
 # %% [markdown] lang="en"
 # ## Rate limiters on a cluster
@@ -353,9 +353,9 @@ if on_cluster():
 # exactly as one server does:
 
 # %% [markdown] lang="ru" translated="45529727f6d6"
-# ## Лимитеры в кластере
+# ## Ограничители в кластере
 #
-# Каждый лимитер из урока 04 хранит всё состояние в одном ключе и выполняется одним скриптом на этом
+# Каждый ограничитель из урока 04 хранит всё состояние в одном ключе и выполняется одним скриптом на этом
 # ключе: он уже безопасен для кластера. На той же последовательности запросов с управляемыми часами кластер принимает ровно те
 # же решения, что и один сервер:
 
@@ -412,14 +412,14 @@ if on_cluster():
 # %% [markdown] lang="ru" translated="f25e4736267d"
 # ## Репликация асинхронна
 #
-# Первичный узел отвечает на INCR раньше, чем запись получила реплика. Здесь реплику первичного узла
-# счётчика отрезают (замораживают и закрывают её соединение), как это сделало бы разделение сети; первичный
+# Основной узел отвечает на INCR раньше, чем запись получила реплика. Здесь реплику основного узла
+# счётчика отрезают (приостанавливают и закрывают её соединение), как это сделало бы разделение сети; первичный
 # узел продолжает подтверждать INCR; затем он умирает, реплика возвращается и занимает его место.
 
 # %% [markdown] lang="zh" translated="f25e4736267d"
 # ## 复制是异步的
 #
-# 主节点在副本拿到写入之前就回复了 INCR。这里我们把计数器所在主节点的副本切断（冻结它并关闭复制连接），就像网络分区那样；主节点继续确认 INCR；随后主节点宕机，副本恢复并接管。
+# 主节点在副本拿到写入之前就回复了 INCR。这里我们把计数器所在主节点的副本切断（暂停它并关闭复制连接），就像网络分区那样；主节点继续确认 INCR；随后主节点宕机，副本恢复并接管。
 
 # %% tags=["varies"]
 if on_cluster():
@@ -430,14 +430,14 @@ if on_cluster():
     cluster.pause(replica)
     cluster.node(old).client_kill_filter(_type="replica")
     acked += sum(1 for _ in range(50) if rc.incr(counter))
-    print(_("acknowledged INCRs:"), acked)
+    say(_("acknowledged INCRs:"), acked)
     cluster.kill(old)
     cluster.resume(replica)
     t0 = time.monotonic()
     new = cluster.wait_failover(old)
     print(_("127.0.0.1:{port} took over after {seconds:.1f} s", port=new, seconds=time.monotonic() - t0))
     value = int(cluster.node(new).get(counter) or 0)
-    print(_("value on the new primary:"), value, "|", _("acknowledged and lost:"), acked - value)
+    say(_("value on the new primary:"), value, "|", _("acknowledged and lost:"), acked - value)
 
 # %% [markdown] lang="en"
 # `WAIT numreplicas timeout` blocks until that many replicas have acknowledged this connection's
@@ -467,7 +467,7 @@ if on_cluster():
     pipe = direct.pipeline(transaction=False)
     pipe.incr(key)
     pipe.execute_command("WAIT", 1, 200)
-    print(_("replica frozen:"), "INCR, WAIT 1 200 ->", pipe.execute(), "|", _("the value stays:"), direct.get(key))
+    say(_("replica frozen:"), "INCR, WAIT 1 200 ->", pipe.execute(), "|", _("the value stays:"), direct.get(key))
     cluster.resume(replica)
 
 # %% [markdown] lang="en"
@@ -479,7 +479,7 @@ if on_cluster():
 # %% [markdown] lang="ru" translated="08da3be1e89d"
 # ## Повторы и идемпотентность
 #
-# Таймаут не говорит, выполнилась ли команда. Здесь ответ теряется после того, как сервер выполнил INCR;
+# Тайм-аут не говорит, выполнилась ли команда. Здесь ответ теряется после того, как сервер выполнил INCR;
 # клиент повторяет запрос, и счётчик засчитывает его дважды.
 
 # %% [markdown] lang="zh" translated="08da3be1e89d"
@@ -505,7 +505,7 @@ def incr_with_retry(client, key, attempts=2, first_reply_lost=True):
 
 
 orders = r.key("orders")
-print(_("INCR with a retry ->"), incr_with_retry(r, orders), "|", _("counter:"), r.get(orders))
+say(_("INCR with a retry ->"), incr_with_retry(r, orders), "|", _("counter:"), r.get(orders))
 
 # %% [markdown] lang="en"
 # Idempotent increment: every request carries an id. One script checks the id's marker, increments and
@@ -545,10 +545,10 @@ def incr_once_with_retry(client, name, request_id):
         return incr_once(client, name, request_id)
 
 
-print(_("idempotent, with a retry ->"), incr_once_with_retry(r, "orders", "req-1"))
-print(_("the same request again ->"), incr_once(r, "orders", "req-1"))
-print(_("the next request ->"), incr_once(r, "orders", "req-2"))
-print(_("counter:"), r.get(r.key("counter", "{orders}")),
+say(_("idempotent, with a retry ->"), incr_once_with_retry(r, "orders", "req-1"))
+say(_("the same request again ->"), incr_once(r, "orders", "req-1"))
+say(_("the next request ->"), incr_once(r, "orders", "req-2"))
+say(_("counter:"), r.get(r.key("counter", "{orders}")),
       "|", _("marker TTL:"), r.ttl(r.key("counter", "{orders}", "req", "req-1")))
 
 # %% [markdown] lang="en"
@@ -559,14 +559,14 @@ print(_("counter:"), r.get(r.key("counter", "{orders}")),
 # happens without a line of your code.)
 
 # %% [markdown] lang="ru" translated="6fee3c7745ba"
-# В кластере таймаут настоящий: первичный узел заморожен на 300 мс, а клиент с таймаутом 100 мс
+# В кластере тайм-аут настоящий: основной узел приостановлен на 300 мс, а клиент с тайм-аутом 100 мс
 # отправляет команду. Команда ждёт в сокете и выполняется, когда узел просыпается; клиент повторяет её
 # через 400 мс. (Собственные повторы redis-py здесь выключены, чтобы повтор был виден; по умолчанию
-# redis-py 8 после таймаута повторяет команду до 10 раз, так что то же самое происходит без единой
+# redis-py 8 после тайм-аута повторяет команду до 10 раз, так что то же самое происходит без единой
 # строки вашего кода.)
 
 # %% [markdown] lang="zh" translated="6fee3c7745ba"
-# 在集群上超时是真实的：主节点被冻结 300 毫秒，同时一个超时为 100 毫秒的客户端发送命令。命令在套接字里等待，节点醒来后照样执行；客户端在 400 毫秒后重试。（这里关闭了 redis-py 自己的重试，好让重试清晰可见；默认情况下 redis-py 8 在超时后最多重试 10 次，所以不写一行代码也会发生同样的事。）
+# 在集群上超时是真实的：主节点被暂停 300 毫秒，同时一个超时为 100 毫秒的客户端发送命令。命令在套接字里等待，节点醒来后照样执行；客户端在 400 毫秒后重试。（这里关闭了 redis-py 自己的重试，好让重试清晰可见；默认情况下 redis-py 8 在超时后最多重试 10 次，所以不写一行代码也会发生同样的事。）
 
 # %% tags=["varies"]
 from redis.backoff import NoBackoff
@@ -587,7 +587,7 @@ if on_cluster():
         except redis.exceptions.TimeoutError as e:
             print(_("attempt {n}: {error}", n=1, error="TimeoutError (" + str(e) + ")"))
         time.sleep(0.4)
-        print(f"{'incr_once' if idempotent else 'INCR':9}",
+        say(f"{'incr_once' if idempotent else 'INCR':9}",
               _("retry -> {reply}, counter: {counter}", reply=send(), counter=rc.get(key)))
 
 # %% [markdown] lang="en"
@@ -602,5 +602,5 @@ if on_cluster():
 # %% tags=["varies"]
 if on_cluster():
     cluster.stop()
-    print(_("cluster stopped; processes left:"), sum(cluster.alive(p) for p in cluster.ports))
-print(_("keys deleted:"), r.cleanup())
+    say(_("cluster stopped; processes left:"), sum(cluster.alive(p) for p in cluster.ports))
+say(_("keys deleted:"), r.cleanup())

@@ -30,7 +30,7 @@
 #
 # Ограничитель частоты стоит перед каждым запросом, поэтому то, что он делает, когда Redis тормозит,
 # недоступен или переполнен, — часть поведения самого API. В этом блокноте мы останавливаем и
-# замораживаем приватный `redis-server` под нагрузкой, заполняем его память при каждой политике
+# приостанавливаем приватный `redis-server` под нагрузкой, заполняем его память при каждой политике
 # вытеснения, ограничиваем число одновременных запросов семафором, который упавший владелец не
 # удержит навсегда, поставляем ограничитель как функцию Redis и выбираем, по какому ключу считать
 # запрос; затем переключение на реплику, соединения, числа для наблюдения и горячий ключ. Код лежит
@@ -43,7 +43,7 @@
 # %% [markdown] lang="zh" translated="0e2feb80a562"
 # # 生产环境中的计数器
 #
-# 限流器挡在每个请求前面，所以 Redis 变慢、宕机或内存写满时它怎么做，本身就是 API 行为的一部分。本笔记本在流量中停止和冻结一个私有的 `redis-server`，在每种淘汰策略下把它的内存写满，用一个崩溃的持有者无法永远占住的信号量限制同时在处理的请求数，把限流器作为 Redis Function 发布，并选择请求按哪个键计数；然后是主从切换、连接、需要监控的数字和热点键。代码在 `redis_course.lessons` 中（`guard`、`outage`、`switchover`、`pools`、`eviction`、`semaphore`、`functions`、`identity`、`backoff`、`vitals`、`hotkeys`）；`show()` 打印笔记本实际运行的代码。凡是需要 `CONFIG SET`、`SIGSTOP` 或重启的操作，都在笔记本自己启动和停止的私有服务器上进行，绝不会碰你的服务器。
+# 限流器挡在每个请求前面，所以 Redis 变慢、宕机或内存写满时它怎么做，本身就是 API 行为的一部分。本笔记本在流量中停止和暂停一个私有的 `redis-server`，在每种淘汰策略下把它的内存写满，用一个崩溃的持有者无法永远占住的信号量限制同时在处理的请求数，把限流器作为 Redis Function 发布，并选择请求按哪个键计数；然后是主从切换、连接、需要监控的数字和热点键。代码在 `redis_course.lessons` 中（`guard`、`outage`、`switchover`、`pools`、`eviction`、`semaphore`、`functions`、`identity`、`backoff`、`vitals`、`hotkeys`）；`show()` 打印笔记本实际运行的代码。凡是需要 `CONFIG SET`、`SIGSTOP` 或重启的操作，都在笔记本自己启动和停止的私有服务器上进行，绝不会碰你的服务器。
 
 # %% tags=["varies"]
 # %matplotlib inline
@@ -53,7 +53,7 @@ import matplotlib.pyplot as plt
 import redis
 
 from redis_course import charts, connect
-from redis_course.l10n import _
+from redis_course.l10n import _, pgettext, say
 from redis_course.lessons import backoff as bo
 from redis_course.lessons import eviction as ev
 from redis_course.lessons import functions as fn
@@ -89,8 +89,8 @@ if not SERVER:
 #
 # Настройки redis-py по умолчанию рассчитаны на пакетную задачу, а не на ограничитель частоты.
 # redis-py 8 ждёт каждого ответа до 5 с и повторяет команду, которая не дождалась ответа или потеряла
-# соединение, до десяти раз, так что замороженный сервер держит вызывающего около минуты; до версии 8
-# тайм-аута сокета не было вовсе (замороженный сервер держал вызывающего, пока не ответит). `budget_client` создаёт
+# соединение, до десяти раз, так что приостановленный сервер держит вызывающего около минуты; до версии 8
+# тайм-аута сокета не было вовсе (приостановленный сервер держал вызывающего, пока не ответит). `budget_client` создаёт
 # клиента того же сервера, у которого любое ожидание ограничено бюджетом и нет повторов; `Guard`
 # отвечает по заранее выбранной политике, когда Redis не дал ответа, а его предохранитель
 # (circuit breaker) после отказа на время перестаёт обращаться к Redis.
@@ -98,7 +98,7 @@ if not SERVER:
 # %% [markdown] lang="zh" translated="c7166111005c"
 # ## 当 Redis 出故障时
 #
-# redis-py 的默认设置是为批处理任务准备的，而不是为限流器。redis-py 8 每次等待回复最多 5 秒，并把超时或断开连接的命令重试最多十次，所以被冻结的服务器会拖住调用方大约一分钟；8 之前根本没有套接字超时（被冻结的服务器会一直拖住调用方，直到它回复）。`budget_client` 在同一台服务器上创建一个客户端，它的每一次等待都受预算限制，并且从不重试；当 Redis 没有给出答复时，`Guard` 按事先选定的策略回答，它的熔断器在一次失败之后暂时不再询问 Redis。
+# redis-py 的默认设置是为批处理任务准备的，而不是为限流器。redis-py 8 每次等待回复最多 5 秒，并把超时或断开连接的命令重试最多十次，所以被暂停的服务器会拖住调用方大约一分钟；8 之前根本没有套接字超时（被暂停的服务器会一直拖住调用方，直到它回复）。`budget_client` 在同一台服务器上创建一个客户端，它的每一次等待都受预算限制，并且从不重试；当 Redis 没有给出答复时，`Guard` 按事先选定的策略回答，它的熔断器在一次失败之后暂时不再询问 Redis。
 
 # %%
 show(g.budget_client)
@@ -152,9 +152,9 @@ if SERVER:
             started = time.monotonic()
             verdict = g.Guard(fast.ping, "closed", budget_ms=300)()
             deadline_ms = (time.monotonic() - started) * 1000
-    print(_("each wait under the budget:"), pong, f"{per_wait_ms:.0f} ms", "|",
+    say(_("each wait under the budget:"), pong, f"{per_wait_ms:.0f} ms", "|",
           _("under a deadline:"), verdict, f"{deadline_ms:.0f} ms")
-    print(_("over the budget without a deadline:"), per_wait_ms > 300, "|",
+    say(_("over the budget without a deadline:"), per_wait_ms > 300, "|",
           _("within the budget with one:"), deadline_ms < 300 + 150)
 
 # %% [markdown] lang="en"
@@ -167,26 +167,26 @@ if SERVER:
 # the retry that gets through sends it a second time.
 
 # %% [markdown] lang="ru" translated="514c20e09d6a"
-# Тайм-аут — это не «нет». `INCR`, отправленный замороженному серверу с бюджетом 200 мс: вызывающий
+# Тайм-аут — это не «нет». `INCR`, отправленный приостановленному серверу с бюджетом 200 мс: вызывающий
 # получает `TimeoutError`, но команда уже доставлена и выполнится, когда сервер оживёт. И один
-# `INCR` от клиента с тайм-аутом 200 мс и повторами redis-py 8 по умолчанию, пока сервер заморожен на
+# `INCR` от клиента с тайм-аутом 200 мс и повторами redis-py 8 по умолчанию, пока сервер приостановлен на
 # секунду: вызывающий отправил один запрос и получил один ответ, а счётчик вырос больше чем на
 # единицу, хотя и не на единицу за каждый повтор. Статистика команд сервера (commandstats) объясняет
-# почему: каждый повтор сначала заново подключается, и во время заморозки `HELLO` нового соединения
+# почему: каждый повтор сначала заново подключается, и во время приостановки `HELLO` нового соединения
 # обрывается по тайм-ауту раньше, чем `INCR` отправлен снова; второй раз его отправляет только
 # прошедший повтор.
 
 # %% [markdown] lang="zh" translated="514c20e09d6a"
-# 超时不等于“没有执行”。用 200 毫秒的预算向一个被冻结的服务器发送 `INCR`：调用方收到 `TimeoutError`，但命令已经送达，服务器恢复后照样执行。再看一个超时为 200 毫秒、使用 redis-py 8 默认重试的客户端发出的一次 `INCR`，而服务器被冻结一秒：调用方只发了一个请求、只收到一个回复，计数器却不止加了一，但也不是每次重试都加一。服务器的命令统计（commandstats）说明了原因：每次重试都先重新建立连接，冻结期间新连接的 `HELLO` 在 `INCR` 再次发出之前就超时了；只有穿过去的那次重试会第二次发送它。
+# 超时不等于“没有执行”。用 200 毫秒的预算向一个被暂停的服务器发送 `INCR`：调用方收到 `TimeoutError`，但命令已经送达，服务器恢复后照样执行。再看一个超时为 200 毫秒、使用 redis-py 8 默认重试的客户端发出的一次 `INCR`，而服务器被暂停一秒：调用方只发了一个请求、只收到一个回复，计数器却不止加了一，但也不是每次重试都加一。服务器的命令统计（commandstats）说明了原因：每次重试都先重新建立连接，暂停期间新连接的 `HELLO` 在 `INCR` 再次发出之前就超时了；只有穿过去的那次重试会第二次发送它。
 
 # %%
 if SERVER:
     late = outage.timed_out_incr_runs_later()
-    print(_("the caller got:"), late["answer"], "|", _("the counter after the resume:"), late["hits_after_resume"])
+    say(_("the caller got:"), late["answer"], "|", _("the counter after the resume:"), late["hits_after_resume"])
     twice = outage.default_retry_counts_twice()
-    print(_("redis-py's default retries:"), twice["retries"], "|",
+    say(_("redis-py's default retries:"), twice["retries"], "|",
           _("one INCR counted more than once:"), twice["hits"] > 1)
-    print(_("INCRBY run by the server:"), twice["incr_calls"], "|",
+    say(_("INCRBY run by the server:"), twice["incr_calls"], "|",
           _("handshakes (HELLO), one per connection:"), twice["hello_calls"], "|",
           _("one INCR per retry:"), twice["incr_calls"] > twice["hello_calls"])
 
@@ -204,18 +204,21 @@ if SERVER:
 #
 # `run_outage` отправляет 100 запросов в секунду из четырёх потоков через GCRA из урока 04 (50 в
 # секунду на один API-ключ) на приватном сервере и посреди прогона на 0,8 с **останавливает**
-# его (SIGKILL, затем перезапуск: соединения сразу отвергаются) или **замораживает** (SIGSTOP, затем
+# его (SIGKILL, затем перезапуск: соединения сразу отвергаются) или **приостанавливает** (SIGSTOP, затем
 # SIGCONT: ядро по-прежнему принимает соединения, но никто не отвечает). Варианты клиента: настройки
 # redis-py по умолчанию и `Guard` с бюджетом 50 мс и предохранителем на 250 мс при каждой политике.
 
 # %% [markdown] lang="zh" translated="e2434ee24c3b"
 # ### 流量中的一次故障
 #
-# `run_outage` 在私有服务器上用四个调用线程每秒发送 100 个请求，经过第 04 课的 GCRA（一个 API key 每秒 50 次），并在运行中途把服务器**停止**（SIGKILL 后重启：连接立即被拒绝）或**冻结**（SIGSTOP 后 SIGCONT：内核照样接受连接，却没有人回复）0.8 秒。客户端的几种设置：redis-py 的默认设置，以及预算 50 毫秒、熔断 250 毫秒的 `Guard` 在每种策略下的表现。
+# `run_outage` 在私有服务器上用四个调用线程每秒发送 100 个请求，经过第 04 课的 GCRA（一个 API key 每秒 50 次），并在运行中途把服务器**停止**（SIGKILL 后重启：连接立即被拒绝）或**暂停**（SIGSTOP 后 SIGCONT：内核照样接受连接，却没有人回复）0.8 秒。客户端的几种设置：redis-py 的默认设置，以及预算 50 毫秒、熔断 250 毫秒的 `Guard` 在每种策略下的表现。
 
 # %%
 SETUPS = ("defaults", "open", "closed", "local")
 RUN = dict(seconds=1.4, fault_at=0.3, fault_for=0.8)
+# the words of the tables and charts; open, closed and local are the guard's policies, as in the code
+SHOWN = {"stop": pgettext("outage", "stop"), "pause": pgettext("outage", "pause"),
+         "defaults": pgettext("outage", "defaults"), "open": "open", "closed": "closed", "local": "local"}
 
 # %% tags=["varies"]
 outages = {}
@@ -226,7 +229,7 @@ if SERVER:
     rows = []
     for (fault, setup), records in outages.items():
         s = outage.summarize(records, RUN["fault_at"], RUN["fault_for"])
-        rows.append((fault, setup, s["requests"], s["allowed"], s["denied"], s["errors"],
+        rows.append((SHOWN[fault], SHOWN[setup], s["requests"], s["allowed"], s["denied"], s["errors"],
                      f"{s['p50_ms']:.1f}", f"{s['p99_ms']:.1f}", f"{s['max_ms']:.0f}"))
     print_table([_("fault"), _("client"), _("requests"), _("allowed"), _("denied"), _("errors"),
                  _("p50, ms"), _("p99, ms"), _("max, ms")], rows)
@@ -241,7 +244,7 @@ if outages:
                        s=6, label=_("redis-py defaults") if setup == "defaults" else _("guard, 50 ms budget"))
         ax.axvspan(RUN["fault_at"], RUN["fault_at"] + RUN["fault_for"], color="grey", alpha=0.15)
         ax.set_yscale("log")
-        ax.set_xlabel(_("request due at, s") + f" ({fault})")
+        ax.set_xlabel(_("request due at, s") + f" ({SHOWN[fault]})")
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(_("wait for the decision, ms"))
     axes[0].legend(loc="upper left", fontsize=8)
@@ -271,7 +274,7 @@ if outages:
     rows = []
     for (fault, setup), records in outages.items():
         s = outage.summarize(records, RUN["fault_at"], RUN["fault_for"])
-        rows.append((fault, setup, share(s["allowed"], s["requests"]), s["max_ms"] < 300))
+        rows.append((SHOWN[fault], SHOWN[setup], share(s["allowed"], s["requests"]), s["max_ms"] < 300))
     print_table([_("fault"), _("client"), _("admitted"), _("answered within 300 ms")], rows)
 
 # %% [markdown] lang="en"
@@ -479,12 +482,12 @@ def kept(n, total):
 
 
 if filled:
-    print(_("maxmemory-policy of a server started without one:"), default_policy)
+    say(_("maxmemory-policy of a server started without one:"), default_policy)
     print_table([_("policy"), _("counters (500)"), _("limiter keys (500)")],
                 [(x["policy"], kept(x["counters_left"], 500), kept(x["limiter_keys_left"], 500)) for x in filled])
     print()
     by = {x["policy"]: x for x in filled}
-    print(_("noeviction refused every new write:"), by["noeviction"]["failed_writes"] == 2 * 1500, "|",
+    say(_("noeviction refused every new write:"), by["noeviction"]["failed_writes"] == 2 * 1500, "|",
           _("allkeys-* refused none:"), all(by[p]["failed_writes"] == 0 for p in by if p.startswith("allkeys")))
     print("volatile-ttl:", evicted_key)
     print("noeviction:  ", kept_key)
@@ -523,7 +526,7 @@ if SERVER:
         oom = fn.at_maxmemory(srv)
     print_table([_("policy"), _("dated counters left (500)"), _("limiter keys left")],
                 [(x["policy"], x["counters_left"], x["limiter_keys_left"]) for x in dated])
-    print(_("maxmemory of 1 byte:"), tiny)
+    say(_("maxmemory of 1 byte:"), tiny)
     print_table([_("at maxmemory, noeviction"), _("answer")], list(oom.items()))
 
 # %% [markdown] lang="en"
@@ -554,11 +557,11 @@ show(sem.ACQUIRE_LUA)
 slots = [sem.acquire(r, "db", 3, 1000, now_ms=T + i) for i in range(3)]
 print([s.held for s in slots], sem.acquire(r, "db", 3, 1000, now_ms=T + 10))
 crashed = sem.acquire(r, "one", 1, 1000, now_ms=T)          # this holder never releases
-print(_("a second holder at +999 ms:"), sem.acquire(r, "one", 1, 1000, now_ms=T + 999).token is not None)
-print(_("a second holder at +1000 ms:"), sem.acquire(r, "one", 1, 1000, now_ms=T + 1000).token is not None)
+say(_("a second holder at +999 ms:"), sem.acquire(r, "one", 1, 1000, now_ms=T + 999).token is not None)
+say(_("a second holder at +1000 ms:"), sem.acquire(r, "one", 1, 1000, now_ms=T + 1000).token is not None)
 for _i in range(3):
     sem.counter_acquire(r, "db", 3)                          # INCR semaphore: three holders die
-print(_("INCR semaphore after three crashed holders:"), sem.counter_acquire(r, "db", 3),
+say(_("INCR semaphore after three crashed holders:"), sem.counter_acquire(r, "db", 3),
       r.get(r.key("sem", "db", "count")), r.ttl(r.key("sem", "db", "count")))
 
 # %% [markdown] lang="en"
@@ -648,7 +651,7 @@ print_table([_("client"), _("polls every, ms"), _("acquired, plain"), _("longest
 # %% [markdown] lang="ru" translated="bb528e8d3df2"
 # ### Аренда — это не работа: маркеры ограждения
 #
-# Зависший держатель продолжает работать после того, как его аренда кончилась и слот занял другой
+# Зависший владелец продолжает работать после того, как его аренда кончилась и слот занял другой
 # клиент. Отвергнуть его запоздавшую запись может только ресурс: `acquire_fenced` вместе с каждым
 # слотом выдаёт маркер (каждый раз на единицу больше), а `fenced_write` отвергает маркер старше самого
 # нового из виденных. `a` держит единственный слот 1 с и зависает на 2 с; `b` занимает его через
@@ -657,7 +660,7 @@ print_table([_("client"), _("polls every, ms"), _("acquired, plain"), _("longest
 # %% [markdown] lang="zh" translated="bb528e8d3df2"
 # ### 租约不等于工作：围栏令牌
 #
-# 卡住的持有者在租约结束、槽位被另一个客户端拿走之后还在继续工作。只有资源能拒绝它迟到的写入：`acquire_fenced` 每发放一个槽位就同时发放一个令牌（每次大一），`fenced_write` 拒绝比它见过的最新令牌更旧的令牌。`a` 持有唯一的槽位 1 秒，然后卡住 2 秒；`b` 在 1.5 秒时拿到槽位并写入；`a` 在 2 秒时醒来并写入。
+# 卡住的持有者在租约结束、名额被另一个客户端拿走之后还在继续工作。只有资源能拒绝它迟到的写入：`acquire_fenced` 每发放一个名额就同时发放一个令牌（每次大一），`fenced_write` 拒绝比它见过的最新令牌更旧的令牌。`a` 持有唯一的名额 1 秒，然后卡住 2 秒；`b` 在 1.5 秒时拿到名额并写入；`a` 在 2 秒时醒来并写入。
 
 # %%
 show(sem.FENCED_WRITE_LUA)
@@ -710,7 +713,7 @@ if SERVER:
         print("FUNCTION LOAD:", fn.load(c), fn.libraries(c))
         times = [T + 37 * i for i in range(40)]
         same = [fn.gcra(c, "a", now_ms=t) for t in times] == [rl.gcra(c, "b", now_ms=t) for t in times]
-        print(_("FCALL decides exactly as EVALSHA, 40 requests:"), same)
+        say(_("FCALL decides exactly as EVALSHA, 40 requests:"), same)
         try:
             fn.fcall(c, "course_gcra", [c.key("k")], T, 10, 1000, read_only=True)
         except Exception as exc:  # noqa: BLE001 - the server's refusal is the point
@@ -769,12 +772,16 @@ for command in (("EVAL_RO", "return redis.call('GET', KEYS[1])", 1, r.key("k")),
 # proxies. Its leftmost entries are whatever the client wrote.
 
 # %% [markdown] lang="ru" translated="4ccf095aab6b"
+# ## Что ограничивать
+#
 # Считайте запрос по его API-ключу, если он есть, иначе — по адресу: адресу IPv4 или сети IPv6 /64
 # (клиент может выбрать любой из её 2^64 адресов). Адрес — это адрес TCP-собеседника, если только
 # собеседник не ваш прокси; тогда `X-Forwarded-For` читается справа, пропуская ваши прокси. Самые
 # левые его записи — то, что написал сам клиент.
 
 # %% [markdown] lang="zh" translated="4ccf095aab6b"
+# ## 限制什么
+#
 # 请求带有 API key 时按 API key 计数，否则按地址计数：IPv4 地址，或者 IPv6 的 /64 网段（客户端可以任选其中 2^64 个地址之一）。地址取 TCP 对端的地址，除非对端是你自己的代理；这时从右往左读 `X-Forwarded-For`，跳过你的代理。最左边的条目是客户端自己随便写的。
 
 # %%
@@ -794,10 +801,10 @@ naive = sum(rl.gcra(r, "n:" + ident.naive_client_ip("10.0.0.5", f"192.0.2.{i}, 2
             for i in range(30))
 right = sum(rl.gcra(r, ident.limit_key(None, "10.0.0.5", f"192.0.2.{i}, 203.0.113.7", PROXIES), now_ms=T).allowed
             for i in range(30))
-print(_("50 requests from 50 addresses of one /64, 10 per second:"),
+say(_("50 requests from 50 addresses of one /64, 10 per second:"),
       sum(rl.gcra(r, "a:" + a, now_ms=T).allowed for a in addrs), _("allowed by address,"),
       sum(rl.gcra(r, "n:" + ident.network_of(a), now_ms=T).allowed for a in addrs), _("by /64"))
-print(_("30 requests with a new address written into X-Forwarded-For each time:"),
+say(_("30 requests with a new address written into X-Forwarded-For each time:"),
       naive, _("allowed by the leftmost entry,"), right, _("by the address our proxy saw"))
 
 # %% [markdown] lang="en"
@@ -820,7 +827,7 @@ print(_("30 requests with a new address written into X-Forwarded-For each time:"
 # %%
 said = [bo.shadow(r, rl.gcra, "tenant-a", "2026-05-01", now_ms=T) for _i in range(14)]
 bo.shadow(r, rl.gcra, "tenant-b", "2026-05-01", now_ms=T)
-print(_("all 14 requests served; the limiter said no to"), said.count(False), "|",
+say(_("all 14 requests served; the limiter said no to"), said.count(False), "|",
       r.hgetall(r.key("shadow", "2026-05-01")))
 
 # %% [markdown] lang="en"

@@ -183,10 +183,12 @@ class _CourseClient:
         if self.backend == "fakeredis":
             import fakeredis
 
-            return "backend: " + _("fakeredis {version} (embedded, Redis {semantics} semantics); key prefix {prefix}",
-                                   version=fakeredis.__version__, semantics=self.server_version(), prefix=self.prefix)
-        return "backend: " + _("Redis {version} at {where}; key prefix {prefix}", version=self.server_version(),
-                               where=self.where, prefix=self.prefix)
+            what = _("fakeredis {version} (embedded, Redis {semantics} semantics); key prefix {prefix}",
+                     version=fakeredis.__version__, semantics=self.server_version(), prefix=self.prefix)
+        else:
+            what = _("Redis {version} at {where}; key prefix {prefix}", version=self.server_version(),
+                     where=self.where, prefix=self.prefix)
+        return _("backend: {description}", description=what)
 
     @property
     def is_fake(self) -> bool:

@@ -13,6 +13,9 @@
   fuzzy in one language, a translation whose ``{fields}`` differ from the English, ASCII
   punctuation closing a Chinese phrase, an entry written twice (a merge that kept both sides).
 * :func:`outdated` lists what ``course i18n status`` reports: fuzzy, untranslated, obsolete.
+* :func:`pofilter_problems` runs translate-toolkit's pofilter checks over each translation (its
+  placeholders, brackets, whitespace, end punctuation, escapes...), minus the checks named in
+  :data:`POFILTER_OFF` with the reason each does not fit.
 
 Babel is used rather than hand-written parsing because it is what reads the catalogs at run time
 (:mod:`redis_course.l10n`) and what translators' tools expect: the same rules on both ends.
@@ -93,11 +96,12 @@ def lab_messages(root: Path | None = None) -> list[tuple[str, int, str, str, str
     """What a student reads in a lab that is not a ``_()`` call: (file, line, message, context, comment).
 
     * each test's title, its docstring (``labs/*/tests/**/test_*.py``), in context ``test title``;
-    * the docstrings of ``labs/*/starter.py`` (the module's, each function's and class's), in context
-      ``starter``: ``course release --lang`` writes ``lab.py`` with them in that language.
+    * the docstrings of ``labs/*/starter.py`` (the module's, each function's and class's), its comments
+      and its ``your code here``, in context ``starter``: ``course release --lang`` writes ``lab.py``
+      with them in that language.
     """
     from .labs.model import TITLE_CONTEXT, test_docstrings
-    from .labs.starter import STARTER_CONTEXT, docstrings
+    from .labs.starter import PLACEHOLDER, STARTER_CONTEXT, comments, docstrings
 
     root = Path(root or paths.ROOT)
     out = []
@@ -115,6 +119,14 @@ def lab_messages(root: Path | None = None) -> list[tuple[str, int, str, str, str
             out.append((rel, d.lineno, d.text, STARTER_CONTEXT,
                         "Translators: a docstring of the lab file students complete; keep ``code`` and "
                         "Redis commands as they are, and the line breaks."))
+        for c in comments(path.read_text(encoding="utf-8")):
+            out.append((rel, c.lineno, c.text, STARTER_CONTEXT,
+                        "Translators: a comment of the lab file students complete; keep code and Redis "
+                        "commands as they are (each line break starts a new comment line)."))
+        if "your code here" in path.read_text(encoding="utf-8"):
+            out.append((rel, 0, PLACEHOLDER, STARTER_CONTEXT,
+                        "Translators: what a function of the lab file raises until the student writes it; "
+                        "{name} is the function's name."))
     return out
 
 
@@ -301,3 +313,68 @@ def outdated(template=None, locale_dir: Path | None = None, root: Path | None = 
         if rows:
             out[f"locale/{lang}/LC_MESSAGES/{DOMAIN}.po"] = rows
     return out
+
+
+# ---------------------------------------------------------------- pofilter's checks (translate-toolkit)
+
+# translate-toolkit's pofilter checks each translation against its English: placeholders, brackets,
+# spacing, end punctuation, untranslated text, escapes, URLs...  These are the checks that do not fit
+# this course, switched off by name; every other check runs (``course i18n check``).
+POFILTER_OFF = {
+    "accelerators": "no message has a keyboard accelerator (&File): it would only misread & and _",
+    "acronyms": "Russian writes МБ for MB and translates the words of examples (ХОСТ:ПОРТ)",
+    "doublequoting": "Russian quotes with «ёлочки» and Chinese with “”, where English uses \"\"",
+    "singlequoting": "the same for single quotes; English apostrophes (lesson's) have none in translation",
+    "doublespacing": "the English docstrings put two spaces after a full stop, the translations one",
+    "doublewords": "it reads across a sentence end: «… 0,8 с. С защитой …» is not a repeated word",
+    "filepaths": "a /64 network or the site's /ru/ path is not a file path to keep verbatim",
+    "long": "Russian is longer than English by nature",
+    "short": "Chinese is shorter than English by nature",
+    "musttranslatewords": "the term base (docs/terms.yml) says which words a translation must not use",
+    "notranslatewords": "likewise: the term base and the {field} check cover what must stay as it is",
+    "newlines": "docstrings are wrapped again to the line width in each language, so line counts differ",
+    "numbers": "translations spell small numbers (семи, 十二) and write 0,8 with a decimal comma",
+    "puncspacing": "lines are wrapped again in translations, and Chinese full-width punctuation takes no space",
+    "sentencecount": "translators join and split sentences where their language reads better",
+    "simplecaps": "Russian capitalises titles and labels differently and Chinese has no case",
+    "startcaps": "word order moves a {field} or a lower-case function name to the start",
+    "simpleplurals": "it only looks at English '(s)' wording, which the catalogs' plural forms replace",
+    "spellcheck": "no spelling dictionaries are installed (the checks run offline)",
+    "startpunc": "word order moves a {field} to the start or away from it (Regraded {student}: → {student} …)",
+    "unchanged": "format-only messages ('{day}: {views}') are rightly the same in every language",
+    "validchars": "needs a list of valid characters; the typography checks cover Chinese punctuation",
+    "brackets": "translations add or drop parentheses as their grammar wants; Chinese uses （）",
+}
+POFILTER_OFF_LANG = {
+    "zh": {
+        "endpunc": "Chinese ends with full-width punctuation: …… for …, 。for .",
+        "endwhitespace": "a list separator ', ' is '、' in Chinese, with no space after it",
+        "purepunc": "the same separators: ', ' → '、', '; ' → '；'",
+    },
+}
+
+
+def pofilter_problems(locale_dir: Path | None = None) -> dict[str, list[str]]:
+    """``{"locale/ru/LC_MESSAGES/course.po": ["endpunc: ...: 'msgid'"], ...}`` from pofilter's checks."""
+    try:
+        from translate.filters import checks
+        from translate.storage import pypo
+    except ImportError:  # the site-only environment; `course i18n check` runs with everything installed
+        return {}
+    report: dict[str, list[str]] = {}
+    for lang in LANGS:
+        path = po_path(lang, locale_dir)
+        if lang == SOURCE_LANG or not path.exists():
+            continue
+        off = {**POFILTER_OFF, **POFILTER_OFF_LANG.get(lang, {})}
+        checker = checks.StandardChecker(checks.CheckerConfig(targetlanguage=lang), excludefilters=off)
+        found = []
+        for unit in pypo.pofile(path.read_bytes()).units:
+            if unit.isheader() or unit.isobsolete() or unit.isfuzzy() or not unit.istranslated():
+                continue  # fuzzy and untranslated entries are reported by :func:`problems`
+            for name, failure in sorted(checker.run_filters(unit).items()):
+                detail = failure.get("message", "") if isinstance(failure, dict) else str(failure)
+                found.append(f"pofilter {name}: {str(detail).strip()}: {_short(str(unit.source))}")
+        if found:
+            report[f"locale/{lang}/LC_MESSAGES/{path.name}"] = found
+    return report

@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from . import paths
 from .backend import CourseError
@@ -119,13 +120,45 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return run_doctor(lang=args.lang)
 
 
+JUPYTER_LOCALES = {"en": "en", "ru": "ru_RU", "zh": "zh_CN"}  # JupyterLab's language packs
+
+
+def _jupyter_overrides_dir() -> Path:
+    from jupyterlab.commands import get_app_dir
+
+    return Path(get_app_dir()) / "settings" / "overrides.d"
+
+
+def jupyter_locale(lang: str) -> Path:
+    """JupyterLab's own menus and dialogs in ``lang``: the course's environment gets that locale as
+    JupyterLab's default (an override file of its own; a locale the reader picked in JupyterLab wins)."""
+    import json
+
+    folder = _jupyter_overrides_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "redis-course-language.json"
+    path.write_text(json.dumps({"@jupyterlab/translation-extension:plugin": {"locale": JUPYTER_LOCALES[lang]}}) + "\n",
+                    encoding="utf-8")
+    return path
+
+
 def cmd_jupyter(args: argparse.Namespace) -> int:
+    from .l10n import current_lang
+
+    if args.lang is None:  # the reader's language: a Russian edition opens the Russian notebooks
+        args.lang = current_lang()
+        if not (paths.NOTEBOOKS / args.lang).is_dir():
+            args.lang = "en"
     env = dict(os.environ, COURSE_LANG=args.lang)
     folder = paths.NOTEBOOKS / args.lang
     backend = "REDIS_URL=" + env["REDIS_URL"] if env.get("REDIS_URL") else "fakeredis"
     _log("[course] " + _("JupyterLab on {folder}/ ({backend})", lang=args.lang,
                           folder=folder.relative_to(paths.ROOT), backend=backend))
     extra = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
+    try:
+        jupyter_locale(args.lang)
+    except OSError:  # a read-only environment: JupyterLab keeps its own language, the notebooks are still ours
+        pass
     return _call([sys.executable, "-m", "jupyterlab", f"--notebook-dir={folder}",
                   "--ServerApp.ip=127.0.0.1", "--LabApp.news_url=None",  # no calls home: works offline
                   "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
@@ -199,11 +232,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=cmd_test)
 
     d = sub.add_parser("doctor", help="what works on this machine")
-    d.add_argument("--lang", choices=LANGS, help="language of the report (default: COURSE_LANG, then the locale)")
+    d.add_argument("--lang", choices=LANGS, help="language of the report (default: COURSE_LANG, then the student "
+                   "edition's, then the locale)")
     d.set_defaults(func=cmd_doctor)
 
     j = sub.add_parser("jupyter", help="open JupyterLab on the notebooks in one language")
-    j.add_argument("--lang", choices=LANGS, default="en")
+    j.add_argument("--lang", choices=LANGS, help="language of the notebooks (default: the reader's, as for every "
+                   "command: COURSE_LANG, then the student edition's, then the locale's)")
     j.add_argument("jupyter_args", nargs=argparse.REMAINDER)
     j.set_defaults(func=cmd_jupyter)
 
@@ -247,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         args = argparse.Namespace(command="test", func=cmd_test, pytest_args=argv[1:])
     elif argv[:1] == ["jupyter"]:  # --lang is ours; every other option goes to JupyterLab
         j = argparse.ArgumentParser(prog="course jupyter")
-        j.add_argument("--lang", choices=LANGS, default="en")
+        j.add_argument("--lang", choices=LANGS)
         args, rest = j.parse_known_args(argv[1:])
         args.command, args.func, args.jupyter_args = "jupyter", cmd_jupyter, rest
     else:

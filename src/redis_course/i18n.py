@@ -13,7 +13,8 @@ For each page under ``docs/en`` (hand-written pages; generated ``notebook.md`` p
   numbers grouped one way (non-breaking spaces in Russian, commas in Chinese).
 
 Notebook language cells (:mod:`.nbcells`) and the gettext catalogs of tool messages
-(:mod:`.catalogs`) are checked by ``course i18n check`` too, and reported by ``course i18n status``.
+(:mod:`.catalogs`) are checked by ``course i18n check`` too, and reported by ``course i18n status``;
+so is the term base (:mod:`.terms`): no disallowed variant of a term anywhere a reader meets it.
 
 Outdated translations: a translated page records in its front matter the hash of the English page
 it was translated from (``source: 1a2b3c4d5e6f``).  ``course i18n status`` lists pages whose English
@@ -177,7 +178,7 @@ def stamp(page: Path) -> None:
 
 
 def main_check() -> int:
-    from . import catalogs, nbcells
+    from . import catalogs, nbcells, terms
 
     report = check_all()
     for page, problems in report.items():
@@ -185,6 +186,8 @@ def main_check() -> int:
         for p in problems:
             print(f"  - {p}")
     other = {**nbcells.check_all(), **catalogs.problems()}
+    for where, problems in [*catalogs.pofilter_problems().items(), *terms.problems().items()]:
+        other.setdefault(where, []).extend(problems)
     for where, problems in other.items():
         print(where)
         for p in problems:
@@ -195,7 +198,7 @@ def main_check() -> int:
               f"(`python3 run.py i18n status` lists them).")
     n = len(pages("en"))
     print(f"\nparity: {n} page(s) × {len(LANGS)} languages, {len(report)} with problems; "
-          f"notebook language cells and string catalogs: {len(other)} file(s) with problems")
+          f"notebook language cells, string catalogs and terms: {len(other)} file(s) with problems")
     return 1 if report or other else 0
 
 

@@ -13,8 +13,8 @@ by ``python3 run.py i18n check``.
     pgettext("lab01", "first view is one")               # the same English in another context
     N_("Lost updates")                                    # marked for extraction, translated later
 
-The language is ``lang=`` when given, else the reader's (``COURSE_LANG``, then the locale, then
-English: :func:`current_lang`).  Catalogs are parsed once per process (Babel), on first use.
+The language is ``lang=`` when given, else the reader's (``COURSE_LANG``, then the student edition's
+language, then the locale, then English: :func:`current_lang`).  Catalogs are parsed once per process (Babel), on first use.
 """
 from __future__ import annotations
 
@@ -34,9 +34,32 @@ _lock = threading.Lock()
 _catalogs: dict[str, "_Catalog"] = {}
 
 
+_edition_cache: dict[Path, tuple[float, str]] = {}
+
+
+def edition_lang() -> str:
+    """The language a student edition was released in (``edition.json``), or ``""``: read again only
+    when the file changes, since every message asks."""
+    from . import paths
+
+    path = paths.ROOT / "edition.json"
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return ""
+    cached = _edition_cache.get(path)
+    if cached and cached[0] == mtime:
+        return cached[1]
+    lang = paths.edition().get("lang")
+    lang = lang if lang in LANGS else ""
+    _edition_cache[path] = (mtime, lang)
+    return lang
+
+
 def current_lang() -> str:
-    """The reader's language: ``COURSE_LANG``, then the locale, then English."""
-    lang = os.environ.get("COURSE_LANG", "").strip().lower()
+    """The reader's language: ``COURSE_LANG``, then the language of the student edition (every command
+    of a Russian edition speaks Russian), then the locale, then English."""
+    lang = os.environ.get("COURSE_LANG", "").strip().lower() or edition_lang()
     if not lang:
         try:
             lang = (locale.getlocale()[0] or "").lower()
@@ -129,3 +152,25 @@ def ngettext(singular: str, plural: str, n: int, /, *, lang: str | None = None, 
 def N_(message: str) -> str:
     """Mark ``message`` for the catalog without translating it now (translate it where it is shown)."""
     return message
+
+
+# Chinese full-width punctuation carries its own space: `余额： -5000` has one too many.
+_FULL_WIDTH_END = tuple("：，；。！？、）」』】")
+_FULL_WIDTH_START = tuple("：，；。！？、）」』】")
+
+
+def join(*parts: object, sep: str = " ") -> str:
+    """``parts`` joined as ``print`` joins them, but without the space after (or before) Chinese
+    full-width punctuation: ``join("余额：", -5000)`` is ``余额：-5000``, ``join("balance:", 5)`` is
+    ``balance: 5``."""
+    out = ""
+    for i, part in enumerate(map(str, parts)):
+        if i and not (sep == " " and (out.endswith(_FULL_WIDTH_END) or part.startswith(_FULL_WIDTH_START))):
+            out += sep
+        out += part
+    return out
+
+
+def say(*parts: object, sep: str = " ", **print_args) -> None:
+    """``print`` for a line that mixes translated labels and values (see :func:`join`)."""
+    print(join(*parts, sep=sep), **print_args)

@@ -91,7 +91,8 @@ def test_reports_are_valid_and_localized(tmp_path):
     gs = report.gradescope_results([(lab, res)], "zh")
     assert gs["score"] == 2 and sum(t["max_score"] for t in gs["tests"]) == 5
     assert [t["visibility"] for t in gs["tests"]] == ["visible", "visible", "after_published"]
-    assert "提示" in gs["tests"][1]["output"] and gs["tests"][0]["output"] == ""
+    assert "提示：" in gs["tests"][1]["output"] and gs["tests"][0]["output"] == ""
+    assert "提示: " not in gs["tests"][1]["output"]  # a full-width colon after a Chinese word
     root = ET.fromstring(report.junit_xml("s", [(lab, res)], "en"))
     assert len(root.findall(".//failure")) == 2
     md = report.feedback_markdown("s", [(lab, res)], "ru")
@@ -110,6 +111,8 @@ def test_check_shows_one_line_per_test_with_hint_in_the_students_language():
     failing = [ln for ln in lines if ln.lstrip().startswith("✗")]
     assert len(failing) == 2 and all("Hint: " in ln for ln in failing), text
     assert not any(" = <" in ln or "where " in ln for ln in lines)
+    zh = [ln for ln in render([(lab, res)], "zh").splitlines() if "提示：" in ln]
+    assert zh and all(re.search(r"(。|  )提示：", ln) for ln in zh), zh  # the failure's phrase ends before the hint
 
 
 def _not_written(n: int) -> LabResult:
@@ -385,6 +388,39 @@ def test_lab_titles_and_starter_docstrings_are_extracted_and_translated():
     zh = translate_docstrings(starter, "zh")
     compile(zh, "lab.py", "exec")
     assert "统计页面浏览量" in zh and "Count one view" not in zh
-    assert [ln for ln in zh.splitlines() if "raise" in ln or "def " in ln] == \
-        [ln for ln in starter.splitlines() if "raise" in ln or "def " in ln]  # the code is untouched
+    assert [ln.replace("：在这里写你的代码", ": your code here") for ln in zh.splitlines() if "raise" in ln or "def " in ln] \
+        == [ln for ln in starter.splitlines() if "raise" in ln or "def " in ln]  # the code is untouched
+    assert 'raise NotImplementedError("count_view：在这里写你的代码")' in zh
     assert translate_docstrings(starter, "en") == starter
+    ru = translate_docstrings(find_lab("07").starter_file.read_text(encoding="utf-8"), "ru")
+    compile(ru, "lab.py", "exec")
+    assert "#: Самое долгое ожидание" in ru and "# id(r) -> (r, его клиент с бюджетом)" in ru  # comments too
+    assert "your code here" not in ru and "budget client" not in ru
+
+
+def test_a_long_failure_is_cut_between_words_and_an_unknown_lab_is_one_sentence():
+    from types import SimpleNamespace
+
+    from redis_course.labs.check import _phrase
+
+    words = "Не удалось подключиться к Redis по адресу redis://127.0.0.1:1/0 " * 5
+    cut = _phrase(SimpleNamespace(message=words, event=None, outcome="failed"), "ru")
+    assert len(cut) <= 200 and cut.endswith("…") and words.startswith(cut[:-1])
+    assert words[len(cut) - 1] == " ", cut  # the word before … is whole
+    with pytest.raises(LabError) as err:
+        find_lab("09")
+    assert str(err.value).startswith("There is no lab '09'; the labs are 00-demo, 01-incr")
+
+
+def test_an_unreachable_redis_is_said_once_and_whole():
+    lab = find_lab("00")
+    error = ("CourseError: Cannot connect to Redis at 127.0.0.1:1: nothing listens there (connection refused). "
+             "Start the server, or fix REDIS_URL, or unset REDIS_URL to use the built-in fakeredis.")
+    tests = [TestResult("test_first_view_is_one", "public", 0, 2, "failed", "first-view", error),
+             TestResult("test_reset_returns_count_and_clears", "public", 0, 1, "failed", "reset", error)]
+    text = render([(lab, LabResult("00-demo", "ok", tests, backend="redis"))], "en")
+    assert text.count("Cannot connect to Redis") == 1, text
+    assert "CourseError" not in text and "use the built-in fakeredis." in text  # no class name, not cut
+    tests[1] = TestResult("test_reset_returns_count_and_clears", "public", 0, 1, "failed", "reset", "assert 3 == 0")
+    text = render([(lab, LabResult("00-demo", "ok", tests, backend="redis"))], "en")
+    assert text.count("Cannot connect to Redis") == 1 and "assert 3 == 0" in text  # a test of its own: as before

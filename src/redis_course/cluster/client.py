@@ -47,9 +47,9 @@ class CourseCluster(_CourseClient, RedisCluster):
 
     def describe(self) -> str:
         primaries = sorted(f"{n.host}:{n.port}" for n in self.get_primaries())
-        return "backend: " + _("Redis Cluster {version}, {n} primaries ({nodes}); key prefix {prefix}",
-                               version=self.server_version(), n=len(primaries), nodes=", ".join(primaries),
-                               prefix=self.prefix)
+        what = _("Redis Cluster {version}, {n} primaries ({nodes}); key prefix {prefix}",
+                 version=self.server_version(), n=len(primaries), nodes=", ".join(primaries), prefix=self.prefix)
+        return _("backend: {description}", description=what)
 
 
 def connect_cluster(nodes: list[tuple[str, int]], *, prefix: str | None = None, **kwargs) -> CourseCluster:

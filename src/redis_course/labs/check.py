@@ -153,11 +153,28 @@ def _groups(tests: list[TestResult]) -> list[list[TestResult]]:
     return list(out.values())
 
 
+_COURSE_ERROR = "CourseError: "
+
+
+def _environment_error(failing: list[list[TestResult]]) -> str | None:
+    """The course's own error (a Redis it cannot reach, a wrong REDIS_URL) when every failing test
+    failed with that same message: it is about the machine, not the code."""
+    messages = {(x.message or "").strip() for g in failing for x in g if not x.passed and x.outcome != "skipped"}
+    if len(messages) != 1:
+        return None
+    message = messages.pop()
+    return message[len(_COURSE_ERROR):].strip() if message.startswith(_COURSE_ERROR) and "\n" not in message else None
+
+
 def _phrase(test: TestResult, lang: str) -> str:
     """What went wrong in one test, in one line."""
     first = (test.message or "").strip().splitlines()
     text = first[0] if first else t(test.event or test.outcome, lang)
-    return text if len(text) <= 200 else text[:199] + "…"
+    if len(text) <= 200:
+        return text
+    cut = text[:199]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > 150 else cut).rstrip(" ,;:") + "…"  # not in the middle of a word
 
 
 def test_line(lab: Lab, group: list[TestResult], lang: str, title_w: int = 0, *, said: bool = False) -> str:
@@ -184,8 +201,10 @@ def test_line(lab: Lab, group: list[TestResult], lang: str, title_w: int = 0, *,
     line = f"  ✗ {pad(title, title_w)}  {pts}  {phrase}".rstrip()
     if not hint:
         return line
-    if lang == "zh":
-        return line + ("  " if said else "") + f"{t('hint', lang)}：{hint}"
+    if lang == "zh":  # a Chinese sentence closes with 。 before the hint begins; no dash, no ASCII colon
+        end = phrase.rstrip()[-1:]
+        sep = "  " if not end else ("" if end in "。！？；…）」" else "。")
+        return line + sep + f"{t('hint', lang)}：{hint}"
     return line + f" — {t('hint', lang)}: {hint}"
 
 
@@ -233,9 +252,13 @@ def render_lab(lab: Lab, res: LabResult, lang: str = "en", *, verbose: bool = Fa
     out = [f"{head}  {score}"]
     said = bool(failing) and len(failing) == len(groups) and not verbose and all(
         x.event == NOT_STARTED for g in groups for x in g if not x.passed)
+    environment = _environment_error(failing) if len(failing) == len(groups) and not verbose else None
     if said:  # an untouched starter: say it once, then each test with its hint
         out.append("  " + _("Nothing is written yet: every function still raises NotImplementedError. "
                             "Start with the first test; its hint says how.", lang=lang))
+    elif environment:  # Redis unreachable or REDIS_URL wrong: the same sentence for every test, once and whole
+        out.append(f"  ✗ {environment}")
+        said = True
     for g in groups:
         out.append(test_line(lab, g, lang, title_w, said=said))
         if verbose:

@@ -198,8 +198,10 @@ def find_lab(spec: str, root: Path | None = None) -> Lab:
     for lab in discover(root):
         if lab.id == want or (want.isdigit() and lab.number == want.zfill(2)):
             return lab
-    known = ", ".join(lab.id for lab in discover(root)) or "none"
-    raise LabError(f"no lab {spec!r} (labs: {known})")
+    from ..l10n import _, pgettext
+
+    known = pgettext("list separator", ", ").join(lab.id for lab in discover(root)) or "—"
+    raise LabError(_("There is no lab {spec!r}; the labs are {known}.", spec=spec, known=known))
 
 
 def check_languages(lab: Lab) -> list[str]:

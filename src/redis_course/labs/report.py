@@ -184,7 +184,7 @@ def test_output(test: TestResult, lab: Lab, lang: str) -> str:
     parts = [message] if message else []
     hint = lab.hint(test.hint, lang)
     if hint:
-        parts.append(f"{t('hint', lang)}: {hint}")
+        parts.append(f"{t('hint', lang)}：{hint}" if lang == "zh" else f"{t('hint', lang)}: {hint}")
     return "\n".join(parts)
 
 

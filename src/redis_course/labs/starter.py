@@ -150,17 +150,70 @@ def _literal(text: str, indent: str) -> str:
     return f'"""{lines[0]}\n{rest}\n{indent}"""'
 
 
+PLACEHOLDER = "{name}: your code here"
+_PLACEHOLDER = re.compile(r'NotImplementedError\("(?P<name>\w+|this part): your code here"\)')
+
+
+@dataclass(frozen=True)
+class Comment:
+    """A comment of a starter: its text (the catalog's message; consecutive full-line comments with the
+    same marker and indentation are one message, their lines joined by ``\\n``) and where it is."""
+    text: str
+    lineno: int
+    end_lineno: int
+    col: int
+    marker: str  # "# " or "#: " (a Sphinx attribute comment)
+
+
+def comments(source: str) -> list[Comment]:
+    """The comments of ``source``, in order; a run of full-line comments is one :class:`Comment`."""
+    import io
+    import tokenize
+
+    lines = source.splitlines()
+    found: list[Comment] = []
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type != tokenize.COMMENT:
+            continue
+        row, col = tok.start
+        marker = "#: " if tok.string.startswith("#:") else "# "
+        text = tok.string[len(marker.rstrip()):].strip()
+        if not text:
+            continue
+        full_line = not lines[row - 1][:col].strip()
+        prev = found[-1] if found else None
+        if (full_line and prev and prev.end_lineno == row - 1 and prev.col == col and prev.marker == marker
+                and not lines[prev.lineno - 1][:prev.col].strip()):
+            found[-1] = Comment(prev.text + "\n" + text, prev.lineno, row, col, marker)
+        else:
+            found.append(Comment(text, row, row, col, marker))
+    return found
+
+
 def translate_docstrings(source: str, lang: str) -> str:
-    """``source`` with every docstring in ``lang`` where the catalog has it (context ``starter``);
-    the code is untouched, so the starter works the same in every language."""
+    """``source`` with every docstring, comment and ``your code here`` in ``lang`` where the catalog has
+    them (context ``starter``); the code is untouched, so the starter works the same in every language."""
     from ..l10n import pgettext
 
     lines = source.splitlines(keepends=True)
-    for d in reversed(docstrings(source)):
+    edits: list[tuple[int, int, list[str]]] = []
+    for d in docstrings(source):
         text = pgettext(STARTER_CONTEXT, d.text, lang=lang)
-        if text == d.text:
+        if text != d.text:
+            head = lines[d.lineno - 1][:d.col]
+            tail = lines[d.end_lineno - 1][d.end_col:]
+            edits.append((d.lineno, d.end_lineno, [head + _literal(text, d.indent) + tail]))
+    for c in comments(source):
+        text = pgettext(STARTER_CONTEXT, c.text, lang=lang)
+        if text == c.text:
             continue
-        head = lines[d.lineno - 1][:d.col]
-        tail = lines[d.end_lineno - 1][d.end_col:]
-        lines[d.lineno - 1:d.end_lineno] = [head + _literal(text, d.indent) + tail]
-    return "".join(lines)
+        head = lines[c.lineno - 1][:c.col]
+        if c.lineno == c.end_lineno and head.strip():  # after code: one line
+            edits.append((c.lineno, c.lineno, [head + c.marker + " ".join(text.split("\n")) + "\n"]))
+        else:
+            edits.append((c.lineno, c.end_lineno, [head + c.marker + ln + "\n" for ln in text.split("\n")]))
+    for start, end, new in sorted(edits, reverse=True):
+        lines[start - 1:end] = new
+    out = "".join(lines)
+    return _PLACEHOLDER.sub(lambda m: 'NotImplementedError("' + pgettext(
+        STARTER_CONTEXT, PLACEHOLDER, lang=lang, name=m.group("name")).replace('"', "'") + '")', out)

@@ -21,7 +21,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "grader-error": {"en": "grader error", "ru": "ошибка проверки", "zh": "评分程序出错"},
     "backend": {"en": "Redis used", "ru": "Redis для проверки", "zh": "使用的 Redis"},
     "all_passed": {"en": "All public tests pass. The grader also runs hidden tests.",
-                   "ru": "Все публичные тесты пройдены. При оценке запускаются ещё и скрытые тесты.",
+                   "ru": "Все открытые тесты пройдены. При оценке запускаются ещё и скрытые тесты.",
                    "zh": "所有公开测试均已通过。评分时还会运行隐藏测试。"},
     "some_failed": {"en": "Fix the failing tests and run the check again.",
                     "ru": "Исправьте непройденные тесты и запустите проверку снова.",
