@@ -154,6 +154,7 @@ class FaultProxy:
         self._drained = threading.Condition(self._lock)
         self._by_command: dict[bytes, int] = {}
         self._other_commands = 0
+        self._traffic: dict[Any, dict] = {}  # owner -> its connections, round trips, commands (``traffic``)
         self._stats: dict[str, Any] = {
             "connections": 0, "refused_connections": 0, "commands": 0, "units": 0, "counted_units": 0,
             "requests_refused": collections.Counter(),
@@ -255,6 +256,7 @@ class FaultProxy:
             self._budget, self._units_done = None, 0
             self._owned.clear()
             self._crashed_owners.clear()
+            self._traffic.clear()
             self.crashed, self.crash_info = False, None
         self._in_loop(do)
 
@@ -314,6 +316,16 @@ class FaultProxy:
             s["paused"], s["delay"], s["crashed"] = self._paused, self._delay, self.crashed
             s["armed"] = self._budget is not None
             return s
+
+    def traffic(self, owner: Any) -> dict:
+        """What ``owner``'s connections sent so far (a copy): ``connections`` opened, ``round_trips``
+        (reads from a client that completed at least one request: a pipeline or a MULTI block sent
+        in one write is one, each command sent apart is one more) and ``commands`` by name (at most
+        64 names, the rest as "(other)"), the handshake's (HELLO, CLIENT, AUTH, SELECT) included."""
+        with self._lock:
+            t = self._traffic.get(owner) or {"connections": 0, "round_trips": 0, "commands": {}}
+            return {"connections": t["connections"], "round_trips": t["round_trips"],
+                    "commands": {k.decode("ascii", "replace"): v for k, v in t["commands"].items()}}
 
     # ------------------------------------------------------------------ the loop
 
@@ -474,6 +486,8 @@ class FaultProxy:
             conn.owner = owner
             self._conns[conn.id] = conn
             self._stats["connections"] += 1
+            if owner is not None:
+                self._owner_traffic(owner)["connections"] += 1
             self._sync(conn)
 
     def _sync(self, conn: _Conn) -> None:
@@ -671,6 +685,8 @@ class FaultProxy:
                     self._forward(conn, approved)  # what came before the crashing unit, nothing after
                     self._crash_close(conn)
                     return
+                if not approved and conn.owner is not None:
+                    self._owner_traffic(conn.owner)["round_trips"] += 1
                 approved = pos
                 if conn.owner is not None and conn.owner in self._owned and not conn.in_multi:
                     # while a crash is armed, a pipeline without MULTI/EXEC goes one command per
@@ -693,13 +709,13 @@ class FaultProxy:
         if conn.in_multi:
             conn.multi_marked = conn.multi_marked or marked
             if name != _EXEC and name != _DISCARD:
-                self._count(name)
+                self._count(name, conn.owner)
                 return True
             conn.in_multi = False
             counted, block = conn.multi_marked, True
         elif name == _MULTI:
             conn.in_multi, conn.multi_marked = True, marked
-            self._count(name)
+            self._count(name, conn.owner)
             return True
         else:
             counted, block = marked, False
@@ -717,10 +733,10 @@ class FaultProxy:
                     self._fire(conn, name, block)
                     return False
                 self._units_done += 1
-        self._count(name)
+        self._count(name, conn.owner)
         return True
 
-    def _count(self, name: bytes) -> None:
+    def _count(self, name: bytes, owner: Any = None) -> None:
         self._stats["commands"] += 1
         by = self._by_command
         c = by.get(name)
@@ -730,6 +746,18 @@ class FaultProxy:
             by[name] = 1
         else:
             self._other_commands += 1
+        if owner is not None:
+            mine = self._owner_traffic(owner)["commands"]
+            if name in mine or len(mine) < STATS_NAMES:
+                mine[name] = mine.get(name, 0) + 1
+            else:
+                mine[b"(other)"] = mine.get(b"(other)", 0) + 1
+
+    def _owner_traffic(self, owner: Any) -> dict:
+        t = self._traffic.get(owner)
+        if t is None:
+            t = self._traffic[owner] = {"connections": 0, "round_trips": 0, "commands": {}}
+        return t
 
     def _forward(self, conn: _Conn, approved: int) -> None:
         """Move inbuf[:approved] (whole approved requests) to the server connection, sending at once."""

@@ -173,6 +173,13 @@ class StudentProcess:
             self.box.proxy.arm_crash(self._crash_units, owner=self._owner)
         return self._crash_units is not None
 
+    def traffic(self) -> dict | None:
+        """What this process (since it last started) sent to Redis, as the box's fault proxy counted
+        it (:meth:`.faultproxy.FaultProxy.traffic`); None without the box's own Redis (REDIS_URL)."""
+        if self.box.proxy is None or self._owner is None:
+            return None
+        return self.box.proxy.traffic(self._owner)
+
     def crash_at(self, step: str | None) -> str | None:
         from ...lessons.faults import STEPS
 
