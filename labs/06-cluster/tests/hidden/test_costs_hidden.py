@@ -36,5 +36,6 @@ def test_each_function_sends_what_its_docstring_costs_hidden(lab, redis, traffic
                 if set(commands) <= {"INCR", "INCRBY"} else commands
         # a pipeline the kernel hands over in two reads is still one round trip: one more is allowed
         assert commands == want and round_trips <= trips + (fn == "hot_total"), _(
-            "{function}{args} sent {seen} in {n} round trip(s); its cost is {cost}", function=fn, args=args,
+            "{function}({args}) sent {seen} in {n} round trip(s); its cost is {cost}", function=fn,
+            args=", ".join(map(repr, args)),
             seen=commands, n=round_trips, cost=cost)

@@ -7,7 +7,7 @@ import pytest
 
 from redis_course.l10n import _
 from redis_course.labs import pytest_plugin
-from redis_course.labs.testing import hint, points
+from redis_course.labs.testing import StudentError, contract, hint, points
 
 BUDGET_MS = 250
 HEALTHY_MS = 3_000
@@ -39,6 +39,7 @@ def paused_server():
 
 @points(3)
 @hint("server-clock")
+@contract("acquire-server-clock")
 def test_leases_are_judged_on_the_server_clock_when_the_command_runs(lab, redis):
     """A command that waited for a paused server judges leases at the moment it runs."""
     key = redis.key("sem", "jobs")
@@ -72,6 +73,7 @@ def test_leases_are_judged_on_the_server_clock_when_the_command_runs(lab, redis)
 @pytest.mark.parametrize("policy", ["open", "closed"])
 @points(2)
 @hint("budget")
+@contract("guarded-policy-answer", "guarded-budget")
 def test_a_stopped_server_is_answered_by_the_policy_at_once(lab, redis, policy):
     """With the server gone, admit answers by its policy, within the budget, without an exception."""
     server = private_server()
@@ -89,6 +91,7 @@ def test_a_stopped_server_is_answered_by_the_policy_at_once(lab, redis, policy):
 
 @points(2)
 @hint("budget")
+@contract("after-outage-limiter-decides")
 def test_after_the_pause_the_limiter_decides_again(lab, redis):
     """Once the server answers again, admit is decided by the limiter, not by the policy."""
     lab.admit("api", "warm-up", 1, 60_000, BUDGET_MS, "open")
@@ -102,6 +105,7 @@ def test_after_the_pause_the_limiter_decides_again(lab, redis):
 
 @points(3)
 @hint("race")
+@contract("acquire-atomic", "release-holder-only")
 def test_acquire_and_release_from_twelve_processes_keep_the_limit(lab, redis):
     """Twelve processes taking and giving back slots never exceed the limit."""
     procs, rounds, limit = 12, 6, 3
@@ -127,6 +131,7 @@ def test_acquire_and_release_from_twelve_processes_keep_the_limit(lab, redis):
 
 @points(2)
 @hint("holder")
+@contract("release-holder-only", "release-ended-false")
 def test_a_stranger_release_never_frees_a_slot_of_a_full_limiter(lab, redis):
     """Releases by strangers and ended holders leave a full limiter full."""
     for h in ("a", "b"):
@@ -141,6 +146,7 @@ def test_a_stranger_release_never_frees_a_slot_of_a_full_limiter(lab, redis):
 
 @points(1)
 @hint("bugs")
+@contract("limiter-arguments", "guarded-arguments")
 def test_arguments_below_one_are_refused_and_one_is_accepted(lab, redis):
     """A limit, lease or budget below 1 is a ValueError; 1 is a valid value."""
     from redis_course.labs.testing import student_raises
@@ -161,6 +167,7 @@ def test_arguments_below_one_are_refused_and_one_is_accepted(lab, redis):
 
 @points(1)
 @hint("key-ttl")
+@contract("key-ttl-longest-lease")
 def test_the_key_expires_with_its_longest_lease(lab, redis):
     """The sorted set expires in ms with its longest lease, never sooner."""
     key = redis.key("sem", "jobs")
@@ -188,6 +195,7 @@ def socket_of_server():
 
 @points(2)
 @hint("one-client")
+@contract("guarded-one-client")
 def test_guarded_keeps_one_client_and_its_connections(lab, redis):
     """admit reuses its connections: ten calls open no new connection to Redis."""
     from redis_course.lessons.slowproxy import in_front_of
@@ -205,6 +213,7 @@ def test_guarded_keeps_one_client_and_its_connections(lab, redis):
 
 @points(3)
 @hint("deadline")
+@contract("guarded-budget")
 def test_a_slow_server_costs_a_request_no_more_than_its_budget(lab, redis):
     """On a server slow to connect, to shake hands and to reply, a request waits no longer than its budget."""
     from redis_course.lessons.slowproxy import in_front_of
@@ -233,6 +242,7 @@ def test_a_slow_server_costs_a_request_no_more_than_its_budget(lab, redis):
 
 @points(2)
 @hint("auth")
+@contract("guarded-auth-raised")
 def test_a_wrong_password_is_raised_not_answered_by_the_policy(lab, redis):
     """A server that refuses the password is a configuration error: raised, not answered by fail-open."""
     from redis_course.labs.testing import student_raises
@@ -248,6 +258,7 @@ def test_a_wrong_password_is_raised_not_answered_by_the_policy(lab, redis):
 
 @points(2)
 @hint("breaker")
+@contract("breaker-closes-after-probe")
 def test_a_probe_that_raises_does_not_leave_the_breaker_open(lab, redis):
     """After a probe that raised a bug, the next request after the cooldown asks Redis again."""
     from redis_course.labs.testing import student_raises
@@ -265,3 +276,91 @@ def test_a_probe_that_raises_does_not_leave_the_breaker_open(lab, redis):
         assert answer == {"admitted": True, "by": "redis"}, _(
             "a probe raised a bug; {wait:.1f} s later Redis answers, yet admit returned {answer}: the breaker "
             "stayed open", wait=wait_s, answer=answer)
+
+
+# ---------------------------------------------------------------------- which errors mean "no answer"
+
+NO_ANSWER_REPLIES = (
+    b"-OOM command not allowed when used memory > 'maxmemory'.",
+    b"-READONLY You can't write against a read only replica.",
+    b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.",
+    b"-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+    b"-CLUSTERDOWN The cluster is down",
+    b"-TRYAGAIN Multiple keys request during rehashing of slot",
+    b"-LOADING Redis is loading the dataset in memory",
+)
+
+
+def no_answer_replies():
+    """The replies above for which the lesson's no_answer() is true, as redis-py would raise them."""
+    from redis._parsers.base import BaseParser
+
+    from redis_course.lessons.guard import no_answer
+
+    return [reply for reply in NO_ANSWER_REPLIES if no_answer(BaseParser.parse_error(reply[1:].decode()))]
+
+
+@contextlib.contextmanager
+def answering_with(socket_path, reply):
+    """New connections to the server's socket reach a proxy that answers every command with ``reply``
+    (an error line), as a server out of memory, read-only or busy does; connections already open stay."""
+    from pathlib import Path
+
+    from redis_course.lessons.slowproxy import SlowProxy
+
+    class Answering(SlowProxy):
+        def _refuse(self, client):
+            client.settimeout(0.2)
+            while not self._stop.is_set():
+                try:
+                    data = client.recv(65536)
+                except OSError as exc:
+                    if isinstance(exc, TimeoutError):
+                        continue
+                    break
+                if not data:
+                    break
+                try:
+                    client.sendall(b"".join(reply + b"\r\n" for _i in range(max(1, data.count(b"\r\n*") + 1))))
+                except OSError:
+                    break
+            client.close()
+
+    path = Path(socket_path)
+    real = path.with_name(path.name + ".real")
+    path.rename(real)
+    try:
+        proxy = Answering(path, real, refuse_auth=True)
+    except BaseException:
+        real.rename(path)
+        raise
+    try:
+        yield proxy
+    finally:
+        proxy.close()
+        real.rename(path)
+
+
+@points(2)
+@hint("no-answer")
+@contract("guarded-no-answer-errors", "guarded-policy-answer")
+def test_every_error_that_means_no_answer_is_answered_by_the_policy(lab, redis):
+    """Out of memory, a read-only replica, a failover, a busy script, loading: answered by the policy."""
+    path = socket_of_server()
+    replies = no_answer_replies()
+    workers = lab.parallel(len(replies))         # each connects its budget client on its first call
+    try:
+        for k, (reply, worker) in enumerate(zip(replies, workers)):
+            policy = ("open", "closed")[k % 2]
+            with answering_with(path, reply):
+                try:
+                    answer = worker.admit("api", f"h{k}", 5, 60_000, HEALTHY_MS, policy)
+                except StudentError as exc:
+                    answer = exc
+            assert answer == {"admitted": policy == "open", "by": policy}, _(
+                "Redis answered {reply}: that is no answer (the lesson's no_answer() is true for it), yet "
+                "admit with policy {policy!r} gave {answer}", reply=reply.decode().split(" ")[0][1:],
+                policy=policy, answer=answer)
+    finally:
+        for w in workers:
+            w.close()
