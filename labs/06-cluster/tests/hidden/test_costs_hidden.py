@@ -26,10 +26,10 @@ def test_each_function_sends_what_its_docstring_costs_hidden(lab, redis, traffic
     """Each function sends what its docstring's cost says: one INCR, one pipeline of GETs, one INCRBY, one MGET."""
     lab.user_incr(17, "views")                       # your process is started and connected
     for fn, args, want, trips, cost in (
-            ("incr_hot", ("home",), {"INCR": 1}, 1, "one INCR, one round trip"),
-            ("hot_total", ("home",), {"GET": 16}, 1, "16 GETs in one pipeline, one round trip on this one-node cluster"),
-            ("user_incr", (17, "likes", 2), {"INCRBY": 1}, 1, "one INCRBY"),
-            ("user_counters", (17, ["views", "likes", "shares"]), {"MGET": 1}, 1, "one MGET, one round trip")):
+            ("incr_hot", ("home",), {"INCR": 1}, 1, _("one INCR, one round trip")),
+            ("hot_total", ("home",), {"GET": 16}, 1, _("16 GETs in one pipeline, one round trip on this one-node cluster")),
+            ("user_incr", (17, "likes", 2), {"INCRBY": 1}, 1, _("one INCRBY")),
+            ("user_counters", (17, ["views", "likes", "shares"]), {"MGET": 1}, 1, _("one MGET, one round trip"))):
         commands, round_trips = sent(traffic, lab, fn, *args)
         if fn in ("incr_hot", "user_incr"):            # INCR and INCRBY 1 are the same command here
             commands = {"INCR" if fn == "incr_hot" else "INCRBY": sum(commands.values())} \
