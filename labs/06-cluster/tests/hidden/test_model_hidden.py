@@ -8,6 +8,8 @@ A command across two slots is refused by the grader's server (CROSSSLOT), so it 
 where the model expects a reply.  The seed is fixed (``derandomize``): the same submission gets the
 same score on every run.
 """
+import time
+
 from hypothesis import strategies as st
 from hypothesis.stateful import rule, run_state_machine_as_test
 
@@ -57,7 +59,7 @@ class Model(ContractModel):
         plain = {f"{{user:{u}}}:{c}": str(v) for (u, c), v in self.users.items()}
         plain.update({f"counter:{{{n}}}": str(v) for n, v in self.counters.items()})
         plain.update(self.extra)
-        markers = {f"counter:{{{n}}}:req:{rid}": ttl for (n, rid), (_v, ttl) in self.markers.items()}
+        markers = {f"counter:{{{n}}}:req:{rid}": (ttl, at) for (n, rid), (_v, ttl, at) in self.markers.items()}
         shards = {f"hot:{name}:{i}": name for name, n in HOT.items() for i in range(n)}
         seen = {r.unprefixed(k) for k in r.course_keys()}
         stray = seen - set(plain) - set(markers) - set(shards)
@@ -80,9 +82,11 @@ class Model(ContractModel):
         for key in seen:
             left = r.ttl(r.key(key))
             if key in markers:
-                if not 0 < left <= markers[key]:
-                    self.fail(_("{key} has {seen} s left, the contract expects 1 to {ttl} s: a marker expires "
-                                "ttl_s seconds after its request", key=key, seen=left, ttl=markers[key]))
+                ttl, at = markers[key]
+                low = max(1, int(ttl - (time.monotonic() - at)) - 1)   # whole seconds, counted since the request
+                if not low <= left <= ttl:
+                    self.fail(_("{key} has {seen} s left, the contract expects {low} to {ttl} s: a marker expires "
+                                "ttl_s seconds after its request", key=key, seen=left, low=low, ttl=ttl))
             elif left != -1:
                 self.fail(_("{key} has a TTL of {seen} ms, the contract expects none", key=key,
                             seen=r.pttl(r.key(key))))
@@ -142,9 +146,10 @@ class Model(ContractModel):
         else:
             expected = self.counters.get(name, 0) + (1 if by is None else by)
             item = "incr-once-first"
+        at = time.monotonic()
         seen = self.call("incr_once", name, rid, by, ttl)
         self.counters[name] = self.counters.get(name, 0) if item == "incr-once-retry" else expected
-        self.markers.setdefault((name, rid), (expected, 3600 if ttl is None else ttl))
+        self.markers.setdefault((name, rid), (expected, 3600 if ttl is None else ttl, at))
         self.expect(seen, ("ok", expected), item)
 
 

@@ -10,6 +10,8 @@ from redis_course.labs import pytest_plugin
 from redis_course.labs.testing import StudentError, contract, hint, points
 
 BUDGET_MS = 250
+# what a client sends when it connects: no part of a call
+HANDSHAKE = {"HELLO", "CLIENT", "AUTH", "SELECT", "READONLY", "PING"}
 HEALTHY_MS = 3_000
 SLACK_S = 3.0
 
@@ -270,7 +272,7 @@ def test_a_probe_that_raises_does_not_leave_the_breaker_open(lab, redis):
     time.sleep(cooldown_ms / 1000 + 0.3)
     with student_raises("ValueError"):
         lab.admit("api", "bug", 0, 60_000, HEALTHY_MS, "open", cooldown_ms)   # the probe: limit 0, a bug
-    for wait_s in (cooldown_ms / 1000 + 0.3, 2.0):
+    for wait_s in (0.0, cooldown_ms / 1000 + 0.3):     # at once: a probe that raised opens no new cooldown
         time.sleep(wait_s)
         answer = lab.admit("api", "b", 5, 60_000, HEALTHY_MS, "open", cooldown_ms)
         assert answer == {"admitted": True, "by": "redis"}, _(
@@ -343,8 +345,8 @@ def answering_with(socket_path, reply):
 
 @points(2)
 @hint("no-answer")
-@contract("guarded-no-answer-errors", "guarded-policy-answer")
-def test_every_error_that_means_no_answer_is_answered_by_the_policy(lab, redis):
+@contract("guarded-no-answer-errors", "guarded-policy-answer", "guarded-no-retry")
+def test_every_error_that_means_no_answer_is_answered_by_the_policy(lab, redis, traffic):
     """Out of memory, a read-only replica, a failover, a busy script, loading: answered by the policy."""
     path = socket_of_server()
     replies = no_answer_replies()
@@ -352,15 +354,94 @@ def test_every_error_that_means_no_answer_is_answered_by_the_policy(lab, redis):
     try:
         for k, (reply, worker) in enumerate(zip(replies, workers)):
             policy = ("open", "closed")[k % 2]
+            before = traffic(worker)
             with answering_with(path, reply):
                 try:
                     answer = worker.admit("api", f"h{k}", 5, 60_000, HEALTHY_MS, policy)
                 except StudentError as exc:
                     answer = exc
+            after = traffic(worker)
             assert answer == {"admitted": policy == "open", "by": policy}, _(
                 "Redis answered {reply}: that is no answer (the lesson's no_answer() is true for it), yet "
                 "admit with policy {policy!r} gave {answer}", reply=reply.decode().split(" ")[0][1:],
                 policy=policy, answer=answer)
+            # an attempt is a command sent, or a new connection when the error came in its handshake
+            sent = max(after["connections"] - before["connections"],
+                       sum(n - before["commands"].get(name, 0) for name, n in after["commands"].items()
+                           if name not in HANDSHAKE))
+            assert sent <= 1, _(
+                "Redis answered {reply} and admit sent its call {n} times: the budget client never retries, a "
+                "retry would wait a second budget", reply=reply.decode().split(" ")[0][1:], n=sent)
     finally:
         for w in workers:
             w.close()
+
+
+# ---------------------------------------------------------------------- a lease ends at its score
+
+def fault_proxy():
+    """The box's fault proxy, which can hold your process's commands (none with REDIS_URL)."""
+    run = pytest_plugin._run
+    proxy = run.box.proxy if run is not None and run.box is not None else None
+    if proxy is None:
+        pytest.skip("this test holds your commands in the grader's proxy; there is none with REDIS_URL")
+    return proxy
+
+
+@points(1)
+@hint("expiry")
+@contract("acquire-drops-ended", "release-ended-false")
+def test_a_lease_has_ended_at_the_millisecond_of_its_score(lab, redis):
+    """A lease has ended when the server's now reaches its score: a release at that millisecond frees nothing."""
+    proxy = fault_proxy()
+    key = redis.key("sem", "jobs")
+    lab.release("jobs", "warm-up")                       # your process is started and connected
+    for _round in range(5):
+        answer = {}
+
+        def call():
+            try:
+                answer["got"] = lab.release("jobs", "h")
+            except Exception as exc:  # noqa: BLE001 - shown below
+                answer["got"] = exc
+
+        proxy.pause()                                    # your release waits in the grader's proxy
+        try:
+            caller = threading.Thread(target=call)
+            caller.start()
+            time.sleep(0.2)
+            end = server_ms(redis) + 3
+            redis.zadd(key, {"h": end})                  # its lease ends 3 ms from now
+            while server_ms(redis) < end:                # the server's clock reaches the end...
+                pass
+        finally:
+            proxy.resume()                               # ...and the release runs at once, at that millisecond
+        caller.join(15)
+        if isinstance(answer.get("got"), Exception):
+            raise answer["got"]
+        assert answer.get("got") is False, _(
+            "a lease ending at {end} (server ms) was released when the server's clock read {end} or later, and "
+            "release returned {answer}: a lease whose score is at or before now has ended", end=end,
+            answer=answer.get("got"))
+        redis.delete(key)
+
+
+@points(1)
+@hint("breaker")
+@contract("no-breaker-without-cooldown")
+def test_without_a_cooldown_the_next_request_asks_redis(lab, redis):
+    """With cooldown_ms 0 there is no breaker: the request right after one that got no answer asks Redis."""
+    proxy = fault_proxy()
+    lab.admit("api", "warm-up", 5, 60_000, HEALTHY_MS, "closed")    # your process is started and connected
+    for policy in ("closed", "open"):
+        proxy.pause()                                    # Redis answers nothing: the policy answers
+        try:
+            first = lab.admit("api", f"a-{policy}", 5, 60_000, BUDGET_MS, policy)
+        finally:
+            proxy.resume()
+        assert first == {"admitted": policy == "open", "by": policy}, _(
+            "policy {policy!r}, server paused: admit returned {answer}", policy=policy, answer=first)
+        answer = lab.admit("api", f"b-{policy}", 5, 60_000, HEALTHY_MS, policy)   # at once, cooldown_ms 0
+        assert answer == {"admitted": True, "by": "redis"}, _(
+            "cooldown_ms 0, Redis answers again right after no answer, yet admit returned {answer}: without a "
+            "cooldown there is no breaker, every request asks Redis", answer=answer)
