@@ -14,7 +14,8 @@ import yaml
 from redis_course.labs.model import discover
 
 LABS = [lab for lab in discover() if lab.solution_file.exists()]
-MUST_HAVE_ONE = {"01-incr", "02-atomicity", "03-counters", "04-rate-limiting", "05-durable"}
+MUST_HAVE_ONE = {"01-incr", "02-atomicity", "03-counters", "04-rate-limiting", "05-durable", "06-cluster",
+                 "07-production"}
 ITEM_ID = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 

@@ -412,10 +412,14 @@ def test_command_names_in_stats_are_bounded(direct, proxy):
 
 
 
+def units(traffic: dict) -> dict:
+    return {k: traffic[k] for k in ("units", "by_command")}
+
+
 def test_traffic_counts_one_owners_units_on_the_runs_keys(direct, make_proxy):
     proxy = make_proxy(owner_of=lambda pid: "me" if pid == os.getpid() else None)
     c = client(proxy.listen_path, protocol=2)
-    assert proxy.traffic("me") == {"units": 0, "by_command": {}}
+    assert units(proxy.traffic("me")) == {"units": 0, "by_command": {}}
     c.eval("return redis.call('INCR', KEYS[1])", 1, k("n"))
     with c.pipeline(transaction=False) as p:           # one round trip, three units
         for name in ("a", "b", "c"):
@@ -426,10 +430,45 @@ def test_traffic_counts_one_owners_units_on_the_runs_keys(direct, make_proxy):
         tx.incr(k("b"))
         tx.execute()
     c.get("not-the-runs-key")                          # not on the run's keys: not counted
-    assert proxy.traffic("me") == {"units": 5, "by_command": {"EVAL": 1, "INCRBY": 3, "EXEC": 1}}
-    assert proxy.traffic("someone else") == {"units": 0, "by_command": {}}
+    assert units(proxy.traffic("me")) == {"units": 5, "by_command": {"EVAL": 1, "INCRBY": 3, "EXEC": 1}}
+    assert units(proxy.traffic("someone else")) == {"units": 0, "by_command": {}}
     proxy.reset()
     assert proxy.traffic("me")["units"] == 0
+
+
+def test_traffic_is_counted_per_owner(direct, make_proxy):
+    """Connections, round trips and commands of each owner: a pipeline is one round trip, a MULTI
+    block sent at once is one, commands sent one by one are one each."""
+    whose = {"now": "a"}
+    proxy = make_proxy(owner_of=lambda pid: whose["now"])
+    a = client(proxy.listen_path, protocol=2)
+    a.set(k("x"), 1)
+    start = proxy.traffic("a")
+    pipe = a.pipeline(transaction=False)
+    for i in range(16):
+        pipe.get(k(f"s{i}"))
+    pipe.execute()
+    after_pipe = proxy.traffic("a")
+    assert after_pipe["round_trips"] - start["round_trips"] == 1
+    assert after_pipe["commands"]["GET"] == 16
+    a.mget([k("x"), k("y")])
+    for i in range(3):
+        a.get(k(f"s{i}"))
+    t = proxy.traffic("a")
+    assert t["round_trips"] - after_pipe["round_trips"] == 4 and t["commands"]["MGET"] == 1
+    assert t["commands"]["GET"] == 19 and t["connections"] == 1
+    with a.pipeline() as tx:           # MULTI ... EXEC in one write
+        tx.incr(k("x")).incr(k("x")).execute()
+    assert proxy.traffic("a")["round_trips"] == t["round_trips"] + 1
+    whose["now"] = "b"
+    b = client(proxy.listen_path, protocol=2)
+    b.get(k("x"))
+    assert proxy.traffic("b")["commands"].get("GET") == 1 and proxy.traffic("b")["connections"] == 1
+    assert proxy.traffic("a")["commands"]["GET"] == 19, "b's commands are not a's"
+    assert proxy.traffic("nobody") == {"connections": 0, "round_trips": 0, "commands": {}, "units": 0,
+                                       "by_command": {}}
+    a.close()
+    b.close()
 
 
 # ------------------------------------------------------------------ a client that never reads

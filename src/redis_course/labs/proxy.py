@@ -3,7 +3,7 @@
 ``lab.count_view(17)`` sends ``count_view(r, 17)`` to the student's sandboxed process and returns
 the JSON-decoded result.  ``lab.parallel(n)`` gives ``n`` proxies with a process each;
 ``lab.run_concurrently(calls, processes=16)`` runs the calls spread over that many processes at once;
-``lab.traffic()`` is what this process has sent on the run's keys (units by command).
+``lab.traffic()`` is what this process has sent to Redis (connections, round trips, commands; units on the run's keys).
 """
 from __future__ import annotations
 
@@ -85,9 +85,10 @@ class LabProxy:
         return self._proc().call(name, args, kwargs)
 
     def traffic(self) -> dict:
-        """What this process has sent on the run's keys so far: ``{"units": n, "by_command": {name: n}}``,
-        a unit being one command, or one MULTI ... EXEC block (counted as ``EXEC``), that names a key
-        of the run; a pipeline without MULTI is one unit per command.  Read it before and after a
+        """What this process has sent so far: ``connections``, ``round_trips``, ``commands`` by name
+        (the handshake's included), and on the run's keys ``units`` and ``by_command``, a unit being
+        one command, or one MULTI ... EXEC block (counted as ``EXEC``), that names a key of the run;
+        a pipeline without MULTI is one unit per command.  Read it before and after a
         call to hold a promise such as "one Lua script, one round trip".  Skips the test when the
         run has no fault proxy (a student's own REDIS_URL)."""
         got = self._proc().traffic()

@@ -1,7 +1,7 @@
 """The pytest plugin of lab tests, loaded explicitly by the grader: ``-p redis_course.labs.pytest_plugin``.
 
 It reads the run's settings from the JSON file named by ``COURSE_LAB_RUN`` (written by
-:mod:`.runner`), starts the run's private Redis, provides the fixtures ``lab`` and ``redis``, the
+:mod:`.runner`), starts the run's private Redis, provides the fixtures ``lab``, ``redis``, ``box`` and ``traffic``, the
 markers ``points``, ``hint`` and ``real_redis``, and writes every test's outcome and points to the
 results file.  The tests come from the trusted repository; the submission's folder is never on
 pytest's path, so no conftest.py or plugin from a submission can load.
@@ -235,6 +235,20 @@ def box(request):
         pytest.fail("the box fixture needs the grader (run `course check`)", pytrace=False)
     _run.fresh_test(request.node.nodeid)
     return LabProxy(_run.task)
+
+
+@pytest.fixture
+def traffic(request):
+    """``traffic(lab)``: what the process behind ``lab`` (or a proxy of ``lab.parallel``) has sent to
+    Redis since it started, counted outside it by the box's fault proxy: ``{"connections": n,
+    "round_trips": n, "commands": {"MGET": n, ...}, "units": n, "by_command": {...}}`` (the same as
+    ``lab.traffic()``).  Take the difference around the calls a cost promise is about (one MGET,
+    one round trip, one connection per process).  Skips the test where the grader has no proxy in
+    front of Redis (a check against REDIS_URL)."""
+    if _run is None:
+        pytest.fail("the traffic fixture needs the grader (run `course check`)", pytrace=False)
+    _run.fresh_test(request.node.nodeid)
+    return lambda proxy: proxy.traffic()
 
 
 _compared: list[tuple[str, object, object]] = []  # the failing comparison of the running test

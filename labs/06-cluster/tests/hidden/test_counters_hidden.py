@@ -5,7 +5,7 @@ import time
 
 from redis_course.cluster import default_primary, key_slot
 from redis_course.l10n import _
-from redis_course.labs.testing import StudentCrash, StudentError, StudentTimeout, hint, points
+from redis_course.labs.testing import StudentCrash, StudentError, StudentTimeout, contract, hint, points
 
 PAUSE_LUA = """
 local t = redis.call('TIME')
@@ -42,6 +42,7 @@ def _together(redis, workers, calls, pause_ms=800):
 
 @points(3)
 @hint("hot-race")
+@contract("incr-hot-concurrent", "incr-hot-no-hash-tag")
 def test_hot_counter_is_exact_under_concurrency_hidden(lab, redis):
     """The hot counter is exact under twelve processes"""
     calls = [("incr_hot", ("launch",)) for _ in range(480)]
@@ -55,6 +56,7 @@ def test_hot_counter_is_exact_under_concurrency_hidden(lab, redis):
 
 @points(1)
 @hint("hot-total")
+@contract("hot-total-own-shards", "hot-total-exact")
 def test_hot_total_reads_only_its_shards_hidden(lab, redis):
     """hot_total reads only the counter's own shards"""
     for i in range(4):
@@ -69,6 +71,7 @@ def test_hot_total_reads_only_its_shards_hidden(lab, redis):
 
 @points(2)
 @hint("user-group")
+@contract("user-incr-returns-new", "user-counters-values", "user-keys-one-slot")
 def test_user_groups_hidden(lab, redis):
     """A user's counters are counted and read together"""
     assert lab.user_counters(5, []) == {}
@@ -88,6 +91,7 @@ def test_user_groups_hidden(lab, redis):
 
 @points(4)
 @hint("once-race")
+@contract("incr-once-concurrent")
 def test_concurrent_retries_count_each_request_once_hidden(lab, redis):
     """Retries arriving at the same moment count each request once"""
     rng = random.Random(6)
@@ -118,6 +122,7 @@ def test_concurrent_retries_count_each_request_once_hidden(lab, redis):
 
 @points(2)
 @hint("once-slot")
+@contract("incr-once-keys", "incr-once-marker-ttl", "incr-once-per-counter")
 def test_markers_share_the_counters_slot_and_expire_hidden(lab, redis):
     """Markers share the counter's slot and expire"""
     assert lab.incr_once("signups", "a", 1, 60) == 1

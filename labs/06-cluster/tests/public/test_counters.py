@@ -6,7 +6,7 @@ fakeredis server refuses the same commands.  The tests also compute the slots of
 """
 from redis_course.cluster import default_primary, key_slot
 from redis_course.l10n import _
-from redis_course.labs.testing import hint, points
+from redis_course.labs.testing import contract, hint, points
 
 
 def slots_of(redis, pattern="*"):
@@ -15,6 +15,7 @@ def slots_of(redis, pattern="*"):
 
 @points(2)
 @hint("hot-total")
+@contract("incr-hot-returns-none", "hot-total-exact")
 def test_hot_counter_counts_every_hit(lab, redis):
     """The hot counter counts every hit"""
     for _i in range(50):
@@ -27,6 +28,7 @@ def test_hot_counter_counts_every_hit(lab, redis):
 
 @points(2)
 @hint("hot-spread")
+@contract("incr-hot-no-hash-tag", "incr-hot-one-shard")
 def test_hot_counter_is_spread_over_the_cluster(lab, redis):
     """The hot counter is spread over the cluster"""
     for _i in range(200):
@@ -42,6 +44,7 @@ def test_hot_counter_is_spread_over_the_cluster(lab, redis):
 
 @points(2)
 @hint("user-group")
+@contract("user-incr-returns-new", "user-counters-values")
 def test_user_counters_are_read_together(lab, redis):
     """A user's counters are read together"""
     assert [lab.user_incr(17, "views") for _ in range(3)] == [1, 2, 3]
@@ -53,6 +56,7 @@ def test_user_counters_are_read_together(lab, redis):
 
 @points(2)
 @hint("user-slot")
+@contract("user-keys-one-slot")
 def test_counters_of_one_user_share_a_slot(lab, redis):
     """The counters of one user share a slot"""
     for counter in ("views", "likes", "shares", "comments"):
@@ -67,6 +71,7 @@ def test_counters_of_one_user_share_a_slot(lab, redis):
 
 @points(2)
 @hint("once")
+@contract("incr-once-first", "incr-once-retry", "incr-once-keys", "incr-once-marker-ttl")
 def test_a_retried_increment_counts_once(lab, redis):
     """A retried increment counts once"""
     assert lab.incr_once("orders", "req-1") == 1

@@ -7,9 +7,11 @@ import pytest
 
 from redis_course.l10n import _
 from redis_course.labs import pytest_plugin
-from redis_course.labs.testing import hint, points
+from redis_course.labs.testing import StudentError, contract, hint, points
 
 BUDGET_MS = 250
+# what a client sends when it connects: no part of a call
+HANDSHAKE = {"HELLO", "CLIENT", "AUTH", "SELECT", "READONLY", "PING"}
 HEALTHY_MS = 3_000
 SLACK_S = 3.0
 
@@ -39,6 +41,7 @@ def paused_server():
 
 @points(3)
 @hint("server-clock")
+@contract("acquire-server-clock")
 def test_leases_are_judged_on_the_server_clock_when_the_command_runs(lab, redis):
     """A command that waited for a paused server judges leases at the moment it runs."""
     key = redis.key("sem", "jobs")
@@ -72,6 +75,7 @@ def test_leases_are_judged_on_the_server_clock_when_the_command_runs(lab, redis)
 @pytest.mark.parametrize("policy", ["open", "closed"])
 @points(2)
 @hint("budget")
+@contract("guarded-policy-answer", "guarded-budget")
 def test_a_stopped_server_is_answered_by_the_policy_at_once(lab, redis, policy):
     """With the server gone, admit answers by its policy, within the budget, without an exception."""
     server = private_server()
@@ -89,6 +93,7 @@ def test_a_stopped_server_is_answered_by_the_policy_at_once(lab, redis, policy):
 
 @points(2)
 @hint("budget")
+@contract("after-outage-limiter-decides")
 def test_after_the_pause_the_limiter_decides_again(lab, redis):
     """Once the server answers again, admit is decided by the limiter, not by the policy."""
     lab.admit("api", "warm-up", 1, 60_000, BUDGET_MS, "open")
@@ -102,6 +107,7 @@ def test_after_the_pause_the_limiter_decides_again(lab, redis):
 
 @points(3)
 @hint("race")
+@contract("acquire-atomic", "release-holder-only")
 def test_acquire_and_release_from_twelve_processes_keep_the_limit(lab, redis):
     """Twelve processes taking and giving back slots never exceed the limit."""
     procs, rounds, limit = 12, 6, 3
@@ -127,6 +133,7 @@ def test_acquire_and_release_from_twelve_processes_keep_the_limit(lab, redis):
 
 @points(2)
 @hint("holder")
+@contract("release-holder-only", "release-ended-false")
 def test_a_stranger_release_never_frees_a_slot_of_a_full_limiter(lab, redis):
     """Releases by strangers and ended holders leave a full limiter full."""
     for h in ("a", "b"):
@@ -141,6 +148,7 @@ def test_a_stranger_release_never_frees_a_slot_of_a_full_limiter(lab, redis):
 
 @points(1)
 @hint("bugs")
+@contract("limiter-arguments", "guarded-arguments")
 def test_arguments_below_one_are_refused_and_one_is_accepted(lab, redis):
     """A limit, lease or budget below 1 is a ValueError; 1 is a valid value."""
     from redis_course.labs.testing import student_raises
@@ -161,6 +169,7 @@ def test_arguments_below_one_are_refused_and_one_is_accepted(lab, redis):
 
 @points(1)
 @hint("key-ttl")
+@contract("key-ttl-longest-lease")
 def test_the_key_expires_with_its_longest_lease(lab, redis):
     """The sorted set expires in ms with its longest lease, never sooner."""
     key = redis.key("sem", "jobs")
@@ -188,6 +197,7 @@ def socket_of_server():
 
 @points(2)
 @hint("one-client")
+@contract("guarded-one-client")
 def test_guarded_keeps_one_client_and_its_connections(lab, redis):
     """admit reuses its connections: ten calls open no new connection to Redis."""
     from redis_course.lessons.slowproxy import in_front_of
@@ -205,6 +215,7 @@ def test_guarded_keeps_one_client_and_its_connections(lab, redis):
 
 @points(3)
 @hint("deadline")
+@contract("guarded-budget")
 def test_a_slow_server_costs_a_request_no_more_than_its_budget(lab, redis):
     """On a server slow to connect, to shake hands and to reply, a request waits no longer than its budget."""
     from redis_course.lessons.slowproxy import in_front_of
@@ -233,6 +244,7 @@ def test_a_slow_server_costs_a_request_no_more_than_its_budget(lab, redis):
 
 @points(2)
 @hint("auth")
+@contract("guarded-auth-raised")
 def test_a_wrong_password_is_raised_not_answered_by_the_policy(lab, redis):
     """A server that refuses the password is a configuration error: raised, not answered by fail-open."""
     from redis_course.labs.testing import student_raises
@@ -248,6 +260,7 @@ def test_a_wrong_password_is_raised_not_answered_by_the_policy(lab, redis):
 
 @points(2)
 @hint("breaker")
+@contract("breaker-closes-after-probe")
 def test_a_probe_that_raises_does_not_leave_the_breaker_open(lab, redis):
     """After a probe that raised a bug, the next request after the cooldown asks Redis again."""
     from redis_course.labs.testing import student_raises
@@ -259,9 +272,176 @@ def test_a_probe_that_raises_does_not_leave_the_breaker_open(lab, redis):
     time.sleep(cooldown_ms / 1000 + 0.3)
     with student_raises("ValueError"):
         lab.admit("api", "bug", 0, 60_000, HEALTHY_MS, "open", cooldown_ms)   # the probe: limit 0, a bug
-    for wait_s in (cooldown_ms / 1000 + 0.3, 2.0):
+    for wait_s in (0.0, cooldown_ms / 1000 + 0.3):     # at once: a probe that raised opens no new cooldown
         time.sleep(wait_s)
         answer = lab.admit("api", "b", 5, 60_000, HEALTHY_MS, "open", cooldown_ms)
         assert answer == {"admitted": True, "by": "redis"}, _(
             "a probe raised a bug; {wait:.1f} s later Redis answers, yet admit returned {answer}: the breaker "
             "stayed open", wait=wait_s, answer=answer)
+
+
+# ---------------------------------------------------------------------- which errors mean "no answer"
+
+NO_ANSWER_REPLIES = (
+    b"-OOM command not allowed when used memory > 'maxmemory'.",
+    b"-READONLY You can't write against a read only replica.",
+    b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.",
+    b"-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+    b"-CLUSTERDOWN The cluster is down",
+    b"-TRYAGAIN Multiple keys request during rehashing of slot",
+    b"-LOADING Redis is loading the dataset in memory",
+)
+
+
+def no_answer_replies():
+    """The replies above for which the lesson's no_answer() is true, as redis-py would raise them."""
+    from redis._parsers.base import BaseParser
+
+    from redis_course.lessons.guard import no_answer
+
+    return [reply for reply in NO_ANSWER_REPLIES if no_answer(BaseParser.parse_error(reply[1:].decode()))]
+
+
+@contextlib.contextmanager
+def answering_with(socket_path, reply):
+    """New connections to the server's socket reach a proxy that answers every command with ``reply``
+    (an error line), as a server out of memory, read-only or busy does; connections already open stay."""
+    from pathlib import Path
+
+    from redis_course.lessons.slowproxy import SlowProxy
+
+    class Answering(SlowProxy):
+        def _refuse(self, client):
+            client.settimeout(0.2)
+            while not self._stop.is_set():
+                try:
+                    data = client.recv(65536)
+                except OSError as exc:
+                    if isinstance(exc, TimeoutError):
+                        continue
+                    break
+                if not data:
+                    break
+                try:
+                    client.sendall(b"".join(reply + b"\r\n" for _i in range(max(1, data.count(b"\r\n*") + 1))))
+                except OSError:
+                    break
+            client.close()
+
+    path = Path(socket_path)
+    real = path.with_name(path.name + ".real")
+    path.rename(real)
+    try:
+        proxy = Answering(path, real, refuse_auth=True)
+    except BaseException:
+        real.rename(path)
+        raise
+    try:
+        yield proxy
+    finally:
+        proxy.close()
+        real.rename(path)
+
+
+@points(2)
+@hint("no-answer")
+@contract("guarded-no-answer-errors", "guarded-policy-answer", "guarded-no-retry")
+def test_every_error_that_means_no_answer_is_answered_by_the_policy(lab, redis, traffic):
+    """Out of memory, a read-only replica, a failover, a busy script, loading: answered by the policy."""
+    path = socket_of_server()
+    replies = no_answer_replies()
+    workers = lab.parallel(len(replies))         # each connects its budget client on its first call
+    try:
+        for k, (reply, worker) in enumerate(zip(replies, workers)):
+            policy = ("open", "closed")[k % 2]
+            before = traffic(worker)
+            with answering_with(path, reply):
+                try:
+                    answer = worker.admit("api", f"h{k}", 5, 60_000, HEALTHY_MS, policy)
+                except StudentError as exc:
+                    answer = exc
+            after = traffic(worker)
+            assert answer == {"admitted": policy == "open", "by": policy}, _(
+                "Redis answered {reply}: that is no answer (the lesson's no_answer() is true for it), yet "
+                "admit with policy {policy!r} gave {answer}", reply=reply.decode().split(" ")[0][1:],
+                policy=policy, answer=answer)
+            # an attempt is a command sent, or a new connection when the error came in its handshake
+            sent = max(after["connections"] - before["connections"],
+                       sum(n - before["commands"].get(name, 0) for name, n in after["commands"].items()
+                           if name not in HANDSHAKE))
+            assert sent <= 1, _(
+                "Redis answered {reply} and admit sent its call {n} times: the budget client never retries, a "
+                "retry would wait a second budget", reply=reply.decode().split(" ")[0][1:], n=sent)
+    finally:
+        for w in workers:
+            w.close()
+
+
+# ---------------------------------------------------------------------- a lease ends at its score
+
+def fault_proxy():
+    """The box's fault proxy, which can hold your process's commands (none with REDIS_URL)."""
+    run = pytest_plugin._run
+    proxy = run.box.proxy if run is not None and run.box is not None else None
+    if proxy is None:
+        pytest.skip("this test holds your commands in the grader's proxy; there is none with REDIS_URL")
+    return proxy
+
+
+@points(1)
+@hint("expiry")
+@contract("acquire-drops-ended", "release-ended-false")
+def test_a_lease_has_ended_at_the_millisecond_of_its_score(lab, redis):
+    """A lease has ended when the server's now reaches its score: a release at that millisecond frees nothing."""
+    proxy = fault_proxy()
+    key = redis.key("sem", "jobs")
+    lab.release("jobs", "warm-up")                       # your process is started and connected
+    for _round in range(5):
+        answer = {}
+
+        def call():
+            try:
+                answer["got"] = lab.release("jobs", "h")
+            except Exception as exc:  # noqa: BLE001 - shown below
+                answer["got"] = exc
+
+        proxy.pause()                                    # your release waits in the grader's proxy
+        try:
+            caller = threading.Thread(target=call)
+            caller.start()
+            time.sleep(0.2)
+            end = server_ms(redis) + 3
+            redis.zadd(key, {"h": end})                  # its lease ends 3 ms from now
+            while server_ms(redis) < end:                # the server's clock reaches the end...
+                pass
+        finally:
+            proxy.resume()                               # ...and the release runs at once, at that millisecond
+        caller.join(15)
+        if isinstance(answer.get("got"), Exception):
+            raise answer["got"]
+        assert answer.get("got") is False, _(
+            "a lease ending at {end} (server ms) was released when the server's clock read {end} or later, and "
+            "release returned {answer}: a lease whose score is at or before now has ended", end=end,
+            answer=answer.get("got"))
+        redis.delete(key)
+
+
+@points(1)
+@hint("breaker")
+@contract("no-breaker-without-cooldown")
+def test_without_a_cooldown_the_next_request_asks_redis(lab, redis):
+    """With cooldown_ms 0 there is no breaker: the request right after one that got no answer asks Redis."""
+    proxy = fault_proxy()
+    lab.admit("api", "warm-up", 5, 60_000, HEALTHY_MS, "closed")    # your process is started and connected
+    for policy in ("closed", "open"):
+        proxy.pause()                                    # Redis answers nothing: the policy answers
+        try:
+            first = lab.admit("api", f"a-{policy}", 5, 60_000, BUDGET_MS, policy)
+        finally:
+            proxy.resume()
+        assert first == {"admitted": policy == "open", "by": policy}, _(
+            "policy {policy!r}, server paused: admit returned {answer}", policy=policy, answer=first)
+        answer = lab.admit("api", f"b-{policy}", 5, 60_000, HEALTHY_MS, policy)   # at once, cooldown_ms 0
+        assert answer == {"admitted": True, "by": "redis"}, _(
+            "cooldown_ms 0, Redis answers again right after no answer, yet admit returned {answer}: without a "
+            "cooldown there is no breaker, every request asks Redis", answer=answer)

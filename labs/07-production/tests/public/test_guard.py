@@ -10,7 +10,7 @@ import pytest
 
 from redis_course.l10n import _
 from redis_course.labs import pytest_plugin
-from redis_course.labs.testing import hint, points, student_raises
+from redis_course.labs.testing import contract, hint, points, student_raises
 
 BUDGET_MS = 250
 HEALTHY_MS = 3_000  # the budget where the server is healthy: a busy grader is no outage
@@ -39,6 +39,7 @@ def timed(fn, *args):
 
 @points(2)
 @hint("guard-redis")
+@contract("guarded-redis-answer")
 def test_while_redis_answers_the_limiter_decides(lab, redis):
     """While Redis answers, the limiter decides, whatever the policy."""
     first = lab.admit("api", "a", 1, 60_000, HEALTHY_MS, "open")
@@ -53,6 +54,7 @@ def test_while_redis_answers_the_limiter_decides(lab, redis):
 @pytest.mark.parametrize("policy", ["open", "closed"])
 @points(2)
 @hint("budget")
+@contract("guarded-policy-answer", "guarded-budget")
 def test_a_paused_server_costs_the_budget_and_the_policy_answers(lab, redis, policy):
     """With the server paused, admit answers by its policy within the time budget."""
     lab.admit("api", "warm-up", 5, 60_000, BUDGET_MS, policy)   # your process is started and connected
@@ -67,6 +69,7 @@ def test_a_paused_server_costs_the_budget_and_the_policy_answers(lab, redis, pol
 
 @points(2)
 @hint("bugs")
+@contract("guarded-bugs-raised", "guarded-arguments")
 def test_a_bug_is_raised_not_admitted(lab, redis):
     """Fail-open answers only for an unreachable Redis: a bug is raised, not admitted."""
     with student_raises("ValueError"):
@@ -80,6 +83,7 @@ def test_a_bug_is_raised_not_admitted(lab, redis):
 
 @points(2)
 @hint("breaker")
+@contract("breaker-cooldown")
 def test_the_breaker_answers_without_asking_until_the_cooldown_ends(lab, redis):
     """With a cooldown, after no answer the policy answers until it ends; then Redis decides again."""
     cooldown_ms = 4_000

@@ -2,7 +2,7 @@
 import time
 
 from redis_course.l10n import _
-from redis_course.labs.testing import hint, points
+from redis_course.labs.testing import contract, hint, points
 
 
 def server_ms(redis):
@@ -17,6 +17,7 @@ def holders(redis, name="jobs"):
 
 @points(2)
 @hint("limit")
+@contract("acquire-up-to-limit", "acquire-score")
 def test_limit_holders_then_refused(lab, redis):
     """The first `limit` holders get a slot, the next one is refused."""
     before = server_ms(redis)
@@ -32,6 +33,7 @@ def test_limit_holders_then_refused(lab, redis):
 
 @points(2)
 @hint("holder")
+@contract("release-holder-only", "release-once")
 def test_only_the_holder_can_release_its_slot(lab, redis):
     """A stranger's release frees nothing; the holder's release frees its slot once."""
     assert lab.acquire("jobs", "a", 1, 60_000) is True
@@ -45,6 +47,7 @@ def test_only_the_holder_can_release_its_slot(lab, redis):
 
 @points(2)
 @hint("expiry")
+@contract("acquire-drops-ended", "release-ended-false")
 def test_an_ended_lease_frees_its_slot(lab, redis):
     """A lease that has ended on the server's clock counts for nothing."""
     redis.zadd(redis.key("sem", "jobs"), {"crashed": server_ms(redis) - 1})
@@ -56,6 +59,7 @@ def test_an_ended_lease_frees_its_slot(lab, redis):
 
 @points(2)
 @hint("refresh")
+@contract("refresh-extends", "refresh-never-revives")
 def test_refresh_extends_a_live_lease_and_never_revives_an_ended_one(lab, redis):
     """refresh extends a live lease; an ended lease stays ended."""
     assert lab.acquire("jobs", "a", 1, 1_000) is True
@@ -74,6 +78,7 @@ def test_refresh_extends_a_live_lease_and_never_revives_an_ended_one(lab, redis)
 
 @points(3)
 @hint("race")
+@contract("acquire-atomic")
 def test_never_more_than_limit_holders_from_eight_processes(lab, redis):
     """Eight processes acquiring at the same moment never hold more than `limit` slots."""
     rounds, procs, limit = 8, 8, 2
@@ -92,6 +97,7 @@ def test_never_more_than_limit_holders_from_eight_processes(lab, redis):
 
 @points(2)
 @hint("crash")
+@contract("crashed-holder-frees")
 def test_a_crashed_holder_gives_its_slot_back_when_its_lease_ends(lab, redis):
     """A holder process that dies without releasing keeps its slot only until its lease ends."""
     [worker] = lab.parallel(1)

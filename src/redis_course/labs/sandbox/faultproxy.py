@@ -132,7 +132,6 @@ class FaultProxy:
         self.owner_of = owner_of        # peer pid -> owner (a student process); None refuses the connection
         self._owned: dict[Any, list] = {}   # owner -> [budget, units done] (arm_crash with an owner)
         self._crashed_owners: set = set()
-        self._traffic: dict[Any, collections.Counter] = {}  # owner -> counted units by command name
         self.crashed = False
         self.crash_info: dict | None = None
         self._budget: int | None = None
@@ -155,6 +154,7 @@ class FaultProxy:
         self._drained = threading.Condition(self._lock)
         self._by_command: dict[bytes, int] = {}
         self._other_commands = 0
+        self._traffic: dict[Any, dict] = {}  # owner -> its connections, round trips, commands (``traffic``)
         self._stats: dict[str, Any] = {
             "connections": 0, "refused_connections": 0, "commands": 0, "units": 0, "counted_units": 0,
             "requests_refused": collections.Counter(),
@@ -295,15 +295,6 @@ class FaultProxy:
                 self._drained.wait(min(left, 0.05))
         return True
 
-    def traffic(self, owner: Any) -> dict:
-        """The counted units ``owner``'s connections have sent since it connected (or since
-        :meth:`reset`), forwarded or cut by a crash: ``{"units": n, "by_command": {name: n}}``, a
-        MULTI ... EXEC block counted once under ``EXEC`` (``DISCARD``).  A pipeline without MULTI is
-        as many units as it has commands."""
-        with self._lock:
-            by = dict(self._traffic.get(owner, {}))
-        return {"units": sum(by.values()), "by_command": {k.decode("ascii", "replace"): v for k, v in by.items()}}
-
     def stats(self) -> dict:
         """Counters (a copy): ``commands`` forwarded, ``units`` and ``counted_units`` seen,
         ``connections`` accepted, ``open_connections`` (students'), ``server_connections``,
@@ -325,6 +316,26 @@ class FaultProxy:
             s["paused"], s["delay"], s["crashed"] = self._paused, self._delay, self.crashed
             s["armed"] = self._budget is not None
             return s
+
+    def traffic(self, owner: Any) -> dict:
+        """What ``owner``'s connections sent since it connected or since :meth:`reset` (a copy):
+
+        * ``connections`` opened; ``round_trips``: reads from a client that completed at least one
+          request (a pipeline or a MULTI block sent in one write is one, each command sent apart is
+          one more); ``commands`` by name, the handshake's (HELLO, CLIENT, AUTH, SELECT) included;
+        * ``units`` and ``by_command``: the counted units on the run's keys, forwarded or cut by a
+          crash, a MULTI ... EXEC block counted once under ``EXEC`` (``DISCARD``), a pipeline without
+          MULTI as many units as it has commands.
+
+        At most 64 names each, the rest as "(other)"."""
+        def names(d: dict) -> dict:
+            return {k.decode("ascii", "replace"): v for k, v in d.items()}
+
+        with self._lock:
+            t = self._traffic.get(owner) or {"connections": 0, "round_trips": 0, "commands": {}, "units": {}}
+            return {"connections": t["connections"], "round_trips": t["round_trips"],
+                    "commands": names(t["commands"]), "units": sum(t["units"].values()),
+                    "by_command": names(t["units"])}
 
     # ------------------------------------------------------------------ the loop
 
@@ -485,6 +496,8 @@ class FaultProxy:
             conn.owner = owner
             self._conns[conn.id] = conn
             self._stats["connections"] += 1
+            if owner is not None:
+                self._owner_traffic(owner)["connections"] += 1
             self._sync(conn)
 
     def _sync(self, conn: _Conn) -> None:
@@ -682,6 +695,8 @@ class FaultProxy:
                     self._forward(conn, approved)  # what came before the crashing unit, nothing after
                     self._crash_close(conn)
                     return
+                if not approved and conn.owner is not None:
+                    self._owner_traffic(conn.owner)["round_trips"] += 1
                 approved = pos
                 if conn.owner is not None and conn.owner in self._owned and not conn.in_multi:
                     # while a crash is armed, a pipeline without MULTI/EXEC goes one command per
@@ -704,13 +719,13 @@ class FaultProxy:
         if conn.in_multi:
             conn.multi_marked = conn.multi_marked or marked
             if name != _EXEC and name != _DISCARD:
-                self._count(name)
+                self._count(name, conn.owner)
                 return True
             conn.in_multi = False
             counted, block = conn.multi_marked, True
         elif name == _MULTI:
             conn.in_multi, conn.multi_marked = True, marked
-            self._count(name)
+            self._count(name, conn.owner)
             return True
         else:
             counted, block = marked, False
@@ -718,8 +733,9 @@ class FaultProxy:
         if counted:
             stats["counted_units"] += 1
             if conn.owner is not None:
-                mine = self._traffic.setdefault(conn.owner, collections.Counter())
-                mine[name if name in mine or len(mine) < STATS_NAMES else b"(other)"] += 1
+                mine = self._owner_traffic(conn.owner)["units"]
+                key = name if name in mine or len(mine) < STATS_NAMES else b"(other)"
+                mine[key] = mine.get(key, 0) + 1
             owned = self._owned.get(conn.owner) if conn.owner is not None else None
             if owned is not None:
                 if owned[1] >= owned[0]:
@@ -731,10 +747,10 @@ class FaultProxy:
                     self._fire(conn, name, block)
                     return False
                 self._units_done += 1
-        self._count(name)
+        self._count(name, conn.owner)
         return True
 
-    def _count(self, name: bytes) -> None:
+    def _count(self, name: bytes, owner: Any = None) -> None:
         self._stats["commands"] += 1
         by = self._by_command
         c = by.get(name)
@@ -744,6 +760,18 @@ class FaultProxy:
             by[name] = 1
         else:
             self._other_commands += 1
+        if owner is not None:
+            mine = self._owner_traffic(owner)["commands"]
+            if name in mine or len(mine) < STATS_NAMES:
+                mine[name] = mine.get(name, 0) + 1
+            else:
+                mine[b"(other)"] = mine.get(b"(other)", 0) + 1
+
+    def _owner_traffic(self, owner: Any) -> dict:
+        t = self._traffic.get(owner)
+        if t is None:
+            t = self._traffic[owner] = {"connections": 0, "round_trips": 0, "commands": {}, "units": {}}
+        return t
 
     def _forward(self, conn: _Conn, approved: int) -> None:
         """Move inbuf[:approved] (whole approved requests) to the server connection, sending at once."""

@@ -199,10 +199,11 @@ class StudentProcess:
         return time.time() + self.clock_offset
 
     def traffic(self) -> dict | None:
-        """What this process (its current life) sent on the run's keys, as the box's fault proxy
-        counted it: ``{"units": n, "by_command": {name: n}}`` (see :meth:`.faultproxy.FaultProxy.traffic`);
-        None when there is no proxy (a Redis the course does not own)."""
-        if self.box.proxy is None:
+        """What this process (its current life) sent to Redis, as the box's fault proxy counted it:
+        connections, round trips, commands, and the units on the run's keys
+        (:meth:`.faultproxy.FaultProxy.traffic`); None when there is no proxy (a Redis the course
+        does not own, a student's REDIS_URL)."""
+        if self.box.proxy is None or self._owner is None:
             return None
         return self.box.proxy.traffic(self._owner)
 

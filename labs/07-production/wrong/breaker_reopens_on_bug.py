@@ -1,0 +1,9 @@
+"""A probe after the cooldown that raises a bug opens the breaker for another cooldown before it is raised."""
+
+EDITS = [("""    except redis.exceptions.RedisError as exc:
+        if not no_answer(exc):
+            raise""", """    except Exception as exc:
+        if not no_answer(exc):
+            if int(cooldown_ms) and breaker["open_until"]:
+                breaker["open_until"] = time.monotonic() + int(cooldown_ms) / 1000
+            raise""")]

@@ -1,0 +1,5 @@
+"""A lease whose score equals the server's now still counts as live: release and acquire judge it with >= and an open range."""
+
+EDITS = [("redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)", "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)"),
+         ("if score and tonumber(score) > now then return 1 end", "if score and tonumber(score) >= now then return 1 end"),
+         ("if not score or tonumber(score) <= now then return 0 end", "if not score or tonumber(score) < now then return 0 end")]
