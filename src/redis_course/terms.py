@@ -96,7 +96,7 @@ def load(root: Path | None = None) -> list[Concept]:
                 try:
                     c.variants.append(Variant(c.en, lang, w, _compile(w), terms.get(lang, "")))
                 except re.error as exc:
-                    raise ValueError(f"{path.name}: the variant {w!r} of {c.en!r} is not a valid pattern: {exc}")
+                    raise ValueError(f"{path.name}: the variant {w!r} of {c.en!r} is not a valid pattern: {exc}") from None
         concepts.append(c)
     return concepts
 
