@@ -91,3 +91,39 @@ def test_validate_reports_in_sentences():
     assert any("does not exist" in p for p in problems)
     with pytest.raises(quiz.QuizError, match="No question source"):
         quiz.load("99")
+
+
+# ------------------------------------------------------------------ placement and rendering
+
+def test_every_question_is_placed_at_the_end_of_its_section_in_every_language():
+    from redis_course import paths
+    from redis_course.quiz import hook
+
+    for src in SOURCES:
+        for lang in paths.LANGS:
+            page = paths.DOCS / lang / src["lesson"] / "index.md"
+            out = hook.place(page.read_text(encoding="utf-8"), src["questions"], str(page))
+            placed = [i for m in hook._SLOT.finditer(out) for i in m.group(1).split()]
+            assert sorted(placed) == sorted(q["id"] for q in src["questions"]), (lang, src["lesson"])
+            for m in hook._SLOT.finditer(out):  # a marker sits right before a ## heading, or at the end
+                rest = out[m.end():].lstrip("\n")
+                assert rest.startswith("## ") or rest.startswith(hook._SUMMARY), (lang, m.group(1))
+
+
+def test_a_section_that_does_not_exist_is_one_sentence():
+    from redis_course.quiz import hook
+
+    q = dict(SOURCES[0]["questions"][0], section="no-such-heading")
+    with pytest.raises(hook.QuizPlacementError, match="no heading id of the page"):
+        hook.place("## A { #a }\n\ntext\n", [q], "p.md")
+
+
+def test_rendered_question_holds_every_explanation_and_no_answer_shown():
+    from redis_course.quiz import render
+
+    q = next(q for q in RUNNABLE if q["kind"] == "predict")
+    out = render.question(q, "ru", "Раздел")
+    assert out.count('class="course-quiz__why"') == 1 + len(q["wrong"])
+    assert 'class="course-quiz__feedback" hidden' in out
+    assert "<legend>" in out and 'role="status"' in out
+    assert render.strings("ru")["check"] != render.strings("en")["check"]
