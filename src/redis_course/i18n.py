@@ -13,7 +13,8 @@ For each page under ``docs/en`` (hand-written pages; generated ``notebook.md`` p
   numbers grouped one way (non-breaking spaces in Russian, commas in Chinese).
 
 Notebook language cells (:mod:`.nbcells`) and the gettext catalogs of tool messages
-(:mod:`.catalogs`) are checked by ``course i18n check`` too, and reported by ``course i18n status``.
+(:mod:`.catalogs`) are checked by ``course i18n check`` too, and reported by ``course i18n status``;
+so are the lessons' question sources (``quizzes/*.yml``, :mod:`.quiz.parity`) by ``check``.
 
 Outdated translations: a translated page records in its front matter the hash of the English page
 it was translated from (``source: 1a2b3c4d5e6f``).  ``course i18n status`` lists pages whose English
@@ -184,7 +185,9 @@ def main_check() -> int:
         print(page)
         for p in problems:
             print(f"  - {p}")
-    other = {**nbcells.check_all(), **catalogs.problems()}
+    from .quiz import parity as quiz_parity
+
+    other = {**nbcells.check_all(), **catalogs.problems(), **quiz_parity.problems()}
     for where, problems in other.items():
         print(where)
         for p in problems:
@@ -195,7 +198,7 @@ def main_check() -> int:
               f"(`python3 run.py i18n status` lists them).")
     n = len(pages("en"))
     print(f"\nparity: {n} page(s) × {len(LANGS)} languages, {len(report)} with problems; "
-          f"notebook language cells and string catalogs: {len(other)} file(s) with problems")
+          f"notebook language cells, string catalogs and question sources: {len(other)} file(s) with problems")
     return 1 if report or other else 0
 
 

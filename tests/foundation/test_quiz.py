@@ -127,3 +127,31 @@ def test_rendered_question_holds_every_explanation_and_no_answer_shown():
     assert 'class="course-quiz__feedback" hidden' in out
     assert "<legend>" in out and 'role="status"' in out
     assert render.strings("ru")["check"] != render.strings("en")["check"]
+
+
+# ------------------------------------------------------------------ translation parity
+
+def test_question_sources_are_in_parity():
+    from redis_course.quiz import parity
+
+    assert parity.problems() == {}
+
+
+def test_parity_catches_changed_code_untranslated_text_and_glossary_terms(tmp_path):
+    import shutil
+
+    import yaml
+
+    from redis_course.quiz import parity
+
+    shutil.copy(quiz.sources()[1], tmp_path / "02-atomicity.yml")
+    data = yaml.safe_load((tmp_path / "02-atomicity.yml").read_text(encoding="utf-8"))
+    q = data["questions"][0]
+    q["explain"]["ru"] = q["explain"]["ru"].replace("`INCR views`", "`INCR view`")   # code changed
+    q["prompt"]["zh"] = q["prompt"]["en"]                                            # left in English
+    q["explain"]["zh"] = q["explain"]["zh"].replace("丢失更新", "更新丢了")            # not the glossary's term
+    (tmp_path / "02-atomicity.yml").write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    found = "\n".join(parity.problems(tmp_path)[f"{tmp_path.name}/02-atomicity.yml"])
+    assert "explain.ru: inline code differs" in found and "'INCR view'" in found
+    assert "prompt.zh: not translated" in found
+    assert "glossary's '丢失更新'" in found
