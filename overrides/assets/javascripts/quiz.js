@@ -87,6 +87,7 @@
           if (rec.right) right += 1;
         }
         state.textContent = "(" + (rec ? (rec.right ? S.state_right : S.state_wrong) : S.state_open) + ")";
+        li.querySelector(".course-quiz-summary__mark").textContent = rec ? (rec.right ? "✓" : "✗") : "–";
         li.classList.toggle("course-quiz-summary--right", !!(rec && rec.right));
       });
       sum.querySelector(".course-quiz-summary__score").textContent = answered

@@ -139,8 +139,11 @@ def question(q: dict, lang: str, section_title: str | None, s: dict | None = Non
 
 def summary(lesson: str, questions: list[dict], lang: str, s: dict | None = None) -> str:
     s = s or strings(lang)
-    items = "".join(f'<li data-quiz-ref="{_esc(q["id"])}"><a href="#quiz-{_esc(q["id"])}">{md(q["prompt"][lang])}</a> '
-                    f'<span class="course-quiz-summary__state">({_esc(s["state_open"])})</span></li>'
+    # the state: a one-character mark of fixed width on screen, the words for screen readers (out of the
+    # layout), so that changing it never reflows the list
+    items = "".join(f'<li data-quiz-ref="{_esc(q["id"])}"><span class="course-quiz-summary__mark" aria-hidden="true">–</span>'
+                    f'<span class="course-quiz-sr course-quiz-summary__state">({_esc(s["state_open"])})</span> '
+                    f'<a href="#quiz-{_esc(q["id"])}">{md(q["prompt"][lang])}</a></li>'
                     for q in questions)
     return (f'<section class="course-quiz-summary" data-lesson="{_esc(lesson)}" aria-labelledby="quiz-summary-title">'
             f'<p class="course-quiz-summary__title" id="quiz-summary-title"><strong>{_esc(s["summary_title"])}</strong></p>'
