@@ -1,8 +1,8 @@
 """The lessons' questions (quizzes/NN-topic.yml): well formed, and every marked answer is what Redis does.
 
 Each ``predict`` and ``race`` question runs like a page's transcript (the same runner): on a fresh
-fakeredis server, and on a private redis-server after FLUSHALL (the course owns it; the shared
-server is never flushed).
+fakeredis server, on a private redis-server after FLUSHALL (the course owns it), and on the shared
+server at 127.0.0.1:6379, never flushed, with every key under a prefix of the test's own.
 """
 from __future__ import annotations
 
@@ -55,6 +55,39 @@ def test_marked_answer_on_fakeredis(q):
 def test_marked_answer_on_real_redis(q, private_server):
     problems = execute.problems(q, transcripts.backend_for(private_server.client(prefix="")))
     assert not problems, "\n".join(problems)
+
+
+@pytest.fixture(scope="module")
+def shared_server():
+    """The shared server at 127.0.0.1:6379 (never flushed): the questions' keys under a prefix of their own."""
+    import secrets
+
+    from conftest import require_real_redis
+
+    from redis_course import connect
+
+    client = connect(require_real_redis(), prefix=f"course:test:quiz:{secrets.token_hex(4)}:")
+    yield execute.PrefixedBackend(client)
+    client.cleanup()
+    assert not list(client.scan_iter(match=client.prefix + "*")), "the questions left keys behind"
+
+
+@pytest.mark.real_redis
+@pytest.mark.parametrize("q", RUNNABLE, ids=lambda q: q["id"])
+def test_marked_answer_on_the_shared_server_under_a_prefix(q, shared_server):
+    problems = execute.problems(q, shared_server)
+    assert not problems, "\n".join(problems)
+
+
+def test_prefixing_refuses_an_argument_that_is_also_a_key_name(shared_server):
+    raw = shared_server.fresh()
+    try:
+        with pytest.raises(ValueError, match="both a key and another argument"):
+            raw.execute_command("SET", "k", "k")
+        assert raw.execute_command("SET", "k", "v") == "OK"
+        assert shared_server.client.get(shared_server.client.key("k")) == "v"  # under the prefix, nowhere else
+    finally:
+        raw.close()
 
 
 def _flipped(kind):

@@ -2,7 +2,8 @@
 
 The transcripts' runner does the work (:mod:`redis_course.transcripts`): commands are split like
 redis-cli splits them, sent raw, and their replies formatted as redis-cli 7 prints them, on an empty
-database — a fresh fakeredis server, or a server the course owns after FLUSHALL.
+database — a fresh fakeredis server, a server the course owns after FLUSHALL, or a shared server
+whose keys of the run's prefix are deleted first (:class:`PrefixedBackend`: nothing else is touched).
 
 * ``predict``: the commands run in order; the reply of the last one is the answer.
 * ``race``: every interleaving of the two clients' steps (each client keeps its own order; a step is
@@ -24,6 +25,66 @@ from . import _COND, _STEP_VAR
 MAX_ORDERS = 500
 
 
+class PrefixedBackend:
+    """A shared server (``127.0.0.1:6379``) that is never flushed: every key a question names is put
+    under the course client's key prefix, and the prefix's keys are deleted before each run.
+
+    Which arguments are keys the server itself says (``COMMAND GETKEYS``, asked on a connection of its
+    own so that it is never queued inside a question's ``MULTI``); an argument equal to a key name
+    that is not the key itself would be ambiguous and is refused, and no reply the questions check
+    holds a key name.
+    """
+
+    kind = "redis-prefixed"
+
+    def __init__(self, client: Any):
+        self.client = client  # a course client (backend.connect) with a prefix of its own
+        self.prefix = client.prefix
+
+    def _raw(self) -> redis.Redis:
+        from ..transcripts import RawParser
+
+        pool = self.client.connection_pool
+        kwargs = dict(pool.connection_kwargs)
+        kwargs.update(parser_class=RawParser, decode_responses=True, protocol=2)
+        raw = redis.Redis(connection_pool=redis.ConnectionPool(connection_class=pool.connection_class, **kwargs),
+                          single_connection_client=True)
+        raw.response_callbacks = {}
+        return _Prefixing(raw, self)
+
+    def fresh(self) -> "_Prefixing":
+        self.client.cleanup()
+        return self._raw()
+
+    def keys_of(self, args: list[str]) -> list[str]:
+        try:
+            return list(self.client.command_getkeys(*args))
+        except redis.exceptions.ResponseError:  # no key arguments (MULTI, EXEC) or not a command at all
+            return []
+
+
+class _Prefixing:
+    """A raw client whose commands have their key arguments under the backend's prefix."""
+
+    def __init__(self, raw: redis.Redis, backend: PrefixedBackend):
+        self.raw, self.backend = raw, backend
+        self.connection_pool = raw.connection_pool
+
+    def execute_command(self, *args: str) -> Any:
+        args = list(args)
+        keys = self.backend.keys_of(args)
+        for key in set(keys):
+            at = [i for i, a in enumerate(args) if i > 0 and a == key]
+            if len(at) != keys.count(key):
+                raise ValueError(f"{' '.join(args)!r}: {key!r} is both a key and another argument")
+            for i in at:
+                args[i] = self.backend.prefix + key
+        return self.raw.execute_command(*args)
+
+    def close(self) -> None:
+        self.raw.close()
+
+
 def _run(raw: redis.Redis, command: str) -> Any:
     try:
         return raw.execute_command(*split_args(command))
@@ -31,8 +92,10 @@ def _run(raw: redis.Redis, command: str) -> Any:
         return exc
 
 
-def _second_client(first: redis.Redis, backend: Backend) -> redis.Redis:
+def _second_client(first: Any, backend: Any) -> Any:
     """Another connection to the database of ``first`` (the same fakeredis server, or the same real one)."""
+    if isinstance(backend, PrefixedBackend):
+        return backend._raw()
     pool = first.connection_pool
     raw = redis.Redis(connection_pool=type(pool)(connection_class=pool.connection_class, **pool.connection_kwargs),
                       single_connection_client=True)
