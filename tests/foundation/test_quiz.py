@@ -90,6 +90,19 @@ def test_prefixing_refuses_an_argument_that_is_also_a_key_name(shared_server):
         raw.close()
 
 
+def test_the_hash_slot_question_is_what_crc16_says():
+    # CLUSTER KEYSLOT answers only in cluster mode; the course's own slot function (checked against a
+    # cluster in tests/lessons/test_06_cluster.py) proves the choice question instead
+    import re
+
+    from redis_course.cluster.slots import same_slot
+
+    q = next(q for s in SOURCES for q in s["questions"] if q["id"] == "same-slot")
+    for o in q["options"]:
+        keys = re.findall(r"`([^`]+)`", o["text"]["en"])
+        assert len(keys) == 2 and same_slot(*keys) == (o["id"] in quiz.right_ids(q)), (o["id"], keys)
+
+
 def _flipped(kind):
     q = copy.deepcopy(next(q for q in RUNNABLE if q["kind"] == kind))
     wrong = next(o["id"] for o in q["options"] if o["id"] not in quiz.right_ids(q))
