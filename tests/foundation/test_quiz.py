@@ -62,7 +62,7 @@ def shared_server():
     """The shared server at 127.0.0.1:6379 (never flushed): the questions' keys under a prefix of their own."""
     import secrets
 
-    from conftest import require_real_redis
+    from foundation.shared import require_real_redis
 
     from redis_course import connect
 
