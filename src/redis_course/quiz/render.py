@@ -133,7 +133,9 @@ def question(q: dict, lang: str, section_title: str | None, s: dict | None = Non
             f'{body}<ul class="course-quiz__options">{"".join(opts)}</ul>'
             f'<p class="course-quiz__actions"><button type="button" class="md-button course-quiz__check">'
             f'{_esc(s["check"])}</button> <span class="course-quiz__status" role="status" aria-live="polite"></span></p>'
-            f'<div class="course-quiz__feedback" hidden>{"".join(feedback)}</div>'
+            # a live region that is always there, so that a screen reader reads the explanation it reveals
+            f'<div class="course-quiz__result" aria-live="polite"><div class="course-quiz__feedback" hidden>'
+            f'{"".join(feedback)}</div></div>'
             f"</fieldset></section>")
 
 
