@@ -261,6 +261,7 @@ def write_binder_requirements() -> None:
     pins = [line for line in LOCK["all"].read_text(encoding="utf-8").splitlines()
             if line and not line.startswith((" ", "#"))]
     dev_only = {"playwright", "pytest-xdist", "limits", "throttled-py", "pyrate-limiter", "execnet", "greenlet", "pyee",
+                "pygiftparser", "markdownsuperscript", "yattag",
                 "deprecated", "wrapt", "import-linter", "grimp", "ruff", "rich"}
     pins = [p for p in pins if p.split("==")[0].split("[")[0].lower() not in dev_only]
     BINDER_REQS.parent.mkdir(exist_ok=True)

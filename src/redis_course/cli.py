@@ -8,6 +8,8 @@
     jupyter    open JupyterLab on the notebooks in one language
     notebooks  re-execute and store notebooks/<lang>/*.ipynb (``--check``: only report stale ones)
     i18n       translation parity and outdated translations
+    quiz       ``quiz export LESSON --format gift|moodle-xml --lang xx``: a lesson's questions for a
+               learning platform (Moodle, and most that import its formats)
     cluster    start, stop or show a local Redis Cluster (3 primaries, 3 replicas) for lesson 06
     architecture  write ARCHITECTURE.md from the modules' docstrings (``--check``: only report)
 """
@@ -195,6 +197,23 @@ def cmd_i18n(args: argparse.Namespace) -> int:
     return i18n.main_stamp(args.pages)
 
 
+def cmd_quiz(args: argparse.Namespace) -> int:
+    from .quiz import QuizError, export
+
+    try:
+        text = export.export(args.lesson, args.format, args.lang, site_url=args.site_url)
+    except QuizError as exc:
+        raise CourseError(str(exc)) from None
+    if args.output:
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise CourseError(_("Cannot write {path}: {reason}", path=args.output, reason=exc.strerror or exc)) from None
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def cmd_cluster(args: argparse.Namespace) -> int:
     from . import cluster
 
@@ -257,6 +276,15 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--prune", action="store_true",
                    help="with extract: delete the catalog entries no longer used in the code")
     i.set_defaults(func=cmd_i18n)
+
+    qz = sub.add_parser("quiz", help="a lesson's questions for a learning platform (Moodle GIFT or Moodle XML)")
+    qz.add_argument("action", choices=["export"])
+    qz.add_argument("lesson", metavar="LESSON", help="the lesson: 01-incr, or just 01")
+    qz.add_argument("--format", choices=["gift", "moodle-xml"], default="gift")
+    qz.add_argument("--lang", choices=LANGS, default="en", help="the language of the questions (default: en)")
+    qz.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of the standard output")
+    qz.add_argument("--site-url", **site_url)
+    qz.set_defaults(func=cmd_quiz)
 
     c = sub.add_parser("cluster", help="a local Redis Cluster for lesson 06")
     c.add_argument("action", choices=["start", "stop", "status"],

@@ -14,7 +14,8 @@ For each page under ``docs/en`` (hand-written pages; generated ``notebook.md`` p
 
 Notebook language cells (:mod:`.nbcells`) and the gettext catalogs of tool messages
 (:mod:`.catalogs`) are checked by ``course i18n check`` too, and reported by ``course i18n status``;
-so is the term base (:mod:`.terms`): no disallowed variant of a term anywhere a reader meets it.
+so is the term base (:mod:`.terms`): no disallowed variant of a term anywhere a reader meets it;
+so are the lessons' question sources (``quizzes/*.yml``, :mod:`.quiz.parity`) by ``check``.
 
 Outdated translations: a translated page records in its front matter the hash of the English page
 it was translated from (``source: 1a2b3c4d5e6f``).  ``course i18n status`` lists pages whose English
@@ -185,7 +186,9 @@ def main_check() -> int:
         print(page)
         for p in problems:
             print(f"  - {p}")
-    other = {**nbcells.check_all(), **catalogs.problems()}
+    from .quiz import parity as quiz_parity
+
+    other = {**nbcells.check_all(), **catalogs.problems(), **quiz_parity.problems()}
     for where, problems in [*catalogs.pofilter_problems().items(), *terms.problems().items()]:
         other.setdefault(where, []).extend(problems)
     for where, problems in other.items():
@@ -198,7 +201,7 @@ def main_check() -> int:
               f"(`python3 run.py i18n status` lists them).")
     n = len(pages("en"))
     print(f"\nparity: {n} page(s) × {len(LANGS)} languages, {len(report)} with problems; "
-          f"notebook language cells, string catalogs and terms: {len(other)} file(s) with problems")
+          f"notebook language cells, string catalogs, terms and question sources: {len(other)} file(s) with problems")
     return 1 if report or other else 0
 
 

@@ -129,7 +129,7 @@ def write_config(lang: str, site_dir: Path | None = None, config_dir: Path | Non
         "plugins": [{"search": _search(lang, config_dir)}],
         "nav": nav(lang),
         "hooks": [rel(Path(__file__).with_name("site_hooks.py")), rel(Path(__file__).with_name("mkdocs_hooks.py")),
-                  rel(Path(__file__).parent / "webconsole" / "hook.py")],
+                  rel(Path(__file__).parent / "webconsole" / "hook.py"), rel(Path(__file__).parent / "quiz" / "hook.py")],
     }
     if console:
         cfg["extra"] = {"console": console}

@@ -154,8 +154,10 @@ def test_consoles_in_three_languages(browser, site_url, console_site, built_site
 
 
 def _transcripts_on(page) -> list[str]:
-    """The text of every code block of the page whose first line is a redis-cli prompt (as console.js finds them)."""
-    return page.evaluate("""() => Array.from(document.querySelectorAll("pre > code")).map(c => c.textContent)
+    """The text of every code block of the page whose first line is a redis-cli prompt (as console.js finds them),
+    but for the commands of the page's questions, which console.js numbers apart."""
+    return page.evaluate("""() => Array.from(document.querySelectorAll("pre > code"))
+        .filter(c => !c.closest(".course-quiz")).map(c => c.textContent)
         .filter(t => /^redis(\\(TX\\))?> /.test(t.split("\\n").filter(l => l.trim())[0] || ""))""")
 
 

@@ -226,15 +226,18 @@
     if (!failed) c.run(commandsOf(code));
   }
 
-  var blocks = 0;
+  // a check-your-understanding question's commands (redis_course.quiz) get a console too, numbered
+  // apart ("q0", "q1", ...) so that the page's transcripts keep their own numbers
+  var blocks = 0, questions = 0;
   Array.prototype.forEach.call(document.querySelectorAll("pre > code"), function (code) {
     var first = code.textContent.split("\n").filter(function (l) { return l.trim(); })[0];
     if (!first || !PROMPT.test(first)) return;
-    var index = blocks++;
+    var quiz = !!code.closest(".course-quiz");
+    var index = quiz ? "q" + questions++ : blocks++;
     var block = code.closest(".highlight") || code.parentNode;
     var bar = h("div", {"class": "rc-launch"}, [
-      h("button", {type: "button", "class": "md-button rc-run", title: S.run_title, text: "▶ " + S.run,
-                   onclick: function () { open(code, bar, index); }})]);
+      h("button", {type: "button", "class": "md-button " + (quiz ? "rc-run-question" : "rc-run"), title: S.run_title,
+                   text: "▶ " + S.run, onclick: function () { open(code, bar, index); }})]);
     block.parentNode.insertBefore(bar, block.nextSibling);
   });
 })();
