@@ -76,7 +76,7 @@ def load_file(path: Path) -> dict:
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
-        raise QuizError(f"{path}: cannot be read as YAML ({exc.__class__.__name__}: {str(exc).splitlines()[0]}).")
+        raise QuizError(f"{path}: cannot be read as YAML ({exc.__class__.__name__}: {str(exc).splitlines()[0]}).") from None
     problems = validate(data, path.stem)
     if problems:
         raise QuizError(f"{path}: {problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
