@@ -10,6 +10,7 @@ and reports each disallowed variant with its file and line:
 * the labs: the ``ru:`` / ``zh:`` texts of ``hints.yml`` and ``lab.yml``, and the comments and
   docstrings of ``starter.py`` (what ``course release`` ships; translated docstrings come from the
   catalog, which is searched above);
+* the ``ru:`` / ``zh:`` texts of the lessons' questions (``quizzes/NN-*.yml``);
 * the ``"ru": "..."`` / ``"zh": "..."`` literals in ``src/redis_course`` (words kept in code).
 
 Code is not prose: fenced code blocks are searched only in their comments, and ``inline code``, link
@@ -353,6 +354,10 @@ def problems(root: Path | None = None) -> dict[str, list[str]]:
             lines = python_prose_lines(starter.read_text(encoding="utf-8"))
             foreign = [v for lang in TRANSLATED for v in by_lang[lang] if not v.ascii]
             add(starter.relative_to(root).as_posix(), _search(lines, foreign, ""))
+    for quiz in sorted((root / "quizzes").glob("[0-9][0-9]-*.yml")):  # the lessons' questions
+        per = yaml_lines(quiz.read_text(encoding="utf-8"))
+        for lang in TRANSLATED:
+            add(quiz.relative_to(root).as_posix(), _search(per[lang], by_lang[lang], ""))
     for py in sorted((root / "src" / "redis_course").rglob("*.py")):
         per = python_text_lines(py.read_text(encoding="utf-8"))
         for lang in TRANSLATED:

@@ -27,6 +27,9 @@ def tree(tmp_path: Path) -> Path:
         for name in ("hints.yml", "lab.yml", "starter.py"):
             if (lab / name).exists():
                 shutil.copy(lab / name, root / "labs" / lab.name / name)
+    (root / "quizzes").mkdir()
+    for quiz in paths.ROOT.glob("quizzes/[0-9][0-9]-*.yml"):
+        shutil.copy(quiz, root / "quizzes" / quiz.name)
     return root
 
 
@@ -118,6 +121,13 @@ def test_a_lab_hint_with_a_variant_fails(tree: Path):
     n = _insert_after(hints, "  zh:", '  ru: "Основной, а не первичный узел держит таймаут."')
     found = terms.problems(tree)["labs/07-production/hints.yml"]
     assert [f.split(" — ")[0] for f in found] == [f"line {n}: «первичный узел»", f"line {n}: «таймаут»"]
+
+
+def test_a_question_with_a_variant_fails(tree: Path):
+    quiz = tree / "quizzes/07-production.yml"
+    n = _insert_after(quiz, "      zh:", "      zh: 哪个槽位都一样。")
+    found = terms.problems(tree)["quizzes/07-production.yml"]
+    assert [f.split(" — ")[0] for f in found] == [f"line {n}: «槽位»"]
 
 
 def test_the_glossary_names_the_preferred_term(tree: Path):
