@@ -201,3 +201,67 @@ def test_parity_catches_changed_code_untranslated_text_and_glossary_terms(tmp_pa
     assert "explain.ru: inline code differs" in found and "'INCR view'" in found
     assert "prompt.zh: not translated" in found
     assert "glossary's '丢失更新'" in found
+
+
+# ------------------------------------------------------------------ the labs' wrong patterns
+
+#: Wrong patterns no question covers yet, per lesson.  The list may only shrink: a pattern listed here
+#: that an option covers, or whose file is gone, fails the test as surely as one missing from both.
+NOT_YET_COVERED: dict[str, set[str]] = {
+    "01-incr": {"crashing_safe_incr", "deposit_huge_amount_response_error", "predicted_overflow",
+        "resetting_safe_incr", "safe_incr_found_as_int", "safe_incr_out_of_range_is_overflow",
+        "safe_incr_predicts_overflow_with_get", "take_views_returns_str", "view_count_incrby_zero"},
+    "02-atomicity": {"check_then_act", "float_balance", "take_ticket_get_check_incr",
+        "take_ticket_incr_then_compare", "take_ticket_initialises_sold", "take_ticket_missing_capacity_errors",
+        "take_ticket_returns_zero_when_sold_out", "transaction_without_check", "transfer_accepts_whole_float",
+        "transfer_creates_accounts", "transfer_exact_balance_refused", "transfer_get_before_watch",
+        "transfer_get_then_multi", "transfer_returns_int", "transfer_same_account_allowed",
+        "transfer_typeerror_for_float", "transfer_watch_float_balance"},
+    "03-counters": {"last_7_days_returns_strings", "pipeline_without_multi", "read_modify_write",
+        "record_view_expire_seconds", "record_view_pipeline_no_multi", "record_view_returns_zscore",
+        "record_view_set_nx_then_incr", "record_view_two_transactions", "top_pages_ascending",
+        "top_pages_float_scores", "top_pages_n_zero_returns_all", "top_pages_off_by_one", "top_without_ttl",
+        "views_today_incrby_zero", "whole_second_ttl"},
+    "04-rate-limiting": {"allowed_as_integer", "bucket_wait_rounded_down", "count_as_you_check", "expire_every_hit",
+        "fixed_shortest_wait", "limiter2_without_lua", "log_ttl_set_once", "log_ttl_sum_of_windows",
+        "now_ms_required", "one_entry_per_request", "ttl_without_slack"},
+    "05-durable": {"ack_by_id", "ack_keeps_payload", "claim_exclusive_now", "claim_ignores_limit",
+        "claim_pop_then_lease", "claim_without_lease", "fail_check_then_act", "flush_deletes_any_pending",
+        "flush_reports_strings", "recover_dead_left_in_processing", "recover_python_loop",
+        "recover_requeue_at_lease_end"},
+    "06-cluster": {"hot_total_misses_last_shard", "incr_once_watch_gives_up", "user_counters_pipeline_gets"},
+    "07-production": {"breaker_without_cooldown", "lease_ends_after_its_score"},
+}
+
+
+def _wrong_files(lesson):
+    from redis_course import paths
+
+    return sorted(p.stem for p in (paths.ROOT / "labs" / lesson / "wrong").glob("*.py") if p.stem != "__init__")
+
+
+@pytest.mark.parametrize("src", SOURCES, ids=lambda s: s["lesson"])
+def test_every_wrong_pattern_of_the_lab_is_a_wrong_option(src):
+    files = _wrong_files(src["lesson"])
+    covered = quiz.covered(src)
+    assert files, f"labs/{src['lesson']}/wrong/ holds no wrong pattern"
+    pending = NOT_YET_COVERED.get(src["lesson"], set())
+    missing = [f for f in files if f not in covered and f not in pending]
+    stale = sorted(set(covered) - set(files))
+    assert not missing, f"labs/{src['lesson']}/wrong/ patterns no question option covers: {missing}"
+    assert not stale, f"options cover wrong patterns that labs/{src['lesson']}/wrong/ does not hold: {stale}"
+    assert not pending & set(covered), f"now covered, drop from NOT_YET_COVERED: {sorted(pending & set(covered))}"
+    assert pending <= set(files), f"NOT_YET_COVERED names files that do not exist: {sorted(pending - set(files))}"
+
+
+def test_coverage_check_sees_a_dropped_mapping_and_a_misplaced_one():
+    src = copy.deepcopy(SOURCES[0])
+    q = next(q for q in src["questions"] if q["kind"] != "race" and any(o.get("covers") for o in q["options"]))
+    o = next(o for o in q["options"] if o.get("covers"))
+    dropped = o["covers"].pop()
+    assert dropped in _wrong_files(src["lesson"]) and dropped not in quiz.covered(src)
+    right = next(o for o in q["options"] if o["id"] in quiz.right_ids(q) and o["id"] not in q.get("wrong", {}))
+    right["covers"] = [dropped]
+    assert any("has no `wrong` entry" in p for p in quiz.validate(src, src["lesson"]))
+    o["covers"].append(dropped)
+    assert any("another option already covers" in p for p in quiz.validate(src, src["lesson"]))
