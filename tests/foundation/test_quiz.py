@@ -215,10 +215,6 @@ NOT_YET_COVERED: dict[str, set[str]] = {
     "04-rate-limiting": {"allowed_as_integer", "bucket_wait_rounded_down", "count_as_you_check", "expire_every_hit",
         "fixed_shortest_wait", "limiter2_without_lua", "log_ttl_set_once", "log_ttl_sum_of_windows",
         "now_ms_required", "one_entry_per_request", "ttl_without_slack"},
-    "05-durable": {"ack_by_id", "ack_keeps_payload", "claim_exclusive_now", "claim_ignores_limit",
-        "claim_pop_then_lease", "claim_without_lease", "fail_check_then_act", "flush_deletes_any_pending",
-        "flush_reports_strings", "recover_dead_left_in_processing", "recover_python_loop",
-        "recover_requeue_at_lease_end"},
     "06-cluster": {"hot_total_misses_last_shard", "incr_once_watch_gives_up", "user_counters_pipeline_gets"},
     "07-production": {"breaker_without_cooldown", "lease_ends_after_its_score"},
 }
