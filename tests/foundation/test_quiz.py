@@ -212,9 +212,6 @@ NOT_YET_COVERED: dict[str, set[str]] = {
         "resetting_safe_incr", "safe_incr_found_as_int", "safe_incr_out_of_range_is_overflow",
         "safe_incr_predicts_overflow_with_get", "take_views_returns_str", "view_count_incrby_zero"},
     "03-counters": {"last_7_days_returns_strings", "views_today_incrby_zero"},
-    "04-rate-limiting": {"allowed_as_integer", "bucket_wait_rounded_down", "count_as_you_check", "expire_every_hit",
-        "fixed_shortest_wait", "limiter2_without_lua", "log_ttl_set_once", "log_ttl_sum_of_windows",
-        "now_ms_required", "one_entry_per_request", "ttl_without_slack"},
     "06-cluster": {"hot_total_misses_last_shard", "incr_once_watch_gives_up", "user_counters_pipeline_gets"},
     "07-production": {"breaker_without_cooldown", "lease_ends_after_its_score"},
 }
