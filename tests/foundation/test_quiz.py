@@ -205,15 +205,6 @@ def test_parity_catches_changed_code_untranslated_text_and_glossary_terms(tmp_pa
 
 # ------------------------------------------------------------------ the labs' wrong patterns
 
-#: Wrong patterns no question covers yet, per lesson.  The list may only shrink: a pattern listed here
-#: that an option covers, or whose file is gone, fails the test as surely as one missing from both.
-NOT_YET_COVERED: dict[str, set[str]] = {
-    "03-counters": {"last_7_days_returns_strings", "views_today_incrby_zero"},
-    "06-cluster": {"hot_total_misses_last_shard", "incr_once_watch_gives_up", "user_counters_pipeline_gets"},
-    "07-production": {"breaker_without_cooldown", "lease_ends_after_its_score"},
-}
-
-
 def _wrong_files(lesson):
     from redis_course import paths
 
@@ -225,13 +216,10 @@ def test_every_wrong_pattern_of_the_lab_is_a_wrong_option(src):
     files = _wrong_files(src["lesson"])
     covered = quiz.covered(src)
     assert files, f"labs/{src['lesson']}/wrong/ holds no wrong pattern"
-    pending = NOT_YET_COVERED.get(src["lesson"], set())
-    missing = [f for f in files if f not in covered and f not in pending]
+    missing = [f for f in files if f not in covered]
     stale = sorted(set(covered) - set(files))
     assert not missing, f"labs/{src['lesson']}/wrong/ patterns no question option covers: {missing}"
     assert not stale, f"options cover wrong patterns that labs/{src['lesson']}/wrong/ does not hold: {stale}"
-    assert not pending & set(covered), f"now covered, drop from NOT_YET_COVERED: {sorted(pending & set(covered))}"
-    assert pending <= set(files), f"NOT_YET_COVERED names files that do not exist: {sorted(pending - set(files))}"
 
 
 def test_coverage_check_sees_a_dropped_mapping_and_a_misplaced_one():

@@ -10,7 +10,7 @@ is a mapping ``{en: ..., ru: ..., zh: ...}`` (Markdown: inline code, emphasis); 
         kind: predict                  # choice | predict | race
         section: incr-returns          # heading id of the lesson page: the question ends that section
         commands: [SET visits 10, INCR visits]    # predict: replies hidden; the last one is asked
-        options: [{id: a, reply: "(integer) 11"}, {id: b, reply: "\\"11\\""}]
+        options: [{id: a, reply: "(integer) 11"}, {id: b, reply: "\\"11\\"", covers: [take_views_returns_str]}]
         answer: a                      # race: a list, every final reply some interleaving gives
         prompt: {en: ..., ru: ..., zh: ...}
         explain: {en: ..., ru: ..., zh: ...}     # why the answer is right
