@@ -201,3 +201,35 @@ def test_parity_catches_changed_code_untranslated_text_and_glossary_terms(tmp_pa
     assert "explain.ru: inline code differs" in found and "'INCR view'" in found
     assert "prompt.zh: not translated" in found
     assert "glossary's '丢失更新'" in found
+
+
+# ------------------------------------------------------------------ the labs' wrong patterns
+
+def _wrong_files(lesson):
+    from redis_course import paths
+
+    return sorted(p.stem for p in (paths.ROOT / "labs" / lesson / "wrong").glob("*.py") if p.stem != "__init__")
+
+
+@pytest.mark.parametrize("src", SOURCES, ids=lambda s: s["lesson"])
+def test_every_wrong_pattern_of_the_lab_is_a_wrong_option(src):
+    files = _wrong_files(src["lesson"])
+    covered = quiz.covered(src)
+    assert files, f"labs/{src['lesson']}/wrong/ holds no wrong pattern"
+    missing = [f for f in files if f not in covered]
+    stale = sorted(set(covered) - set(files))
+    assert not missing, f"labs/{src['lesson']}/wrong/ patterns no question option covers: {missing}"
+    assert not stale, f"options cover wrong patterns that labs/{src['lesson']}/wrong/ does not hold: {stale}"
+
+
+def test_coverage_check_sees_a_dropped_mapping_and_a_misplaced_one():
+    src = copy.deepcopy(SOURCES[0])
+    q = next(q for q in src["questions"] if q["kind"] != "race" and any(o.get("covers") for o in q["options"]))
+    o = next(o for o in q["options"] if o.get("covers"))
+    dropped = o["covers"].pop()
+    assert dropped in _wrong_files(src["lesson"]) and dropped not in quiz.covered(src)
+    right = next(o for o in q["options"] if o["id"] in quiz.right_ids(q) and o["id"] not in q.get("wrong", {}))
+    right["covers"] = [dropped]
+    assert any("has no `wrong` entry" in p for p in quiz.validate(src, src["lesson"]))
+    o["covers"].append(dropped)
+    assert any("another option already covers" in p for p in quiz.validate(src, src["lesson"]))

@@ -10,12 +10,18 @@ is a mapping ``{en: ..., ru: ..., zh: ...}`` (Markdown: inline code, emphasis); 
         kind: predict                  # choice | predict | race
         section: incr-returns          # heading id of the lesson page: the question ends that section
         commands: [SET visits 10, INCR visits]    # predict: replies hidden; the last one is asked
-        options: [{id: a, reply: "(integer) 11"}, {id: b, reply: "\\"11\\""}]
+        options: [{id: a, reply: "(integer) 11"}, {id: b, reply: "\\"11\\"", covers: [take_views_returns_str]}]
         answer: a                      # race: a list, every final reply some interleaving gives
         prompt: {en: ..., ru: ..., zh: ...}
         explain: {en: ..., ru: ..., zh: ...}     # why the answer is right
         wrong:                         # per option a reader can get wrong: what the mistake believes
           b: {misconception: {...}, explain: {...}}
+
+An option may name, in ``covers``, the known-wrong patterns of the lesson's lab that it stands for:
+the stems of files in ``labs/<lesson>/wrong/`` (``covers: [get_then_set, count_view_get_set]``).
+Only an option with a ``wrong`` entry may cover one, and a stem is covered once per lesson;
+``tests/foundation/test_quiz.py`` checks that every wrong file of the lab is covered and that
+every stem names a file that exists.
 
 Kinds:
 
@@ -46,6 +52,7 @@ KINDS = ("choice", "predict", "race")
 QUIZZES = paths.ROOT / "quizzes"
 MIN_QUESTIONS = 5
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_STEM = re.compile(r"^[a-z0-9_]+$")
 _STEP_VAR = re.compile(r"\{([a-z])([+-]\d+)?\}")
 _COND = re.compile(r"^\s*([a-z])\s*(==|!=|>=|<=|>|<)\s*(-?\d+|\"[^\"]*\")\s*$")
 
@@ -101,6 +108,7 @@ def validate(data: Any, stem: str = "") -> list[str]:
     if stem and data.get("lesson") != stem:
         out.append(f"`lesson` is {data.get('lesson')!r}, the file name says {stem!r}")
     seen: set[str] = set()
+    covered: set[str] = set()
     for n, q in enumerate(data["questions"], 1):
         if not isinstance(q, dict):
             out.append(f"question {n} is not a mapping")
@@ -129,6 +137,16 @@ def validate(data: Any, stem: str = "") -> list[str]:
             out.append(f"{where}: every option needs an id of its own")
             continue
         for o in options:
+            covers = o.get("covers", [])
+            if not isinstance(covers, list) or not all(isinstance(c, str) and _STEM.match(c) for c in covers):
+                out.append(f"{where}.options.{o['id']}: `covers` is a list of file stems of the lab's wrong/ folder")
+                covers = []
+            for c in covers:
+                if c in covered:
+                    out.append(f"{where}.options.{o['id']}: `covers` names {c!r}, which another option already covers")
+                covered.add(c)
+            if covers and not (isinstance(q.get("wrong"), dict) and o["id"] in q["wrong"]):
+                out.append(f"{where}.options.{o['id']}: covers a wrong pattern but has no `wrong` entry")
             if kind == "choice":
                 out += _text_problems(f"{where}.options.{o['id']}.text", o.get("text"))
             elif not isinstance(o.get("reply"), str) or not o["reply"].strip():
@@ -207,6 +225,11 @@ def text(value: dict, lang: str) -> str:
 def right_ids(q: dict) -> list[str]:
     a = q["answer"]
     return list(a) if isinstance(a, list) else [a]
+
+
+def covered(src: dict) -> dict[str, str]:
+    """The lab's wrong patterns a source covers: file stem -> ``question-id.option-id``."""
+    return {c: f"{q['id']}.{o['id']}" for q in src["questions"] for o in q["options"] for c in o.get("covers", [])}
 
 
 def option(q: dict, oid: str) -> dict:
