@@ -27,3 +27,19 @@ _conftest = _load()
 REAL_URL: str = _conftest.REAL_URL
 require_real_redis = _conftest.require_real_redis
 real_redis_up = _conftest.real_redis_up
+
+
+def private_server_or_skip(what: str):
+    """A private ``redis-server`` (a context manager) to check ``what`` on real Redis; without one the
+    test is skipped, and in CI (COURSE_REQUIRE_REAL_REDIS=1) it fails."""
+    import os
+
+    import pytest
+
+    from redis_course.servers import private_redis, redis_server_binary
+
+    if not redis_server_binary():
+        if os.environ.get("COURSE_REQUIRE_REAL_REDIS") == "1":
+            pytest.fail(f"redis-server is required (COURSE_REQUIRE_REAL_REDIS=1) to check {what} on real Redis")
+        pytest.skip(f"redis-server is not installed: {what} are checked on fakeredis only")
+    return private_redis()

@@ -7,26 +7,20 @@ server at 127.0.0.1:6379, never flushed, with every key under a prefix of the te
 from __future__ import annotations
 
 import copy
-import os
 
 import pytest
 
+from foundation import shared
 from redis_course import quiz, transcripts
 from redis_course.quiz import execute
-from redis_course.servers import private_redis, redis_server_binary
 
-REQUIRE_REAL = os.environ.get("COURSE_REQUIRE_REAL_REDIS") == "1"
 SOURCES = quiz.load_all()
 RUNNABLE = [q for src in SOURCES for q in src["questions"] if q["kind"] in ("predict", "race")]
 
 
 @pytest.fixture(scope="module")
 def private_server():
-    if not redis_server_binary():
-        if REQUIRE_REAL:
-            pytest.fail("redis-server is required (COURSE_REQUIRE_REAL_REDIS=1) to check the questions on real Redis")
-        pytest.skip("redis-server is not installed: questions are checked on fakeredis only")
-    with private_redis() as srv:
+    with shared.private_server_or_skip("the questions") as srv:
         yield srv
 
 

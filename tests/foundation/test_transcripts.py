@@ -12,8 +12,8 @@ import subprocess
 
 import pytest
 
+from foundation import shared
 from redis_course import paths, transcripts
-from redis_course.servers import private_redis, redis_server_binary
 from redis_course.transcripts import ReplyError, Status, format_reply, split_args
 
 REQUIRE_REAL = os.environ.get("COURSE_REQUIRE_REAL_REDIS") == "1"
@@ -26,11 +26,7 @@ def _page_id(p):
 
 @pytest.fixture(scope="module")
 def private_server():
-    if not redis_server_binary():
-        if REQUIRE_REAL:
-            pytest.fail("redis-server is required (COURSE_REQUIRE_REAL_REDIS=1) to check transcripts on real Redis")
-        pytest.skip("redis-server is not installed: transcripts are checked on fakeredis only")
-    with private_redis() as srv:
+    with shared.private_server_or_skip("transcripts") as srv:
         yield srv
 
 

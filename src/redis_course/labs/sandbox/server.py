@@ -295,20 +295,25 @@ def _python() -> str:
     return sys.executable
 
 
-def _states(pid: int) -> set[str]:
-    """The scheduler states of every thread of ``pid`` (``/proc/PID/task/*/stat``); empty once gone."""
-    out = set()
+def _task_files(pid: int, name: str) -> list[str]:
+    """The file ``name`` of every thread of ``pid`` (``/proc/PID/task/*/NAME``); none once it is gone."""
+    out: list[str] = []
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return out
     for tid in tasks:
         try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                out.add(f.read().rsplit(")", 1)[1].split()[0])
-        except (OSError, IndexError):
+            with open(f"/proc/{pid}/task/{tid}/{name}") as f:
+                out.append(f.read())
+        except OSError:
             continue
     return out
+
+
+def _states(pid: int) -> set[str]:
+    """The scheduler states of every thread of ``pid``; empty once gone."""
+    return {stat.rsplit(")", 1)[1].split()[0] for stat in _task_files(pid, "stat") if ")" in stat}
 
 
 def _wait_states(pids: list[int], done: set[str], timeout: float) -> bool:
@@ -331,18 +336,7 @@ def _signal(pid: int, sig: int) -> None:
 
 def children(pid: int) -> list[int]:
     """The pids whose parent is ``pid`` (from /proc; every thread's list)."""
-    out: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                out += [int(x) for x in f.read().split()]
-        except OSError:
-            pass
-    return out
+    return [int(x) for text in _task_files(pid, "children") for x in text.split()]
 
 
 def process_tree(pid: int) -> list[int]:
