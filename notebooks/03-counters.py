@@ -437,10 +437,10 @@ for name, values in seen.items():
 #
 # The `INCR` reference describes a counter that calls `INCR` and `EXPIRE` together on every view: it
 # counts the latest views *separated by less than T*. That is a different question from "views per
-# window": it is a streak, or an activity session that ends after T of silence. Here T is 120 ms and
-# the views arrive 20 ms apart, then a pause of 250 ms, then one more view.
+# window": it is a streak, or an activity session that ends after T of silence. Here T is 1,000 ms and
+# the views arrive 50 ms apart, then a pause of 1.5 s, then one more view.
 
-# %% [markdown] lang="ru" translated="1c67dac43f23"
+# %% [markdown] lang="ru" translated="788961490a2a"
 # В Redis 7.0 нет одной команды, которая увеличивает значение и ставит TTL; в Redis 8.8 такая
 # появилась — `INCREX`.
 #
@@ -448,15 +448,15 @@ for name, values in seen.items():
 #
 # В справке по `INCR` описан счётчик, который при каждом просмотре вызывает `INCR` и `EXPIRE` вместе:
 # он считает последние просмотры, *между которыми прошло меньше T*. Это другой вопрос, чем «просмотры
-# за окно»: это серия или сессия активности, которая заканчивается после T тишины. Здесь T = 120 мс,
-# просмотры идут с интервалом 20 мс, затем пауза 250 мс и ещё один просмотр.
+# за окно»: это серия или сессия активности, которая заканчивается после T тишины. Здесь T = 1000 мс,
+# просмотры идут с интервалом 50 мс, затем пауза 1,5 с и ещё один просмотр.
 
-# %% [markdown] lang="zh" translated="1c67dac43f23"
+# %% [markdown] lang="zh" translated="788961490a2a"
 # Redis 7.0 没有一条既自增又设置 TTL 的命令；Redis 8.8 新增了一条：`INCREX`。
 #
 # ## 什么时候每次都 EXPIRE 才是你想要的
 #
-# `INCR` 的参考文档描述了一种在每次浏览时同时调用 `INCR` 和 `EXPIRE` 的计数器：它统计*相邻间隔都小于 T* 的最近浏览次数。这和“每个窗口的浏览量”是不同的问题：它统计的是一串连续浏览，或者在静默 T 之后结束的一次活跃会话。这里 T 是 120 毫秒，浏览以 20 毫秒 的间隔到达，然后暂停 250 毫秒，再来一次浏览。
+# `INCR` 的参考文档描述了一种在每次浏览时同时调用 `INCR` 和 `EXPIRE` 的计数器：它统计*相邻间隔都小于 T* 的最近浏览次数。这和“每个窗口的浏览量”是不同的问题：它统计的是一串连续浏览，或者在静默 T 之后结束的一次活跃会话。这里 T 是 1000 毫秒，浏览以 50 毫秒的间隔到达，然后暂停 1.5 秒，再来一次浏览。
 
 # %%
 def count_streak(r, user, idle_ms):
@@ -469,8 +469,8 @@ def count_streak(r, user, idle_ms):
 
 
 streak = []
-for pause in [0.02, 0.02, 0.02, 0.25, 0]:
-    streak.append(count_streak(r, "u42", 120))
+for pause in [0.05, 0.05, 0.05, 1.5, 0]:
+    streak.append(count_streak(r, "u42", 1000))
     time.sleep(pause)
 print(streak)
 

@@ -11,7 +11,7 @@ import copy
 import pytest
 
 from foundation import shared
-from redis_course import quiz, transcripts
+from redis_course import paths, quiz, transcripts
 from redis_course.quiz import execute
 
 SOURCES = quiz.load_all()
@@ -207,6 +207,8 @@ def _wrong_files(lesson):
 
 @pytest.mark.parametrize("src", SOURCES, ids=lambda s: s["lesson"])
 def test_every_wrong_pattern_of_the_lab_is_a_wrong_option(src):
+    if not any((paths.ROOT / "labs").glob("*/solution.py")):
+        pytest.skip("the student edition holds no known-wrong files (they stay with the instructor)")
     files = _wrong_files(src["lesson"])
     covered = quiz.covered(src)
     assert files, f"labs/{src['lesson']}/wrong/ holds no wrong pattern"
@@ -217,6 +219,8 @@ def test_every_wrong_pattern_of_the_lab_is_a_wrong_option(src):
 
 
 def test_coverage_check_sees_a_dropped_mapping_and_a_misplaced_one():
+    if not any((paths.ROOT / "labs").glob("*/solution.py")):
+        pytest.skip("the student edition holds no known-wrong files (they stay with the instructor)")
     src = copy.deepcopy(SOURCES[0])
     q = next(q for q in src["questions"] if q["kind"] != "race" and any(o.get("covers") for o in q["options"]))
     o = next(o for o in q["options"] if o.get("covers"))
