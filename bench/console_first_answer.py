@@ -50,16 +50,21 @@ def variant_page(root: Path, name: str, wheels: bool) -> str:
     return "/" + out.relative_to(root).as_posix()
 
 
+def _run_first_console(page, entries: int) -> tuple[float, dict]:
+    """Click the page's first Run and wait for ``entries`` answers: seconds taken, the console's timings."""
+    started = time.monotonic()
+    page.locator("button.rc-run").first.click()
+    page.wait_for_function(f"document.querySelectorAll('.rc-entry').length >= {entries}", timeout=600_000)
+    seconds = time.monotonic() - started
+    return seconds, json.loads(page.get_attribute("html", "data-redis-console-timings") or "{}")
+
+
 def first_answer(browser, url: str) -> tuple[float, dict]:
     context = browser.new_context()
     try:
         page = context.new_page()
         page.goto(url)
-        started = time.monotonic()
-        page.locator("button.rc-run").first.click()
-        page.wait_for_function("document.querySelectorAll('.rc-entry').length >= 4", timeout=600_000)
-        seconds = time.monotonic() - started
-        return seconds, json.loads(page.get_attribute("html", "data-redis-console-timings") or "{}")
+        return _run_first_console(page, 4)
     finally:
         context.close()
 
@@ -71,14 +76,9 @@ def next_page_answer(browser, first: str, second: str) -> tuple[float, dict]:
     try:
         page = context.new_page()
         page.goto(first)
-        page.locator("button.rc-run").first.click()
-        page.wait_for_function("document.querySelectorAll('.rc-entry').length >= 4", timeout=600_000)
+        _run_first_console(page, 4)
         page.goto(second)
-        started = time.monotonic()
-        page.locator("button.rc-run").first.click()
-        page.wait_for_function("document.querySelectorAll('.rc-entry').length >= 1", timeout=600_000)
-        seconds = time.monotonic() - started
-        return seconds, json.loads(page.get_attribute("html", "data-redis-console-timings") or "{}")
+        return _run_first_console(page, 1)
     finally:
         context.close()
 
