@@ -6,7 +6,11 @@ For each page under ``docs/en`` (hand-written pages; generated ``notebook.md`` p
   "not yet translated" note: front matter ``translation: pending``);
 * the explicit heading ids (``## Атомарность { #atomicity }``) are the same, in the same order;
 * fenced code blocks are byte-identical, in the same order, once their comments are taken out
-  (:mod:`.comments`): a translation translates the comments and nothing else;
+  (:mod:`.comments`): a translation translates the comments and nothing else.  A program's output
+  (a ``text`` block that is not a redis-cli session) is the one exception: it may show the
+  translation of each message of the course's catalog the English block shows, as the program prints
+  it in that language (:func:`output_matches`), and differ in nothing else but the spaces that align
+  its columns; a redis-cli session, like code, stays byte-identical;
 * links and images point to the same targets, in the same order;
 * the admonition and content-tab structure is the same;
 * the translation's typography holds (:mod:`.typography`): no line break inside a Chinese paragraph,
@@ -49,6 +53,7 @@ class Skeleton:
     headings: list[str] = field(default_factory=list)
     missing_ids: list[str] = field(default_factory=list)
     code: list[str] = field(default_factory=list)
+    bodies: list[tuple[str, str]] = field(default_factory=list)  # (info, body) of each code block
     links: list[str] = field(default_factory=list)
     blocks: list[str] = field(default_factory=list)
     front: dict = field(default_factory=dict)
@@ -66,6 +71,7 @@ def skeleton(text: str) -> Skeleton:
     body = _FRONT.sub("", text, count=1)
     for m in _FENCE.finditer(body):
         sk.code.append(m.group("info").strip() + "\n" + comments.strip(m.group("info"), m.group("body")))
+        sk.bodies.append((m.group("info").strip(), m.group("body")))
     prose = _FENCE.sub("", body)  # headings, links and blocks outside code only
     for level, title in _HEADING.findall(prose):
         m = _HEADING_ID.search(title)
@@ -104,6 +110,124 @@ def _diff_list(what: str, a: list[str], b: list[str]) -> list[str]:
     return out
 
 
+# ------------------------------------------------------------------ program output in the reader's language
+
+_SESSION = re.compile(r"^\s*(?:redis(?:\(TX\))?|[\w.\-]+:\d+)> ", re.MULTILINE)  # redis> / 127.0.0.1:7000>
+_FIELD = re.compile(r"\{(\w*)(?:![rsa])?(?::[^{}]*)?\}")
+_WORD = re.compile(r"[A-Za-z]")
+
+
+def is_output(info: str, body: str) -> bool:
+    """A block of a program's output: ``text`` (or no language) and no redis-cli prompt in it."""
+    return comments.language(info) in ("text", "") and not _SESSION.search(body)
+
+
+def _message_pattern(msgid: str) -> tuple[re.Pattern, list[str], list[str]] | None:
+    """A regex for ``msgid`` as printed (each ``{field}`` one run of non-spaces), its literal parts and
+    the field of each group (``g0``, ``g1``, ...)."""
+    literals, pattern, fields, pos = [], [], [], 0
+    for m in _FIELD.finditer(msgid):
+        literals.append(msgid[pos:m.start()])
+        pattern.append(re.escape(msgid[pos:m.start()]))
+        name = m.group(1) or str(sum(1 for f in fields if f.isdigit()))
+        if name in fields:
+            pattern.append(f"(?P=g{fields.index(name)})")
+        else:
+            pattern.append(f"(?P<g{len(fields)}>\\S+)")
+            fields.append(name)
+        pos = m.end()
+    literals.append(msgid[pos:])
+    pattern.append(re.escape(msgid[pos:]))
+    if not any(lit.strip() for lit in literals) or "\n" in msgid:
+        return None
+    body = "".join(pattern)
+    if _WORD.match(msgid[:1]):
+        body = r"(?<![A-Za-z])" + body
+    if _WORD.match(msgid[-1:]):
+        body += r"(?![A-Za-z])"
+    return re.compile(body), [lit for lit in literals if lit], fields
+
+
+def _filled(translation: str, values: dict[str, str]) -> str:
+    """``translation`` with each field replaced by the text the English line shows for it."""
+    count = iter(range(1000))
+
+    def one(m: re.Match) -> str:
+        name = m.group(1) or str(next(count))
+        return values.get(name, m.group(0))
+
+    text = translation.replace("{{", "\0").replace("}}", "\1")
+    return _FIELD.sub(one, text).replace("\0", "{").replace("\1", "}")
+
+
+def _flexible(text: str) -> str:
+    """A regex for ``text`` in which each run of spaces may be any run of spaces."""
+    return "".join(r"[ \t]+" if part.isspace() else re.escape(part) for part in re.split(r"([ \t]+)", text) if part)
+
+
+_compiled: dict[tuple[str, int], list] = {}
+
+
+def _translations(lang: str, block: str) -> list[tuple[re.Pattern, list[str], list[str]]]:
+    """The catalog's messages the English ``block`` may show, longest first, each with its translations."""
+    from . import l10n
+
+    cat = l10n.catalog(lang)
+    if (lang, id(cat)) not in _compiled:
+        entries = []
+        for (_context, msgid), translated in cat.messages.items():
+            compiled = _message_pattern(msgid)
+            if compiled is not None:
+                forms = list(translated) if isinstance(translated, tuple) else [translated]
+                entries.append((len(msgid), compiled, forms))
+        entries.sort(key=lambda item: -item[0])
+        for stale in [k for k in _compiled if k[0] == lang]:
+            del _compiled[stale]
+        _compiled[(lang, id(cat))] = entries
+    return [(pattern, fields, forms) for _n, (pattern, literals, fields), forms in _compiled[(lang, id(cat))]
+            if all(lit in block for lit in literals)]
+
+
+def output_matches(en_body: str, tr_body: str, lang: str) -> bool:
+    """Whether ``tr_body`` is the output block ``en_body`` as the program prints it in ``lang``: each
+    catalog message of a line shown in English or in its translation (with the same values), the rest
+    of the line unchanged but for the width of its runs of spaces (columns align to other words, and
+    Chinese full-width punctuation takes no space after it)."""
+    en_lines, tr_lines = en_body.rstrip().split("\n"), tr_body.rstrip().split("\n")
+    if len(en_lines) != len(tr_lines):
+        return False
+    messages = _translations(lang, en_body)
+    for en_line, tr_line in zip(en_lines, tr_lines):
+        parts, pos, i = [], 0, 0
+        while i < len(en_line):
+            for pattern, fields, forms in messages:
+                m = pattern.match(en_line, i)
+                if m and m.end() > i:
+                    values = {name: m.group(f"g{k}") for k, name in enumerate(fields)}
+                    alternatives = [re.escape(m.group(0))] + [_flexible(_filled(f, values)) for f in forms]
+                    before = en_line[pos:i]
+                    parts.append(_flexible(before.strip(" \t") if parts else before.rstrip(" \t")))
+                    parts.append(r"[ \t]*(?:" + "|".join(alternatives) + r")[ \t]*")
+                    i = pos = m.end()
+                    break
+            else:
+                i += 1
+        parts.append(_flexible(en_line[pos:].lstrip(" \t") if parts else en_line[pos:]))
+        if not re.fullmatch("".join(parts), tr_line.rstrip()):
+            return False
+    return True
+
+
+def _diff_code(en: Skeleton, tr: Skeleton, lang: str) -> list[str]:
+    """``code blocks differ`` unless each block is the English one, or (program output) the English
+    one as the program prints it in ``lang``."""
+    shown = list(tr.code)
+    for k, (a, b, ea, eb) in enumerate(zip(en.code, tr.code, en.bodies, tr.bodies)):
+        if a != b and is_output(*ea) and ea[0] == eb[0] and output_matches(ea[1], eb[1], lang):
+            shown[k] = a  # a localized transcript of the same output
+    return _diff_list("code blocks", en.code, shown)
+
+
 def check_page(rel: Path, lang: str) -> list[str]:
     """Problems of the ``lang`` version of page ``rel`` against English; [] when in parity."""
     en_text = (paths.DOCS / "en" / rel).read_text(encoding="utf-8")
@@ -124,7 +248,7 @@ def check_page(rel: Path, lang: str) -> list[str]:
     for h in tr.missing_ids:
         problems.append(f"heading without an explicit id: {h!r} (use the id of the English heading)")
     problems += _diff_list("heading ids", en.headings, tr.headings)
-    problems += _diff_list("code blocks", en.code, tr.code)
+    problems += _diff_code(en, tr, lang)
     problems += _diff_list("links and images", en.links, tr.links)
     problems += _diff_list("admonitions and tabs", en.blocks, tr.blocks)
     problems += typography.problems(text, lang)

@@ -149,6 +149,48 @@ def test_changed_code_block(docs):
     assert any(p.startswith("code blocks differ") for p in _problems())
 
 
+OUTPUT_EN = "\n```text\nwrong node:        MovedError 7466 127.0.0.1:53038\n127.0.0.1:25413 took over after 2.8 s\n```\n"
+OUTPUT = {"ru": "\n```text\nне тот узел:       MovedError 7466 127.0.0.1:53038\n"
+                "127.0.0.1:25413 взял на себя роль основного через 2.8 с\n```\n",
+          "zh": "\n```text\n错误的节点：MovedError 7466 127.0.0.1:53038\n127.0.0.1:25413 在 2.8 秒后接管\n```\n"}
+
+
+def _with_output(docs: Path, blocks: dict[str, str]) -> None:
+    for lang, block in blocks.items():
+        page = docs / lang / PAGE
+        page.write_text(page.read_text(encoding="utf-8") + block, encoding="utf-8")
+
+
+def test_a_program_output_may_be_shown_as_it_prints_in_the_readers_language(docs):
+    _with_output(docs, {"en": OUTPUT_EN, **OUTPUT})
+    assert _problems("ru") == [] and _problems("zh") == []
+
+
+def test_a_program_output_may_stay_english(docs):
+    _with_output(docs, {"en": OUTPUT_EN, "ru": OUTPUT_EN, "zh": OUTPUT_EN})
+    assert _problems("ru") == [] and _problems("zh") == []
+
+
+@pytest.mark.parametrize("old, new", [("7466", "7467"), ("2.8", "3.1"), ("MovedError", "AskError"),
+                                      ("не тот узел:", "не тот сервер:")])
+def test_a_localized_output_that_changed_a_value_or_a_word_is_a_difference(docs, old, new):
+    _with_output(docs, {"en": OUTPUT_EN, "ru": OUTPUT["ru"].replace(old, new), "zh": OUTPUT["zh"]})
+    assert any(p.startswith("code blocks differ") for p in _problems("ru"))
+    assert _problems("zh") == []
+
+
+def test_a_redis_cli_session_is_not_output_and_stays_identical(docs):
+    _edit(docs, "ru", "    (integer) 1\n", "    (целое) 1\n")
+    assert any(p.startswith("code blocks differ") for p in _problems())
+    assert not i18n.is_output("text", "127.0.0.1:7000> GET k\n(nil)\n")
+    assert i18n.is_output("text", "wrong node: MovedError\n") and not i18n.is_output("python", "print(1)\n")
+
+
+def test_a_code_block_with_a_translated_message_is_still_a_difference(docs):
+    _edit(docs, "ru", '    r.incr(r.key("n"))\n', '    r.incr(r.key("n"))  # не тот узел:\n    print("не тот узел:")\n')
+    assert any(p.startswith("code blocks differ") for p in _problems())
+
+
 def test_changed_link_target(docs):
     _edit(docs, "zh", "(img/diagram.svg)", "(img/diagram-zh.svg)")
     assert any(p.startswith("links and images differ") for p in _problems("zh"))
