@@ -568,7 +568,7 @@ print(ran)
 # и выполняет их; ответ `ZREM` (1 — удалил этот воркер, 0 — кто-то другой) игнорируется. По шагам:
 
 # %% [markdown] lang="zh" translated="78a624eeb8b5"
-# 两个 worker 轮询同一个桶。每个都先用 `ZRANGEBYSCORE` 读出到期的 id，再删除并执行；`ZREM` 的回复（1 表示这个 worker 删掉了它，0 表示被别人删了）被忽略。一步一步来：
+# 两个工作进程轮询同一个桶。每个都先用 `ZRANGEBYSCORE` 读出到期的 id，再删除并执行；`ZREM` 的回复（1 表示这个工作进程删掉了它，0 表示被别人删了）被忽略。一步一步来：
 
 # %%
 bucket = r.key("bucket1")
@@ -677,7 +677,7 @@ say(sorted(recorder.called), "|", _("decr called:"), "decr" in recorder.called)
 # пока воркер не работал, а диапазон цикла запускает задачи раньше срока.
 
 # %% [markdown] lang="zh" translated="e43df94eb791"
-# 文章的文字和代码有两处对不上。文字说循环随后会等待 60 秒接收新任务，代码却只 sleep 1 秒。文字说检查的是过去几秒（“当前时间减去 1 到 10 秒之间”），而检查函数查询的是 `0 … now`，循环查询的是 `0 … now + 10`。五个任务，看看每个范围各取到哪些：文字里的窗口会漏掉在 worker 停机期间到期的任务，循环的范围则会提前执行任务。
+# 文章的文字和代码有两处对不上。文字说循环随后会等待 60 秒接收新任务，代码却只 sleep 1 秒。文字说检查的是过去几秒（“当前时间减去 1 到 10 秒之间”），而检查函数查询的是 `0 … now`，循环查询的是 `0 … now + 10`。五个任务，看看每个范围各取到哪些：文字里的窗口会漏掉在工作进程停机期间到期的任务，循环的范围则会提前执行任务。
 
 # %%
 ranges = r.key("ranges")
@@ -717,7 +717,7 @@ except SyntaxError as exc:
 # `addTask` их сохранил), а воркер умирает внутри задачи:
 
 # %% [markdown] lang="zh" translated="0b504290df15"
-# 最后，任务数据在任务执行之前就被删掉了。`checkTask` 先移除 id、删除 `task<id>`，然后才“执行”任务：任务本身拿不到它的数据，而在执行过程中挂掉的 worker 也不会留下任何可以重试的东西。这里任务数据是存在的（就当 `addTask` 把它存下来了），而 worker 在执行任务时挂掉：
+# 最后，任务数据在任务执行之前就被删掉了。`checkTask` 先移除 id、删除 `task<id>`，然后才“执行”任务：任务本身拿不到它的数据，而在执行过程中挂掉的工作进程也不会留下任何可以重试的东西。这里任务数据是存在的（就当 `addTask` 把它存下来了），而工作进程在执行任务时挂掉：
 
 # %%
 r.set(r.key("task7"), "send the report to ops")
@@ -753,7 +753,7 @@ say(_("task data:"), r.get(r.key("task7")), "|", _("still due:"), r.zscore(r.key
 # %% [markdown] lang="zh" translated="69f85157622d"
 # ## 重建延迟队列
 #
-# 一个有序集合 `queue:due`（score 为毫秒级到期时间），payload 放在哈希 `queue:tasks` 中，领取（claim）是一个 Lua 脚本：它把到期任务移到 `queue:processing`，以租约截止时间为 score，并记录尝试次数。worker 确认时带上自己领取时拿到的尝试序号（attempt）；`recover` 把租约到期的任务放回 `queue:due`。时间作为参数传入。
+# 一个有序集合 `queue:due`（score 为毫秒级到期时间），payload 放在哈希 `queue:tasks` 中，领取（claim）是一个 Lua 脚本：它把到期任务移到 `queue:processing`，以租约截止时间为 score，并记录尝试次数。工作进程确认时带上自己领取时拿到的尝试序号（attempt）；`recover` 把租约到期的任务放回 `queue:due`。时间作为参数传入。
 
 # %%
 show(d.CLAIM)
@@ -787,9 +787,9 @@ print(d.claim(r, now_ms=3000, lease_ms=500), d.waiting(r))
 # учитывается один раз, сколько бы ни было попыток:
 
 # %% [markdown] lang="zh" translated="ef9c5eb7000a"
-# 第一个 worker 领取了任务 1 和 3 却一直没有确认：到 2500 毫秒时租约到期，它们以 attempt 2 回到队列，第一个 worker 迟到的 `ack(1, 1)` 被拒绝。
+# 第一个工作进程领取了任务 1 和 3 却一直没有确认：到 2500 毫秒时租约到期，它们以 attempt 2 回到队列，第一个工作进程迟到的 `ack(1, 1)` 被拒绝。
 #
-# 所以这个队列保证的是任务**至少执行一次**、只确认一次。如果第一个 worker 在卡住之前已经完成了工作，这份工作就会执行两次。假设任务 1 要给某个客户的用量加 500。直接执行（`INCRBY`）的话，第二次尝试会再加一次；如果把任务 id 当作事件 id 来应用（一个脚本：先 `SET NX` 一个标记，再 `INCRBY`），无论尝试多少次都只算一次：
+# 所以这个队列保证的是任务**至少执行一次**、只确认一次。如果第一个工作进程在卡住之前已经完成了工作，这份工作就会执行两次。假设任务 1 要给某个客户的用量加 500。直接执行（`INCRBY`）的话，第二次尝试会再加一次；如果把任务 id 当作事件 id 来应用（一个脚本：先 `SET NX` 一个标记，再 `INCRBY`），无论尝试多少次都只算一次：
 
 # %%
 from redis_course.lessons import dualwrite as dw
@@ -824,9 +824,9 @@ say(_("plain:"), r.get(plain), "|", _("keyed by the task id:"), r.get(once))
 # %% [markdown] lang="zh" translated="810b4c9dd5c8"
 # SQL 里也是同样的做法：在应用这份工作的同一个事务里，把任务 id 插入一张带唯一键的表（就像 `Ledger.add_once` 对落库 id 所做的那样）。
 #
-# ### 四个 worker 进程，其中一个被杀
+# ### 四个工作进程，其中一个被杀
 #
-# 不同进程无法共享进程内的 fakeredis，所以这一部分只在真实服务器上运行。2000 个任务在 1.5 秒内陆续到期，四个 worker，租约 500 毫秒；worker 0 在处理一批已领取的任务时用 SIGKILL 杀死自己。`bench/durable_queue.py` 用 10,000 个任务做同样的事。
+# 不同进程无法共享进程内的 fakeredis，所以这一部分只在真实服务器上运行。2000 个任务在 1.5 秒内陆续到期，四个工作进程，租约 500 毫秒；工作进程 0 在处理一批已领取的任务时用 SIGKILL 杀死自己。`bench/durable_queue.py` 用 10,000 个任务做同样的事。
 
 # %% tags=["varies"]
 if needs_real_redis(r, _("four worker processes")):
