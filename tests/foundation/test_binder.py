@@ -36,6 +36,26 @@ def test_start_runs_a_private_redis_and_sets_redis_url(tmp_path):
             os.kill(int(pidfile.read_text()), signal.SIGTERM)
 
 
+@pytest.mark.skipif(not shutil.which("redis-server"), reason="redis-server is not installed")
+@pytest.mark.parametrize("lang, locale", [("ru", "ru_RU"), ("zh", "zh_CN"), ("", None), ("xx", None)])
+def test_a_hub_of_one_language_opens_jupyterlab_in_it(tmp_path, lang, locale):
+    import json
+
+    lab = tmp_path / "lab"
+    env = dict(os.environ, TMPDIR=str(tmp_path), JUPYTERLAB_DIR=str(lab), COURSE_LANG=lang,
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    done = subprocess.run([str(BINDER / "start"), "true"], env=env, capture_output=True, text=True, timeout=60)
+    for pidfile in tmp_path.glob("course-redis.*/redis.pid"):
+        os.kill(int(pidfile.read_text()), signal.SIGTERM)
+    assert done.returncode == 0, done.stderr
+    written = lab / "settings" / "overrides.d" / "redis-course-language.json"
+    if locale is None:
+        assert not written.exists()
+    else:
+        settings = json.loads(written.read_text(encoding="utf-8"))
+        assert settings == {"@jupyterlab/translation-extension:plugin": {"locale": locale}}
+
+
 def test_a_kernel_speaks_the_language_of_its_notebook(tmp_path):
     post_build = (BINDER / "postBuild").read_text(encoding="utf-8")
     snippet = re.search(r"<<'PY'\n(.*?)\nPY\n", post_build, re.S).group(1)
