@@ -131,16 +131,29 @@ def _jupyter_overrides_dir() -> Path:
     return Path(get_app_dir()) / "settings" / "overrides.d"
 
 
+def jupyter_settings(lang: str) -> dict:
+    """JupyterLab's defaults for a reader of ``lang``: its menus and dialogs in that language, no
+    question about fetching Jupyter's news (the course asks nothing of the network, and the Russian
+    pack does not translate it), and, outside English, no launcher cards for Jupytext's text
+    notebooks (Jupytext has no Russian or Chinese; the course's notebooks are .ipynb)."""
+    settings: dict = {"@jupyterlab/translation-extension:plugin": {"locale": JUPYTER_LOCALES[lang]},
+                      "@jupyterlab/apputils-extension:notification": {"fetchNews": "false",
+                                                                      "checkForUpdates": False}}
+    if lang != "en":
+        settings["jupyterlab-jupytext:plugin"] = {"auto:percent": False, "md:myst": False}
+    return settings
+
+
 def jupyter_locale(lang: str) -> Path:
     """JupyterLab's own menus and dialogs in ``lang``: the course's environment gets that locale as
-    JupyterLab's default (an override file of its own; a locale the reader picked in JupyterLab wins)."""
+    JupyterLab's default (an override file of its own, :func:`jupyter_settings`; a locale the reader
+    picked in JupyterLab wins)."""
     import json
 
     folder = _jupyter_overrides_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "redis-course-language.json"
-    path.write_text(json.dumps({"@jupyterlab/translation-extension:plugin": {"locale": JUPYTER_LOCALES[lang]}}) + "\n",
-                    encoding="utf-8")
+    path.write_text(json.dumps(jupyter_settings(lang), indent=1) + "\n", encoding="utf-8")
     return path
 
 

@@ -53,7 +53,8 @@ def test_a_hub_of_one_language_opens_jupyterlab_in_it(tmp_path, lang, locale):
         assert not written.exists()
     else:
         settings = json.loads(written.read_text(encoding="utf-8"))
-        assert settings == {"@jupyterlab/translation-extension:plugin": {"locale": locale}}
+        assert settings["@jupyterlab/translation-extension:plugin"] == {"locale": locale}
+        assert settings["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
 
 
 def test_a_kernel_speaks_the_language_of_its_notebook(tmp_path):

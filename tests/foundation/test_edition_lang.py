@@ -67,6 +67,28 @@ def test_jupyterlab_has_the_language_packs():
     assert {"ru_RU", "zh_CN"} <= set(get_language_packs()[0]) and set(cli.JUPYTER_LOCALES) == {"en", "ru", "zh"}
 
 
+@pytest.mark.parametrize("lang", ["en", "ru", "zh"])
+def test_jupyterlab_settings_name_settings_that_exist(lang):
+    """Each setting the course gives JupyterLab is one its schemas declare, with an allowed value:
+    a renamed plugin or setting would otherwise be ignored without a word."""
+    import json
+    import sys
+    from pathlib import Path
+
+    share = Path(sys.prefix) / "share" / "jupyter"
+    roots = [share / "lab" / "schemas", *sorted((share / "labextensions").glob("*/schemas"))]
+    for plugin, values in cli.jupyter_settings(lang).items():
+        package, name = plugin.split(":")
+        schema = next((json.loads((r / package / f"{name}.json").read_text(encoding="utf-8"))
+                       for r in roots if (r / package / f"{name}.json").exists()), None)
+        assert schema is not None, plugin
+        for key, value in values.items():
+            prop = schema["properties"][key]
+            allowed = [c["const"] for c in prop.get("oneOf", [])]
+            assert not allowed or value in allowed, (plugin, key, value)
+            assert isinstance(value, {"string": str, "boolean": bool}[prop["type"]]), (plugin, key)
+
+
 def test_chinese_labels_take_no_ascii_space():
     assert l10n.join("余额：", -5000) == "余额：-5000"
     assert l10n.join("库存：", -2, "|", "顾客：", False) == "库存：-2 | 顾客：False"
