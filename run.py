@@ -144,7 +144,12 @@ def _fail(msg: str) -> NoReturn:
 # ------------------------------------------------------------------ steps, visibly
 
 def _run(cmd: list[str], what: str, env: dict | None = None) -> bool:
-    """Run one installer step with its own output shown; every 5 s of silence say it is still working."""
+    """Run one installer step with its own output shown; every 5 s of silence say it is still working.
+
+    The installers (pip, uv) speak English: a Russian or Chinese reader gets only the course's own
+    lines, and the installer's output only when the step fails (``COURSE_VERBOSE=1`` shows it always)."""
+    hold = _lang() != "en" and not os.environ.get("COURSE_VERBOSE")
+    held: list[str] = []
     started = time.monotonic()
     proc = subprocess.Popen([str(c) for c in cmd], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, bufsize=1)
@@ -160,10 +165,15 @@ def _run(cmd: list[str], what: str, env: dict | None = None) -> bool:
     threading.Thread(target=heartbeat, daemon=True).start()
     assert proc.stdout is not None
     for line in proc.stdout:
+        if hold:
+            held.append("    " + line.rstrip())
+            continue
         print("    " + line.rstrip(), flush=True)
         last[0] = time.monotonic()
     code = proc.wait()
     done.set()
+    if code != 0 and held:
+        print("\n".join(held), flush=True)
     _say(_t("{what}: done in {s} s" if code == 0 else "{what}: failed in {s} s", what=what,
             s=f"{time.monotonic() - started:.1f}"))
     return code == 0

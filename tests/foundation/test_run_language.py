@@ -46,3 +46,25 @@ def test_every_translation_keeps_the_fields_and_every_message_is_used():
     for english in run.TEXTS["ru"]:
         first = english.split("{")[0][:30]
         assert first in used, f"{english!r} is translated but never said"
+
+
+def test_an_installers_english_is_shown_to_a_ru_reader_only_when_it_fails(tmp_path, monkeypatch, capsys):
+    import sys
+
+    run = _run_py()
+    monkeypatch.setattr(run, "ROOT", tmp_path)
+    monkeypatch.delenv("COURSE_VERBOSE", raising=False)
+    ok = [sys.executable, "-c", "print('Resolved 3 packages')"]
+    bad = [sys.executable, "-c", "print('No matching distribution'); raise SystemExit(1)"]
+    monkeypatch.setenv("COURSE_LANG", "ru")
+    assert run._run(ok, "пакеты") is True
+    out = capsys.readouterr().out
+    assert "Resolved" not in out and "пакеты: готово" in out
+    assert run._run(bad, "пакеты") is False
+    out = capsys.readouterr().out
+    assert "    No matching distribution" in out and "пакеты: ошибка" in out
+    monkeypatch.setenv("COURSE_VERBOSE", "1")
+    assert run._run(ok, "пакеты") is True and "Resolved 3 packages" in capsys.readouterr().out
+    monkeypatch.delenv("COURSE_VERBOSE")
+    monkeypatch.setenv("COURSE_LANG", "en")
+    assert run._run(ok, "packages") is True and "    Resolved 3 packages" in capsys.readouterr().out
