@@ -47,9 +47,21 @@ import ratelimit_measure as m  # noqa: E402
 import ratelimit_peers as peers  # noqa: E402
 
 from redis_course import connect  # noqa: E402
+from redis_course.l10n import N_, _, join  # noqa: E402
 from redis_course.servers import private_redis, redis_server_binary  # noqa: E402
 
 BASE = "baseline: pipelined INCR+EXPIRE"
+
+# What the tables call each strategy and each calibrated call, in the reader's language (the names
+# themselves stay the keys of ratelimit_peers and ratelimit_measure, and what --only matches).
+LABELS = (N_("baseline: pipelined INCR+EXPIRE"), N_("ours: fixed window"), N_("ours: first-hit window"),
+          N_("ours: list"), N_("ours: sliding log"), N_("ours: sliding window counter"), N_("ours: token bucket"),
+          N_("ours: GCRA"), N_("limits: fixed window"), N_("limits: moving window"),
+          N_("limits: sliding window counter"), N_("throttled-py: fixed window"), N_("throttled-py: sliding window"),
+          N_("throttled-py: token bucket"), N_("throttled-py: leaky bucket"), N_("throttled-py: GCRA"),
+          N_("pyrate-limiter: fixed window"), N_("pyrate-limiter: sliding log"), N_("pyrate-limiter: GCRA"),
+          N_("EVALSHA of an empty script"), N_("FCALL of an empty function"), N_("HMGET of 2 fields"),
+          N_("HSET of 2 fields"), N_("a 4-number answer"))
 
 
 def cpu_model() -> str:
@@ -63,9 +75,27 @@ def cpu_model() -> str:
 
 
 def machine(r) -> str:
-    load = ", load %.1f" % os.getloadavg()[0] if hasattr(os, "getloadavg") else ""
-    return (f"Redis {r.server_version()} at {r.where}; {peers.versions()}; Python {platform.python_version()}; "
-            f"{platform.system()} {platform.release()}; {cpu_model()}, {os.cpu_count()} cores{load}")
+    load = ", " + _("load {load}", load=f"{os.getloadavg()[0]:.1f}") if hasattr(os, "getloadavg") else ""
+    return join(_("Redis {version} at {where};", version=r.server_version(), where=r.where),
+                f"{peers.versions()}; Python {platform.python_version()}; {platform.system()} {platform.release()}; "
+                + f"{cpu_model()}, " + _("{n} cores", n=os.cpu_count()) + load)
+
+
+def _columns(text: str) -> int:
+    """Terminal columns of ``text`` (a Chinese character takes two)."""
+    import unicodedata
+
+    return len(text) + sum(1 for ch in text if unicodedata.east_asian_width(ch) in "WF")
+
+
+def _pad(text: str, width: int, right: bool = False) -> str:
+    fill = " " * max(0, width - _columns(text))
+    return fill + text if right else text + fill
+
+
+def label_width(names) -> int:
+    """The strategy column: 32, or wider when a translated name needs it."""
+    return max([32] + [_columns(_(name)) + 1 for name in names])
 
 
 def _ratio(value: float | None, other: float | None) -> str:
@@ -80,8 +110,10 @@ def best_peer(name: str, values: dict[str, float], lowest: bool = False) -> floa
     return min(got) if lowest else max(got)
 
 
-HEADER = (f"{'strategy':32} {'1 client/s':>10} {'vs peer':>7} {'vs base':>7} {'16 procs/s':>10} {'vs peer':>7}"
-          f" {'server µs':>9} {'vs peer':>7} {'B/client':>8} {'keys':>4} {'trips':>5}")
+def header(width: int = 32) -> str:
+    cells = [(N_("1 client/s"), 10), (N_("vs peer"), 7), (N_("vs base"), 7), (N_("16 procs/s"), 10), (N_("vs peer"), 7),
+             (N_("server µs"), 9), (N_("vs peer"), 7), (N_("B/client"), 8), (N_("keys"), 4), (N_("trips"), 5)]
+    return " ".join([_pad(_("strategy"), width)] + [_pad(_(name), width, right=True) for name, width in cells])
 
 
 def _cell(value, fmt: str, width: int) -> str:
@@ -92,13 +124,14 @@ def table(names, one, many, cost, mem) -> list[str]:
     """The main table, one line per strategy."""
     rate1 = {n: one[n][0] for n in one}
     us = {n: cost[n][0] for n in cost}
-    lines = [HEADER]
+    width = label_width(names)
+    lines = [header(width)]
     for name in names:
         ours = name.startswith("ours:")
         r1, r16, u = rate1.get(name), many.get(name), us.get(name)
         b, keys = mem.get(name, (None, None))
         lines.append(" ".join([
-            f"{name:32}", _cell(r1, ",.0f", 10),
+            _pad(_(name), width), _cell(r1, ",.0f", 10),
             f"{_ratio(r1, best_peer(name, rate1)) if ours else '-':>7}", f"{_ratio(r1, rate1.get(BASE)):>7}",
             _cell(r16, ",.0f", 10), f"{_ratio(r16, best_peer(name, many)) if ours else '-':>7}",
             _cell(u, ".1f", 9), f"{_ratio(u, best_peer(name, us, lowest=True)) if ours else '-':>7}",
@@ -140,13 +173,16 @@ def verdicts(names, one, many, cost) -> list[str]:
 
 def instruction_table(names, ir: dict[str, float], calls: dict[str, float]) -> list[str]:
     """Server instructions per decision (callgrind): steady however busy the machine is."""
-    lines = ["", "server instructions per decision (valgrind callgrind, thousands), vs the cheapest peer counterpart:"]
+    lines = ["", _("server instructions per decision (valgrind callgrind, thousands), vs the cheapest peer "
+                   "counterpart:")]
     for name in names:
         if name in ir:
             other = best_peer(name, ir, lowest=True) if name.startswith("ours:") else None
-            lines.append(f"  {name:32} {ir[name] / 1000:6.1f}k {_ratio(ir[name], other) if other else '-':>6}")
-    lines.append("what a script (or a function) costs, and what one redis.call or a 4-number answer adds (thousands):")
-    lines.append("  " + "; ".join(f"{k} {v / 1000:.1f}k" for k, v in calls.items()))
+            lines.append("  " + _pad(_(name), label_width(names))
+                         + f" {ir[name] / 1000:6.1f}k {_ratio(ir[name], other) if other else '-':>6}")
+    lines.append(_("what a script (or a function) costs, and what one redis.call or a 4-number answer adds "
+                   "(thousands):"))
+    lines.append("  " + "; ".join(_(k) + f" {v / 1000:.1f}k" for k, v in calls.items()))
     return lines
 
 
@@ -200,10 +236,12 @@ def main(argv: list[str] | None = None) -> int:
             if "memory" in want:
                 mem = m.memory(rp, pick(peers.build(rp, srv.url, peers.LIMIT, 3_600_000), args.only), args.clients)
         print(machine(r))
-        print(f"{peers.LIMIT} requests per {peers.WINDOW_MS} ms per client, bursts of {m.BURST} per client id; "
-              f"strategies taking turns a burst at a time; 1 client: {args.seconds:g} s in all; {args.processes} "
-              f"procs: median of {args.slots} slots of {args.slot:g} s; server µs: {args.decisions} decisions each; "
-              f"memory: {args.clients:,} clients at {peers.LIMIT} per hour\n")
+        print(_("{limit} requests per {window} ms per client, bursts of {burst} per client id, strategies taking "
+                "turns a burst at a time", limit=peers.LIMIT, window=peers.WINDOW_MS, burst=m.BURST))
+        print(_("1 client: {seconds} s in all; {procs} procs: median of {slots} slots of {slot} s; server µs: "
+                "{decisions} decisions each; memory: {clients} clients at {limit} per hour",
+                seconds=f"{args.seconds:g}", procs=args.processes, slots=args.slots, slot=f"{args.slot:g}",
+                decisions=f"{args.decisions:,}", clients=f"{args.clients:,}", limit=peers.LIMIT) + "\n")
         print("\n".join(table(names, one, many, cost, mem)))
         print("\nvs peer: against the best counterpart in ratelimit_peers.COUNTERPARTS (decisions/s: ours / fastest "
               "peer, >= 1.00 is as fast or faster; server µs: ours / cheapest peer, <= 1.00 is as cheap or cheaper)")

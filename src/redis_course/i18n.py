@@ -138,13 +138,13 @@ def _message_pattern(msgid: str) -> tuple[re.Pattern, list[str], list[str]] | No
         pos = m.end()
     literals.append(msgid[pos:])
     pattern.append(re.escape(msgid[pos:]))
-    if not any(lit.strip() for lit in literals) or "\n" in msgid:
-        return None
+    if not any(_WORD.search(lit) for lit in literals) or "\n" in msgid:
+        return None  # a message of punctuation and fields alone would match anywhere
     body = "".join(pattern)
-    if _WORD.match(msgid[:1]):
-        body = r"(?<![A-Za-z])" + body
-    if _WORD.match(msgid[-1:]):
-        body += r"(?![A-Za-z])"
+    if re.match(r"[\w{]", msgid[:1]):
+        body = r"(?<![\w-])" + body  # whole words: not the "limiter" of pyrate-limiter
+    if re.search(r"[\w}]$", msgid):
+        body += r"(?![\w-])"
     return re.compile(body), [lit for lit in literals if lit], fields
 
 
@@ -160,9 +160,23 @@ def _filled(translation: str, values: dict[str, str]) -> str:
     return _FIELD.sub(one, text).replace("\0", "{").replace("\1", "}")
 
 
-def _flexible(text: str) -> str:
-    """A regex for ``text`` in which each run of spaces may be any run of spaces."""
-    return "".join(r"[ \t]+" if part.isspace() else re.escape(part) for part in re.split(r"([ \t]+)", text) if part)
+def _flex_match(text: str, line: str, j: int) -> int | None:
+    """Where ``text`` ends when it starts at ``line[j]``, each run of spaces in it any run of spaces."""
+    for part in re.split(r"([ \t]+)", text):
+        if not part:
+            continue
+        if part.isspace():
+            k = j
+            while k < len(line) and line[k] in " \t":
+                k += 1
+            if k == j:
+                return None
+            j = k
+        elif line.startswith(part, j):
+            j += len(part)
+        else:
+            return None
+    return j
 
 
 _compiled: dict[tuple[str, int], list] = {}
@@ -193,27 +207,46 @@ def output_matches(en_body: str, tr_body: str, lang: str) -> bool:
     catalog message of a line shown in English or in its translation (with the same values), the rest
     of the line unchanged but for the width of its runs of spaces (columns align to other words, and
     Chinese full-width punctuation takes no space after it)."""
+    import functools
+
     en_lines, tr_lines = en_body.rstrip().split("\n"), tr_body.rstrip().split("\n")
     if len(en_lines) != len(tr_lines):
         return False
     messages = _translations(lang, en_body)
-    for en_line, tr_line in zip(en_lines, tr_lines):
-        parts, pos, i = [], 0, 0
-        while i < len(en_line):
+    for en, tr in zip(en_lines, (t.rstrip() for t in tr_lines)):
+        en = en.rstrip()
+        spans = {}  # en position -> [(end, [texts the reader may see]), ...]
+        for i in range(len(en)):
             for pattern, fields, forms in messages:
-                m = pattern.match(en_line, i)
+                m = pattern.match(en, i)
                 if m and m.end() > i:
                     values = {name: m.group(f"g{k}") for k, name in enumerate(fields)}
-                    alternatives = [re.escape(m.group(0))] + [_flexible(_filled(f, values)) for f in forms]
-                    before = en_line[pos:i]
-                    parts.append(_flexible(before.strip(" \t") if parts else before.rstrip(" \t")))
-                    parts.append(r"[ \t]*(?:" + "|".join(alternatives) + r")[ \t]*")
-                    i = pos = m.end()
-                    break
-            else:
-                i += 1
-        parts.append(_flexible(en_line[pos:].lstrip(" \t") if parts else en_line[pos:]))
-        if not re.fullmatch("".join(parts), tr_line.rstrip()):
+                    spans.setdefault(i, []).append((m.end(), [m.group(0)] + [_filled(f, values) for f in forms]))
+
+        @functools.lru_cache(maxsize=None)
+        def fits(i: int, j: int, loose: bool) -> bool:
+            if loose or i in spans:  # spaces next to a message are the reader's language's own
+                while i < len(en) and en[i] in " \t":
+                    i += 1
+                while j < len(tr) and tr[j] in " \t":
+                    j += 1
+            if i == len(en):
+                return j == len(tr)
+            for end, texts in spans.get(i, ()):
+                for text in texts:
+                    k = _flex_match(text, tr, j)
+                    if k is not None and fits(end, k, True):
+                        return True
+            if en[i] in " \t":
+                i2, j2 = i, j
+                while i2 < len(en) and en[i2] in " \t":
+                    i2 += 1
+                while j2 < len(tr) and tr[j2] in " \t":
+                    j2 += 1
+                return j2 > j and fits(i2, j2, False) or (i2 in spans and fits(i2, j2, False))
+            return j < len(tr) and en[i] == tr[j] and fits(i + 1, j + 1, False)
+
+        if not fits(0, 0, False):
             return False
     return True
 

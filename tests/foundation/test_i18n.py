@@ -317,3 +317,12 @@ def test_every_notebook_passage_is_stamped_against_its_english():
     rows = {src: r for src, r in nbcells.outdated_all().items()}
     assert all("never stamped" not in row for r in rows.values() for row in r), \
         "stamp new translated passages: python3 run.py i18n stamp notebooks/NN-topic.py"
+
+
+def test_output_messages_are_whole_words_and_a_longer_match_may_give_way():
+    """``keys {keys}`` must not swallow the next column's title, nor ``limiter`` the end of a package name."""
+    en = "strategy                         B/client keys trips\npyrate-limiter: GCRA 4.5.1\n"
+    ru = "стратегия                        Б/клиент ключи обмены\npyrate-limiter: GCRA 4.5.1\n"
+    assert i18n.output_matches(en, ru, "ru")
+    assert not i18n.output_matches(en, ru.replace("pyrate-limiter: GCRA", "pyrate-ограничитель: GCRA"), "ru")
+    assert not i18n.output_matches(en, ru.replace("ключи обмены", "ключей обмены"), "ru")
