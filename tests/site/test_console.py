@@ -216,3 +216,37 @@ def test_a_page_opened_as_a_file_says_to_serve_it(browser, console_site):
         assert not page.locator(".rc-entry").count()
     finally:
         context.close()
+
+
+def test_a_page_after_the_first_restores_the_snapshot_from_the_cache(browser, site_url, console_site):
+    """A site built with Node ships a memory snapshot: the console of a second page restores it (the
+    path the worker took, not a time) and downloads nothing, the runtime and snapshot kept by the browser.
+    A snapshot that cannot be restored falls back on starting Python: the first page's answers come,
+    and this test says why the fast path was not taken."""
+    import json
+    import shutil
+
+    html = (console_site / "en" / "02-atomicity" / "index.html").read_text(encoding="utf-8")
+    cfg = json.loads(re.search(r'<script id="redis-console-settings"[^>]*>(.*?)</script>', html, re.S).group(1))
+    if not cfg.get("snapshot"):
+        if shutil.which("node"):
+            pytest.fail("Node is here but the site has no snapshot: the build's log says why")
+        pytest.skip("the site was built without Node: no snapshot, the console starts Python on every page")
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        seen = []
+        for lesson, entries in (("02-atomicity", 4), ("01-incr", 1)):
+            page.goto(f"{site_url}/en/{lesson}/")
+            console = _open(page, 0)
+            _wait_for_entries(page, console, entries)
+            path = page.get_attribute("html", "data-redis-console-path")
+            fallback = page.get_attribute("html", "data-redis-console-fallback")
+            seen.append((lesson, path, int(page.get_attribute("html", "data-redis-console-transferred"))))
+            assert path == "snapshot", f"{lesson}: the console started Python ({path}): {fallback}"
+            assert "MB" in console.locator(".rc-status").text_content()
+        (_, _, first), (_, _, second) = seen
+        assert first > 1_000_000, seen  # the first page downloaded the runtime and the snapshot
+        assert second == 0, f"the second page downloaded {second} bytes again: {seen}"
+    finally:
+        context.close()
