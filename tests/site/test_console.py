@@ -250,3 +250,30 @@ def test_a_page_after_the_first_restores_the_snapshot_from_the_cache(browser, si
         assert second == 0, f"the second page downloaded {second} bytes again: {seen}"
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("broken", ["missing", "corrupt"])
+def test_a_snapshot_that_cannot_be_restored_falls_back_on_starting_python(browser, site_url, console_site, broken):
+    """Without its snapshot (a 404) or with a damaged one, the console starts Python from the packages,
+    as a site built without Node does, and prints the same replies; the page tells why."""
+    html = (console_site / "ru" / "01-incr" / "index.html").read_text(encoding="utf-8")
+    if '"snapshot": null' in html or '"snapshot"' not in html:
+        pytest.skip("the site has no snapshot to break")
+    context = browser.new_context()
+    try:
+        if broken == "missing":
+            context.route("**/console/snapshot-*", lambda route: route.fulfill(status=404, body="gone"))
+        else:  # a gzip stream that ends in the middle
+            context.route("**/console/snapshot-*", lambda route: route.fulfill(
+                status=200, body=b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + bytes(64)))
+        page = context.new_page()
+        page.goto(f"{site_url}/ru/01-incr/")
+        console = _open(page, 0)
+        steps = find_blocks(_markdown("ru", "01-incr"))[0].steps
+        _wait_for_entries(page, console, len(steps))
+        assert page.get_attribute("html", "data-redis-console-path") == "packages"
+        assert page.get_attribute("html", "data-redis-console-fallback"), "the page does not say why"
+        printed = _lines("".join(console.locator('.rc-out[data-client="0"] .rc-entry').all_text_contents()))
+        assert printed == _lines(_transcripts_on(page)[0])
+    finally:
+        context.close()

@@ -23,7 +23,7 @@ MESSAGES = {
     "run_all": N_("Run these commands"),
     "input": N_("A command, for example INCR visits; Enter runs it, the up arrow recalls the last one"),
     "runtime": N_("Loading Python in the browser (first time {mb} MB, cached afterwards)…"),
-    "loading": N_("Loading Python in the browser: {loaded} of {mb} MB…"),
+    "loading": N_("Loading the snapshot of Python's memory: {loaded} of {mb} MB…"),
     "snapshot": N_("Starting Python and fakeredis…"),
     "packages": N_("Loading fakeredis…"),
     "import": N_("Starting fakeredis…"),
