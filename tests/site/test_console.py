@@ -7,8 +7,10 @@ Printed, not asserted (timings belong in bench/): the time from the click to the
 bytes a first click loads and what a page pays without a click.  Screenshots go to /tmp."""
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -143,8 +145,11 @@ def test_consoles_in_three_languages(browser, site_url, console_site, built_site
     first_click = sum((console_site / p.lstrip("/")).stat().st_size for p in shipped)
     loader = (console_site / "en" / "assets" / "javascripts" / "console.js").stat().st_size
     page_html = (console_site / "en" / "02-atomicity" / "index.html").read_text(encoding="utf-8")
-    settings = len(re.search(r'<script id="redis-console-settings".*?</script>', page_html, re.S).group(0).encode())
-    print(f"\nbrowser console: a first click loads {first_click:,} bytes in {len(shipped)} files; "
+    block = re.search(r'<script id="redis-console-settings"[^>]*>(.*?)</script>', page_html, re.S)
+    settings = len(block.group(0).encode())
+    transfer = json.loads(block.group(1))["transfer"]
+    print(f"\nbrowser console: a first click loads {first_click:,} bytes in {len(shipped)} files "
+          f"({transfer:,} over the network); "
           f"a page without a click pays {loader + settings:,} bytes (console.js {loader:,}, settings {settings:,})")
     for row in report:
         if row[1] == "screenshot":
@@ -223,9 +228,6 @@ def test_a_page_after_the_first_restores_the_snapshot_from_the_cache(browser, si
     path the worker took, not a time) and downloads nothing, the runtime and snapshot kept by the browser.
     A snapshot that cannot be restored falls back on starting Python: the first page's answers come,
     and this test says why the fast path was not taken."""
-    import json
-    import shutil
-
     html = (console_site / "en" / "02-atomicity" / "index.html").read_text(encoding="utf-8")
     cfg = json.loads(re.search(r'<script id="redis-console-settings"[^>]*>(.*?)</script>', html, re.S).group(1))
     if not cfg.get("snapshot"):
