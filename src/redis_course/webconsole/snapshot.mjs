@@ -80,7 +80,7 @@ import redis_course.webconsole.session
   const packed = gzipSync(maker.makeMemorySnapshot(), {level: 9});
 
   // -- check: restore it in a fresh Pyodide, as the browser does, and compare the replies
-  const restored = await loadPyodide({...options, ...restoreOptions(asm.default, gunzipSync(packed))});
+  const restored = await loadPyodide({...options, ...restoreOptions(asm.default, Promise.resolve(gunzipSync(packed)))});
   restored.runPython("import random; random.seed()");
   const got = replies(restored);
   if (got !== expected) {
@@ -103,12 +103,12 @@ try {
 // The same function is in worker.mjs (the two files are run apart: keep them alike).  Pyodide 314.0.7
 // sets INITIAL_MEMORY to the snapshot's size, which its WebAssembly module ignores (the module makes its
 // own memory): grow the memory to the snapshot's heap before Pyodide copies the heap into it.
-function restoreOptions(createPyodideModule, snapshot) {
-  const header = new Uint32Array(snapshot.buffer, snapshot.byteOffset, 2);
-  const heap = snapshot.byteLength - header[1];
+function restoreOptions(createPyodideModule, snapshotPromise) {
   return {
-    _loadSnapshot: snapshot,
-    createPyodideModule: async (settings) => {
+    _loadSnapshot: snapshotPromise,
+    createPyodideModule: async (settings) => {  // called once Pyodide has the snapshot
+      const snapshot = await snapshotPromise;
+      const heap = snapshot.byteLength - new Uint32Array(snapshot.buffer, snapshot.byteOffset, 2)[1];
       const module = await createPyodideModule(settings);
       const brk = module._sbrk(0);
       if (module.HEAP8.length < heap) module._sbrk(heap - brk);

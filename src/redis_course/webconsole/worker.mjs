@@ -27,10 +27,14 @@ async function start(msg) {
         loaded[k] = n;
         progress("runtime", {loaded: loaded.reduce((a, b) => a + b, 0)});
       }));
-      const [{loadPyodide}, asm, data] = await Promise.all([
-        import(new URL("pyodide.mjs", runtime).href), import(new URL("pyodide.asm.mjs", runtime).href),
-        Promise.all(parts).then((chunks) => gunzipped(joined(chunks)))]);
-      progress("snapshot");
+      const data = Promise.all(parts).then((chunks) => gunzipped(joined(chunks))).then((d) => {
+        progress("snapshot");
+        return d;
+      });
+      data.catch(() => {});  // a failed part is seen by loadPyodide below, which awaits it: no unhandled rejection
+      const [{loadPyodide}, asm] = await Promise.all([
+        import(new URL("pyodide.mjs", runtime).href), import(new URL("pyodide.asm.mjs", runtime).href)]);
+      // Pyodide fetches the WebAssembly and the standard library while the snapshot is still arriving
       py = await loadPyodide({...options, ...restoreOptions(asm.default, data)});
       py.runPython("import random; random.seed()");  // not the sequence every restored snapshot would share
       session = py.pyimport("redis_course.webconsole.session");
@@ -99,12 +103,12 @@ function transferred() {
 // The same function is in snapshot.mjs, which checks at build time that a snapshot restored this way
 // answers as a fresh start.  Pyodide 314.0.7 sets INITIAL_MEMORY to the snapshot's size, which its
 // WebAssembly module ignores (it makes its own memory): grow the memory to the snapshot's heap first.
-function restoreOptions(createPyodideModule, snapshot) {
-  const header = new Uint32Array(snapshot.buffer, snapshot.byteOffset, 2);
-  const heap = snapshot.byteLength - header[1];
+function restoreOptions(createPyodideModule, snapshotPromise) {
   return {
-    _loadSnapshot: snapshot,
-    createPyodideModule: async (settings) => {
+    _loadSnapshot: snapshotPromise,
+    createPyodideModule: async (settings) => {  // called once Pyodide has the snapshot
+      const snapshot = await snapshotPromise;
+      const heap = snapshot.byteLength - new Uint32Array(snapshot.buffer, snapshot.byteOffset, 2)[1];
       const module = await createPyodideModule(settings);
       const brk = module._sbrk(0);
       if (module.HEAP8.length < heap) module._sbrk(heap - brk);
