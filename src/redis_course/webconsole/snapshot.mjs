@@ -10,6 +10,9 @@
 // table loaded and a session run through the commands below.  Then the snapshot is restored in a second
 // Pyodide, exactly as worker.mjs restores it, and the same commands must print the same replies, or
 // nothing is written (the site then ships without a snapshot and the console starts Python as before).
+// What else a snapshot freezes: the seed of `random` (the worker reseeds it after a restore) and the
+// seed of str hashes, so the order in which a set's members are printed is the same on every page
+// (one of the orders a fresh start could print; the transcripts' checks do not depend on it).
 import {readFileSync, writeFileSync} from "node:fs";
 import {pathToFileURL} from "node:url";
 import {gunzipSync, gzipSync} from "node:zlib";
