@@ -8,6 +8,7 @@ import io
 import os
 import urllib.error
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -152,6 +153,64 @@ def test_without_node_the_wheels_are_shipped(tmp_path, monkeypatch):
     bundle.write_bytes(b"zz")
     info = assets.manifest(runtime, [wheel], bundle)
     assert info["wheels"] == [] and info["packages"] == "wheels/packages-k.zip"
+
+
+def test_without_node_or_the_bundle_there_is_no_snapshot(tmp_path, monkeypatch):
+    from redis_course.webconsole import precompile
+
+    runtime = tmp_path / "pyodide-x"
+    runtime.mkdir()
+    bundle = tmp_path / "packages-k.zip"
+    bundle.write_bytes(b"zz")
+    assert precompile.snapshot(runtime, None, b"course", "digest") is None
+    monkeypatch.setattr(precompile.shutil, "which", lambda _name: None)
+    assert precompile.snapshot(runtime, bundle, b"course", "digest") is None
+    # the key follows everything a snapshot is made of
+    key = precompile.snapshot_key("digest", bundle, b"course")
+    assert key != precompile.snapshot_key("digest", bundle, b"course 2") != precompile.snapshot_key("d2", bundle, b"course")
+
+
+def test_a_snapshot_that_fails_its_check_is_not_kept(tmp_path, monkeypatch):
+    """snapshot.mjs exits non-zero when a restored snapshot answers differently: no file, one line logged."""
+    import subprocess
+
+    from redis_course.webconsole import precompile
+
+    runtime = tmp_path / "pyodide-x"
+    runtime.mkdir()
+    bundle = tmp_path / "packages-k.zip"
+    bundle.write_bytes(b"zz")
+    monkeypatch.setattr(precompile.shutil, "which", lambda _name: "/usr/bin/node")
+
+    def fails(cmd, **kw):
+        Path(cmd[-1]).write_bytes(b"half")
+        raise subprocess.CalledProcessError(1, cmd, stderr=b"noise\na restored snapshot answers [] to PING")
+
+    monkeypatch.setattr(precompile.subprocess, "run", fails)
+    lines: list[str] = []
+    assert precompile.snapshot(runtime, bundle, b"course", "digest", log=lines.append) is None
+    assert not list(tmp_path.glob("snapshot-*")) and lines[-1].endswith("a restored snapshot answers [] to PING")
+
+
+def test_with_a_snapshot_a_first_click_loads_it_instead_of_the_packages(tmp_path):
+    """The status line's bytes are those of the files the worker fetches: the snapshot, not the bundle
+    and the course zip it replaces (they stay on the site for the fallback); its parts join to it."""
+    runtime = tmp_path / "pyodide-x"
+    runtime.mkdir()
+    for name in assets.RUNTIME_FILES:
+        (runtime / name).write_bytes(b"x" * 1000)
+    bundle = tmp_path / "packages-k.zip"
+    bundle.write_bytes(os.urandom(50_000))
+    snap = tmp_path / "snapshot-k.gz"
+    snap.write_bytes(os.urandom(2 * assets.SNAPSHOT_PART + 10))
+    without = assets.manifest(runtime, [], bundle)
+    info = assets.manifest(runtime, [], bundle, snap)
+    assert without["snapshot"] is None and len(info["snapshot"]) == 3 and info["snapshot_bytes"] == snap.stat().st_size
+    assert info["transfer"] - without["transfer"] == snap.stat().st_size - 50_000 - len(assets.course_zip())
+    out = assets.install(tmp_path / "site", info)
+    assert b"".join((out / name).read_bytes() for name in info["snapshot"]) == snap.read_bytes()
+    assert (out / info["packages"]).is_file() and (out / info["course"]).is_file()
+    assert max((out / name).stat().st_size for name in info["snapshot"]) <= assets.SNAPSHOT_PART
 
 
 def test_the_first_click_is_announced_with_the_bytes_that_cross_the_network(tmp_path):

@@ -7,8 +7,10 @@ Printed, not asserted (timings belong in bench/): the time from the click to the
 bytes a first click loads and what a page pays without a click.  Screenshots go to /tmp."""
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -143,8 +145,11 @@ def test_consoles_in_three_languages(browser, site_url, console_site, built_site
     first_click = sum((console_site / p.lstrip("/")).stat().st_size for p in shipped)
     loader = (console_site / "en" / "assets" / "javascripts" / "console.js").stat().st_size
     page_html = (console_site / "en" / "02-atomicity" / "index.html").read_text(encoding="utf-8")
-    settings = len(re.search(r'<script id="redis-console-settings".*?</script>', page_html, re.S).group(0).encode())
-    print(f"\nbrowser console: a first click loads {first_click:,} bytes in {len(shipped)} files; "
+    block = re.search(r'<script id="redis-console-settings"[^>]*>(.*?)</script>', page_html, re.S)
+    settings = len(block.group(0).encode())
+    transfer = json.loads(block.group(1))["transfer"]
+    print(f"\nbrowser console: a first click loads {first_click:,} bytes in {len(shipped)} files "
+          f"({transfer:,} over the network); "
           f"a page without a click pays {loader + settings:,} bytes (console.js {loader:,}, settings {settings:,})")
     for row in report:
         if row[1] == "screenshot":
@@ -214,5 +219,63 @@ def test_a_page_opened_as_a_file_says_to_serve_it(browser, console_site):
         assert status.get_attribute("data-kind") == "error"
         assert "python3 run.py serve" in status.text_content() and "HTTP" in status.text_content()
         assert not page.locator(".rc-entry").count()
+    finally:
+        context.close()
+
+
+def test_a_page_after_the_first_restores_the_snapshot_from_the_cache(browser, site_url, console_site):
+    """A site built with Node ships a memory snapshot: the console of a second page restores it (the
+    path the worker took, not a time) and downloads nothing, the runtime and snapshot kept by the browser.
+    A snapshot that cannot be restored falls back on starting Python: the first page's answers come,
+    and this test says why the fast path was not taken."""
+    html = (console_site / "en" / "02-atomicity" / "index.html").read_text(encoding="utf-8")
+    cfg = json.loads(re.search(r'<script id="redis-console-settings"[^>]*>(.*?)</script>', html, re.S).group(1))
+    if not cfg.get("snapshot"):
+        if shutil.which("node"):
+            pytest.fail("Node is here but the site has no snapshot: the build's log says why")
+        pytest.skip("the site was built without Node: no snapshot, the console starts Python on every page")
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        seen = []
+        for lesson, entries in (("02-atomicity", 4), ("01-incr", 1)):
+            page.goto(f"{site_url}/en/{lesson}/")
+            console = _open(page, 0)
+            _wait_for_entries(page, console, entries)
+            path = page.get_attribute("html", "data-redis-console-path")
+            fallback = page.get_attribute("html", "data-redis-console-fallback")
+            seen.append((lesson, path, int(page.get_attribute("html", "data-redis-console-transferred"))))
+            assert path == "snapshot", f"{lesson}: the console started Python ({path}): {fallback}"
+            assert "MB" in console.locator(".rc-status").text_content()
+        (_, _, first), (_, _, second) = seen
+        assert first > 1_000_000, seen  # the first page downloaded the runtime and the snapshot
+        assert second == 0, f"the second page downloaded {second} bytes again: {seen}"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("broken", ["missing", "corrupt"])
+def test_a_snapshot_that_cannot_be_restored_falls_back_on_starting_python(browser, site_url, console_site, broken):
+    """Without its snapshot (a 404) or with a damaged one, the console starts Python from the packages,
+    as a site built without Node does, and prints the same replies; the page tells why."""
+    html = (console_site / "ru" / "01-incr" / "index.html").read_text(encoding="utf-8")
+    if '"snapshot": null' in html or '"snapshot"' not in html:
+        pytest.skip("the site has no snapshot to break")
+    context = browser.new_context()
+    try:
+        if broken == "missing":
+            context.route("**/console/snapshot-*", lambda route: route.fulfill(status=404, body="gone"))
+        else:  # a gzip stream that ends in the middle
+            context.route("**/console/snapshot-*", lambda route: route.fulfill(
+                status=200, body=b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + bytes(64)))
+        page = context.new_page()
+        page.goto(f"{site_url}/ru/01-incr/")
+        console = _open(page, 0)
+        steps = find_blocks(_markdown("ru", "01-incr"))[0].steps
+        _wait_for_entries(page, console, len(steps))
+        assert page.get_attribute("html", "data-redis-console-path") == "packages"
+        assert page.get_attribute("html", "data-redis-console-fallback"), "the page does not say why"
+        printed = _lines("".join(console.locator('.rc-out[data-client="0"] .rc-entry').all_text_contents()))
+        assert printed == _lines(_transcripts_on(page)[0])
     finally:
         context.close()

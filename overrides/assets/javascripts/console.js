@@ -11,8 +11,12 @@
   var cfg = JSON.parse(el.textContent);
   var S = cfg.strings;
   var PROMPT = /^redis(?:\(TX\))?> /;
-  var worker = null, ready = false, failed = null, clickedAt = 0, firstAnswerMs = null;
+  var worker = null, ready = false, failed = null, clickedAt = 0, firstAnswerMs = null, transferred = null;
   var pending = {}, nextId = 1, nextSid = 1, consoles = [], timings = {};
+
+  function mb(bytes) {
+    return (bytes / 1e6).toFixed(1);
+  }
 
   function fill(text, fields) {
     return text.replace(/\{(\w+)\}/g, function (m, k) { return k in fields ? fields[k] : m; });
@@ -45,14 +49,25 @@
     }
     worker.onmessage = function (ev) {
       var m = ev.data;
-      if (m.op === "progress" || m.op === "ready") {  // stage timings, for the tests' report
-        timings[m.stage || "ready"] = Math.round(m.ms);
-        document.documentElement.setAttribute("data-redis-console-timings", JSON.stringify(timings));
+      var html = document.documentElement;
+      if ((m.op === "progress" || m.op === "ready") && !((m.stage || "ready") in timings)) {
+        timings[m.stage || "ready"] = Math.round(m.ms);  // when each stage began, for the tests and bench/
+        html.setAttribute("data-redis-console-timings", JSON.stringify(timings));
       }
       if (m.op === "progress") {
-        status(fill(S[m.stage], {mb: ((cfg.transfer || cfg.bytes) / 1e6).toFixed(1)}), "busy");
+        if (m.loaded !== undefined && cfg.snapshot_bytes) {  // the snapshot arriving, or read from the cache
+          status(fill(S.loading, {loaded: mb(Math.min(m.loaded, cfg.snapshot_bytes)), mb: mb(cfg.snapshot_bytes)}),
+                 "busy");
+        } else {
+          status(fill(S[m.stage] || S.import, {mb: mb(cfg.transfer || cfg.bytes)}), "busy");
+        }
       } else if (m.op === "ready") {
         ready = true;
+        transferred = m.transferred;
+        // how Python started ("snapshot", or "packages"/"wheels" when it was imported here), for the tests
+        html.setAttribute("data-redis-console-path", m.path);
+        html.setAttribute("data-redis-console-transferred", String(m.transferred));
+        if (m.fallback) html.setAttribute("data-redis-console-fallback", m.fallback);
       } else if (m.op === "failed") {
         failed = fill(S.failed, {detail: m.detail});
         status(failed, "error");
@@ -68,7 +83,7 @@
       status(failed, "error");
     };
     worker.postMessage({op: "init", pyodide: cfg.pyodide, wheels: cfg.wheels, packages: cfg.packages,
-                        course: cfg.course});
+                        course: cfg.course, snapshot: cfg.snapshot});
   }
 
   function call(msg) {
@@ -169,7 +184,9 @@
         if (firstAnswerMs === null) {
           firstAnswerMs = Math.round(performance.now() - clickedAt);
           document.documentElement.setAttribute("data-redis-console-first-answer-ms", String(firstAnswerMs));
-          status(fill(S.ready, {seconds: (firstAnswerMs / 1000).toFixed(1)}), "ready");
+          var seconds = (firstAnswerMs / 1000).toFixed(1);
+          status(transferred === null || transferred === undefined ? fill(S.ready, {seconds: seconds})
+                 : fill(S.ready_bytes, {seconds: seconds, mb: mb(transferred)}), "ready");
         }
         if (m.error) { status(fill(S.failed, {detail: m.error}), "error"); return; }
         m.results.forEach(function (r) { show(client, r); });
@@ -221,7 +238,7 @@
     code.rcConsole = c;
     consoles.push(c);
     if (failed) c.status(failed, "error");
-    else if (!ready) c.status(fill(S.runtime, {mb: ((cfg.transfer || cfg.bytes) / 1e6).toFixed(1)}), "busy");
+    else if (!ready) c.status(fill(S.runtime, {mb: mb(cfg.transfer || cfg.bytes)}), "busy");
     startWorker();
     if (!failed) c.run(commandsOf(code));
   }

@@ -12,6 +12,12 @@ File names carry a version or a content hash, so a host may let browsers cache t
   (:mod:`.precompile`; a first click then imports instead of compiling: bench/console_first_answer.py);
 * ``course-<hash>.zip`` — :mod:`redis_course.transcripts` (the formatter the page tests use),
   :mod:`redis_course.compat` and :mod:`.session`, so the browser prints what the tests check;
+* ``snapshot-<hash>-<n>.gz`` — Pyodide's memory once all of that is imported, made with Node too
+  (:func:`.precompile.snapshot`): a click restores it instead of starting Python, and then needs
+  neither the packages nor the course zip; the worker falls back on them when it cannot restore it.
+  It is cut into parts of ``SNAPSHOT_PART`` bytes: Chromium keeps no file larger than an eighth of its
+  cache in it, and a private window's cache (in memory) is 50 MB, so a 9 MB file would be downloaded
+  again on every page;
 * ``worker-<hash>.mjs`` — the Web Worker that runs them.
 
 Without network (or with ``COURSE_CONSOLE=0``) :func:`prepare` returns ``None`` and one sentence, and
@@ -78,6 +84,7 @@ PACKAGE = Path(__file__).resolve().parents[1]  # src/redis_course
 COURSE_MODULES = ("compat.py", "transcripts.py", "webconsole/__init__.py", "webconsole/session.py")
 WORKER = Path(__file__).with_name("worker.mjs")
 SITE_FOLDER = "console"
+SNAPSHOT_PART = 3_000_000  # bytes of one part of the snapshot (see above)
 TIMEOUT = 30  # seconds without a byte before a download is given up
 
 
@@ -180,16 +187,28 @@ def transfer_size(name: str, data: bytes) -> int:
     return len(packer.compress(data)) + len(packer.flush())
 
 
-def manifest(runtime: Path, wheels: list[Path], packages: Path | None = None) -> dict:
+def snapshot_parts(data: bytes) -> list[str]:
+    """The names of the snapshot's parts, in order (the worker joins them, then unpacks them)."""
+    stem = _hashed("snapshot", data, "")
+    return [f"{stem}-{k}.gz" for k in range(max(1, -(-len(data) // SNAPSHOT_PART)))]
+
+
+def manifest(runtime: Path, wheels: list[Path], packages: Path | None = None, snapshot: Path | None = None) -> dict:
     """What the pages need to know: file names under ``console/`` and the bytes a first click loads.
-    ``packages`` is the precompiled bundle (:mod:`.precompile`), shipped instead of the wheels."""
+    ``packages`` is the precompiled bundle (:mod:`.precompile`), shipped instead of the wheels;
+    ``snapshot`` the memory snapshot made from it, which a click loads instead of the bundle and the
+    course zip (they stay on the site for a browser that cannot restore it)."""
     worker = WORKER.read_bytes()
     course = course_zip()
     shipped = [packages] if packages else wheels
-    files = [runtime / f for f in RUNTIME_FILES] + shipped
-    total = sum(p.stat().st_size for p in files) + len(worker) + len(course)
-    transfer = (sum(transfer_size(p.name, p.read_bytes()) for p in files) + transfer_size("worker.mjs", worker)
-                + len(course))
+    runtime_files = [runtime / f for f in RUNTIME_FILES]
+    snapshot_data = snapshot.read_bytes() if snapshot else b""
+    # what a first click fetches: the runtime, the worker, then the snapshot or the packages and course
+    fetched = [(p.name, p.read_bytes()) for p in runtime_files] + [("worker.mjs", worker)]
+    if snapshot:
+        fetched.append((snapshot.name, snapshot_data))
+    else:
+        fetched += [(p.name, p.read_bytes()) for p in shipped] + [("course.zip", course)]
     return {
         "folder": SITE_FOLDER + "/",
         "pyodide": f"pyodide-{PYODIDE_VERSION}/",
@@ -197,10 +216,13 @@ def manifest(runtime: Path, wheels: list[Path], packages: Path | None = None) ->
         "packages": f"wheels/{packages.name}" if packages else None,
         "course": _hashed("course", course, ".zip"),
         "worker": _hashed("worker", worker, ".mjs"),
-        "bytes": total,
-        "transfer": transfer,  # what crosses the network on a first click: what the status line says
+        "snapshot": snapshot_parts(snapshot_data) if snapshot else None,
+        "snapshot_bytes": len(snapshot_data),  # what the status line counts up to while it loads
+        "bytes": sum(len(data) for _name, data in fetched),
+        "transfer": sum(transfer_size(name, data) for name, data in fetched),  # what crosses the network
         "_runtime": str(runtime),
         "_shipped": [str(p) for p in shipped],
+        "_snapshot": str(snapshot) if snapshot else None,
     }
 
 
@@ -217,11 +239,12 @@ def prepare(log=print, cache: Path | None = None) -> dict | None:
         return None
     from . import precompile
 
-    return manifest(runtime, wheels, precompile.bundle(runtime, wheels, PYODIDE.digest, log))
+    packages = precompile.bundle(runtime, wheels, PYODIDE.digest, log)
+    return manifest(runtime, wheels, packages, precompile.snapshot(runtime, packages, course_zip(), PYODIDE.digest, log))
 
 
 def install(site_root: Path, info: dict) -> Path:
-    """Copy the runtime, wheels, course zip and worker into ``site_root/console/``."""
+    """Copy the runtime, wheels, course zip, snapshot and worker into ``site_root/console/``."""
     out = Path(site_root) / SITE_FOLDER
     shutil.rmtree(out, ignore_errors=True)
     (out / info["pyodide"]).mkdir(parents=True)
@@ -232,4 +255,8 @@ def install(site_root: Path, info: dict) -> Path:
         shutil.copyfile(wheel, out / "wheels" / Path(wheel).name)
     (out / info["course"]).write_bytes(course_zip())
     shutil.copyfile(WORKER, out / info["worker"])
+    if info.get("snapshot"):
+        data = Path(info["_snapshot"]).read_bytes()
+        for k, name in enumerate(info["snapshot"]):
+            (out / name).write_bytes(data[k * SNAPSHOT_PART:(k + 1) * SNAPSHOT_PART])
     return out

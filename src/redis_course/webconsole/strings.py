@@ -3,7 +3,8 @@
 The English text is the message id (``N_``); :func:`strings` translates every message for one
 language, and the hook writes the result into the pages of that language (the loader has no
 catalog of its own).  ``{name}`` in a message is filled in the browser with the command's name,
-``{mb}`` with the megabytes of the first load, ``{seconds}`` with a duration.
+``{mb}`` with megabytes (of the first load, or downloaded), ``{loaded}`` with the megabytes of the
+snapshot read so far, ``{seconds}`` with a duration.
 """
 from __future__ import annotations
 
@@ -22,9 +23,12 @@ MESSAGES = {
     "run_all": N_("Run these commands"),
     "input": N_("A command, for example INCR visits; Enter runs it, the up arrow recalls the last one"),
     "runtime": N_("Loading Python in the browser (first time {mb} MB, cached afterwards)…"),
+    "loading": N_("Loading the snapshot of Python's memory: {loaded} of {mb} MB…"),
+    "snapshot": N_("Starting Python and fakeredis…"),
     "packages": N_("Loading fakeredis…"),
     "import": N_("Starting fakeredis…"),
     "ready": N_("Ready in {seconds} s."),
+    "ready_bytes": N_("Ready in {seconds} s ({mb} MB downloaded)."),
     "failed": N_("The console could not start: {detail}"),
     "file": N_("The console needs the site served over HTTP (python3 run.py serve): a page opened as a file "
                "cannot load WebAssembly."),
