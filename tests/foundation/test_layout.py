@@ -36,7 +36,7 @@ def test_a_crossing_planted_in_a_copy_is_found(tmp_path):
     shutil.copytree(ROOT / "src" / "redis_course", src / "redis_course",
                     ignore=shutil.ignore_patterns("__pycache__", "*.po", "*.mo", "*.otf", "*.mjs"))
     compat = src / "redis_course" / "compat.py"
-    compat.write_text(compat.read_text(encoding="utf-8") + "\nfrom .labs import grade  # noqa\n", encoding="utf-8")
+    compat.write_text(compat.read_text(encoding="utf-8") + "\nfrom .labs.grading import grade  # noqa\n", encoding="utf-8")
     res = _lint_imports(src)
     assert res.returncode != 0 and "redis_course.compat is not allowed to import redis_course.labs" in res.stdout, \
         res.stdout[-3000:]

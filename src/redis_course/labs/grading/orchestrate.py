@@ -22,11 +22,11 @@ from typing import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..l10n import _
+from ...l10n import _
 from .intake import Submission
-from .model import Lab
-from .runner import LabResult, TestResult, run_lab
-from .sandbox.limits import Limits
+from ..authoring.model import Lab
+from ..engine.runner import LabResult, TestResult, run_lab
+from ..sandbox.limits import Limits
 
 
 class Progress:
@@ -150,7 +150,7 @@ def _running_graders() -> list[int]:
     found = []
     for pid in pids:
         try:
-            if b"redis_course.labs.pytest_plugin" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if b"redis_course.labs.engine.pytest_plugin" in Path(f"/proc/{pid}/cmdline").read_bytes():
                 found.append(pid)
         except OSError:
             continue

@@ -11,8 +11,8 @@ import json
 import threading
 from typing import Any, Callable, Sequence
 
-from .errors import StudentCrash, StudentError, StudentTimeout
-from .sandbox.process import StudentProcess
+from ..sandbox.errors import StudentCrash, StudentError, StudentTimeout
+from ..sandbox.process import StudentProcess
 
 CAUGHT = (StudentError, StudentTimeout, StudentCrash)
 

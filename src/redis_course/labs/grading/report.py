@@ -40,11 +40,11 @@ from pathlib import Path
 
 import wcwidth
 
-from ..l10n import _
-from .model import Lab
+from ...l10n import _
+from ..authoring.model import Lab
 from .names import Student
-from .runner import LabResult, TestResult
-from .texts import t
+from ..engine.runner import LabResult, TestResult
+from ..check.texts import t
 
 CSV_FIELDS = ["student", "lab", "points", "max_points", "status", "folder", "lang"]
 CSV_ENCODING = "utf-8-sig"  # with a BOM: Excel reads UTF-8 only then

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..l10n import _
-from ..paths import LANG_NAMES, LANGS
-from .classroom import write_workflow
-from .model import Lab
+from ...l10n import _
+from ...paths import LANG_NAMES, LANGS
+from ..check.classroom import write_workflow
+from ..authoring.model import Lab
 
 EDITION_FILE = "edition.json"
 
