@@ -96,7 +96,7 @@ def build(lab: Lab, out: Path, *, lang: str = "en") -> Path:
         raise GradingError(_("{lab} has no starter.py: run `python3 run.py labs sync` first.", lab=lab.id))
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    package = Path(__file__).resolve().parents[1]
+    package = Path(__file__).resolve().parents[2]  # src/redis_course (this is labs/grading/gradescope.py)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         _add_text(zf, "setup.sh", SETUP_SH, 0o755)
         _add_text(zf, "run_autograder", RUN_AUTOGRADER, 0o755)
