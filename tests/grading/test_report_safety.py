@@ -27,7 +27,8 @@ from redis_course.labs.grading.autograder import results_json
 from redis_course.labs.grading.grade import grade
 from redis_course.labs.authoring.model import discover, find_lab
 from redis_course.labs.grading.names import as_text, assign, edition_lang, escape_entry
-from redis_course.labs.grading.report import GRADESCOPE_FIELDS, GradeRow, csv_cell, csv_uncell, plain_text
+from redis_course.labs.check.texts import plain_text
+from redis_course.labs.grading.report import GRADESCOPE_FIELDS, GradeRow, csv_cell, csv_uncell
 from redis_course.labs.engine.runner import LabResult, TestResult
 from redis_course.labs.authoring.starter import make_starter, translate_docstrings
 from redis_course.labs.grading.summary import Summary

@@ -25,9 +25,8 @@ from pathlib import Path
 from ...l10n import N_, _, ngettext
 from ..authoring.model import Lab, discover, find_lab
 from ..engine.runner import LabResult, TestResult, run_lab
-from ..grading.report import plain_text
 from ..sandbox.limits import Limits
-from .texts import t
+from .texts import plain_text, t
 
 def _version(text: str | None) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", text or "")[:3])
