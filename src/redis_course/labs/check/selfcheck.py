@@ -87,7 +87,6 @@ def backend_for(lab: Lab, backend: str, lang: str | None) -> tuple[str, str | No
                       needed=min_redis(lab), version=version)
 
 
-MARK = {"passed": "✓", "skipped": "–"}
 NOT_STARTED = "not-implemented"
 _IMPORT_FAILURES = [  # the sandbox's English words for a module that did not load -> the student's
     (re.compile(r"^loading the module failed: (?P<error>.*)", re.S), N_("lab.py could not be imported: {error}")),

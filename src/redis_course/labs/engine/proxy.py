@@ -14,9 +14,6 @@ from typing import Any, Callable, Sequence
 from ..sandbox.errors import StudentCrash, StudentError, StudentTimeout
 from ..sandbox.process import StudentProcess
 
-CAUGHT = (StudentError, StudentTimeout, StudentCrash)
-
-
 class _Function:
     """``lab.count_view``: prints as ``lab.count_view`` in assertion messages."""
 

@@ -26,9 +26,6 @@ from ..sandbox import cgroups
 from ..sandbox import launch as iso
 from ..sandbox.limits import Limits
 
-STATUSES = ("ok", "missing", "import-error", "timeout", "crash", "grader-error")
-
-
 @dataclass
 class TestResult:
     __test__ = False  # not a pytest test class

@@ -46,9 +46,6 @@ from ..sandbox.limits import Limits
 from ..sandbox import make_run_dir
 from .summary import Summary
 
-OUTPUTS = ("feedback", "gradescope", "junit", "logs")
-
-
 class GradingInterrupted(GradingError):
     """Ctrl+C: what was graded is written; the message says how to go on."""
 
