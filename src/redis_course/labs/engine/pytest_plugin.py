@@ -85,7 +85,7 @@ class LabRun:
         return proc
 
     def task(self) -> StudentProcess:
-        """A process of the box that runs the grader's tasks (:mod:`.sandbox.tasks`), not student code."""
+        """A process of the box that runs the grader's tasks (:mod:`..sandbox.tasks`), not student code."""
         proc = StudentProcess(self.box, self.limits, task=True)
         self.processes.append(proc)
         return proc

@@ -116,7 +116,7 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     ``url`` (then ``url`` is used under a fresh key prefix: a student's own REDIS_URL).
     ``keep_log``: where to copy the grader's log (its end, owner-only) when the run does not end ``ok``;
     the copy is made after the run, when no student process is left.  ``isolate=False``: student code
-    runs without namespaces (:func:`.isolation.mode`); the log's first line says how it ran.
+    runs without namespaces (:func:`..sandbox.launch.mode`); the log's first line says how it ran.
     ``first_failure``: stop at the first failing test (pytest ``-x``), for callers that only ask
     whether a file loses points (mutation testing, the known-wrong files), never for a grade.
     """

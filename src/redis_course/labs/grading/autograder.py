@@ -7,7 +7,7 @@ Run by the ``run_autograder`` script of the zip that :mod:`.gradescope` writes::
 The lab and the feedback's language come from ``$COURSE_ROOT/autograder.json``.  The submission's
 ``lab.py`` is taken from ``lab.py``, ``NN-topic/lab.py`` or ``labs/NN-topic/lab.py`` (a file upload, a
 folder, or the student's repository), read like any submission (:mod:`.intake`: no links, at most
-1 MiB), and graded by the same :func:`.runner.run_lab` as ``course grade``, with public and hidden
+1 MiB), and graded by the same :func:`..engine.runner.run_lab` as ``course grade``, with public and hidden
 tests.  When none is found, the starter is graded to list every test at 0 points.
 """
 from __future__ import annotations

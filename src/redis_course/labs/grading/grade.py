@@ -51,7 +51,7 @@ class GradingInterrupted(GradingError):
 
 
 def isolation_mode(isolate: bool = True) -> str:
-    """How student code would be isolated here: the one place that asks :mod:`.sandbox.launch`."""
+    """How student code would be isolated here: the one place that asks :mod:`..sandbox.launch`."""
     from ..sandbox.launch import mode
 
     return mode(isolate)

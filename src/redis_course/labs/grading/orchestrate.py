@@ -1,6 +1,6 @@
 """Orchestration of a grading run: the reference runs, every (student, lab) run, workers, progress.
 
-Each (student, lab) is graded by :func:`.runner.run_lab` in its own grader process with its own
+Each (student, lab) is graded by :func:`..engine.runner.run_lab` in its own grader process with its own
 private Redis and sandboxed student process; ``workers`` of them run at once (default: one per CPU
 core), each worker thread with one fork server that its runs reuse.  Before the students, each lab's
 reference solution is graded once on the same backend: it must score full marks, and it gives the
@@ -140,7 +140,7 @@ def settings_key(plan: "Plan") -> str:
 
 
 def _running_graders() -> list[int]:
-    """This process's grader children (each the leader of its own session: see :func:`.runner.run_lab`)."""
+    """This process's grader children (each the leader of its own session: see :func:`..engine.runner.run_lab`)."""
     pids = []
     for children in Path("/proc/self/task").glob("*/children"):
         try:

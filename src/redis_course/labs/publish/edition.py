@@ -1,5 +1,5 @@
 """The files only the student edition has: its README for students, ``edition.json`` and the GitHub
-Classroom workflow (:mod:`.classroom`).
+Classroom workflow (:mod:`..check.classroom`).
 
 The README says what a student needs and nothing else: the two commands, how to check a lab, where
 the lessons, notebooks and labs are, how to hand in.  Its text comes from the course's catalog
