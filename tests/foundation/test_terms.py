@@ -20,7 +20,7 @@ def tree(tmp_path: Path) -> Path:
     for src in paths.ROOT.glob("notebooks/[0-9][0-9]-*.py"):
         shutil.copy(src, root / "notebooks" / src.name)
     shutil.copytree(paths.ROOT / "src/redis_course/locale", root / "src/redis_course/locale")
-    (root / "src/redis_course/labs").mkdir()
+    (root / "src/redis_course/labs/check").mkdir(parents=True)
     shutil.copy(paths.ROOT / "src/redis_course/labs/check/texts.py", root / "src/redis_course/labs/check/texts.py")
     for lab in paths.ROOT.glob("labs/[0-9][0-9]-*"):
         (root / "labs" / lab.name).mkdir(parents=True)
