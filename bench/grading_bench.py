@@ -33,18 +33,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from redis_course.labs.grade import grade  # noqa: E402
-from redis_course.labs.model import find_lab  # noqa: E402
+from redis_course.labs.grading.grade import grade  # noqa: E402
+from redis_course.labs.authoring.model import find_lab  # noqa: E402
 from redis_course.labs.sandbox.server import RunRedis  # noqa: E402
 from redis_course.labs.sandbox import make_run_dir  # noqa: E402
-from redis_course.labs.wrong import composed_path  # noqa: E402
+from redis_course.labs.authoring.wrong import composed_path  # noqa: E402
 
 PLAIN_PLUGIN = '''
 """In-process lab fixtures for the baseline: no isolation at all."""
 import importlib.util, json, os, threading
 import pytest
 from redis_course.backend import connect
-from redis_course.labs.errors import StudentError
+from redis_course.labs.sandbox.errors import StudentError
 
 _mod = None
 def _module():

@@ -43,8 +43,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from redis_course.labs.model import discover  # noqa: E402
-from redis_course.labs.runner import run_lab  # noqa: E402
+from redis_course.labs.authoring.model import discover  # noqa: E402
+from redis_course.labs.engine.runner import run_lab  # noqa: E402
 
 COSMIC_RAY = "cosmic-ray==8.7.0"
 TOOLS = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "redis-course" / "tools" / "cosmic-ray"

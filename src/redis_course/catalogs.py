@@ -101,8 +101,8 @@ def lab_messages(root: Path | None = None) -> list[tuple[str, int, str, str, str
       and its ``your code here``, in context ``starter``: ``course release --lang`` writes ``lab.py``
       with them in that language.
     """
-    from .labs.model import TITLE_CONTEXT, test_docstrings
-    from .labs.starter import PLACEHOLDER, STARTER_CONTEXT, comments, docstrings
+    from .labs.authoring.model import TITLE_CONTEXT, test_docstrings
+    from .labs.authoring.starter import PLACEHOLDER, STARTER_CONTEXT, comments, docstrings
 
     root = Path(root or paths.ROOT)
     out = []

@@ -61,7 +61,7 @@ def checks() -> list[tuple[str, str, str, str]]:
                  _("private servers for persistence, cluster and grading") if binary else
                  _("persistence (lesson 05) and cluster (lesson 06) demos are skipped; grading falls back to fakeredis")))
     try:
-        from .labs.grade import describe_isolation, isolation_mode
+        from .labs.grading.grade import describe_isolation, isolation_mode
 
         mode = isolation_mode()
         rows.append((OK if mode != "none" else WARN, _("grading isolation"), describe_isolation(mode),

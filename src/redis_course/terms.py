@@ -231,7 +231,7 @@ def yaml_lines(text: str) -> dict[str, list[str]]:
 
 def python_prose_lines(text: str) -> list[str]:
     """A Python file's comments and docstrings, the code blanked out (a starter as a student reads it)."""
-    from .labs.starter import docstrings
+    from .labs.authoring.starter import docstrings
 
     src = text.split("\n")
     out = [""] * len(src)
@@ -253,7 +253,7 @@ _PY_TEXT = re.compile(r"""["'](?P<lang>ru|zh)["']\s*:\s*(?P<q>["'])(?P<text>(?:(
 
 def python_text_lines(text: str) -> dict[str, list[str]]:
     """For each language, the ``"ru": "..."`` / ``"zh": "..."`` string literals of a Python file (the
-    words of tables and feedback kept in code, :mod:`redis_course.labs.texts`), the rest blanked."""
+    words of tables and feedback kept in code, :mod:`redis_course.labs.check.texts`), the rest blanked."""
     src = text.split("\n")
     per = {lang: [""] * len(src) for lang in TRANSLATED}
     for i, line in enumerate(src):

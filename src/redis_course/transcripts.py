@@ -41,7 +41,6 @@ import redis
 
 from .compat import FAKE_SERVER_VERSION, ReplyError, Status, raw_fake_connection_class, raw_parser_class  # noqa: F401 (re-exported)
 
-PROMPT = "redis> "
 _PROMPT_RE = re.compile(r"^redis(?:\(TX\))?> ")
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>.*)$")
 

@@ -32,7 +32,7 @@ def test_jupyter_keeps_lang_and_passes_the_rest(monkeypatch):
 
 
 def test_check_commands_print_one_line_on_success(capsys):
-    from redis_course.labs import starter
+    from redis_course.labs.authoring import starter
     from redis_course.notebooks import execute
 
     if starter.sync(check=True) or execute.stale():
@@ -59,9 +59,9 @@ def test_a_broken_lab_package_is_an_error_not_a_missing_command(monkeypatch):
 
     def broken(name, globals=None, locals=None, fromlist=(), level=0):
         if name == "labs.cli" or (level and name == "labs.cli") or name.endswith("labs.cli"):
-            raise ImportError("cannot import name 'x' from 'redis_course.labs.model'")
+            raise ImportError("cannot import name 'x' from 'redis_course.labs.authoring.model'")
         return real_import(name, globals, locals, fromlist, level)
 
     monkeypatch.setattr(builtins, "__import__", broken)
-    with pytest.raises(ImportError, match="redis_course.labs.model"):
+    with pytest.raises(ImportError, match="redis_course.labs.authoring.model"):
         cli.build_parser()

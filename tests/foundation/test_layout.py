@@ -30,16 +30,28 @@ def test_no_module_crosses_a_layer():
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
 
 
-def test_a_crossing_planted_in_a_copy_is_found(tmp_path):
-    """compat (the bottom layer) importing the labs is what the layers forbid: the check says so."""
+PLANTED = [  # (module, the import planted at its end, what the check must say)
+    ("compat.py", "from .labs.grading import grade", "redis_course.compat is not allowed to import redis_course.labs"),
+    ("labs/sandbox/limits.py", "from ..engine import runner",
+     "redis_course.labs.sandbox is not allowed to import redis_course.labs.engine"),
+    ("labs/check/selfcheck.py", "from ..grading import report",
+     "redis_course.labs.check is not allowed to import redis_course.labs.grading"),
+    ("labs/grading/grade.py", "from ..publish import release",
+     "redis_course.labs.grading is not allowed to import redis_course.labs.publish"),
+]
+
+
+@pytest.mark.parametrize("module, line, said", PLANTED, ids=[m for m, _, _ in PLANTED])
+def test_a_crossing_planted_in_a_copy_is_found(tmp_path, module, line, said):
+    """compat (the bottom layer) importing the labs, or a lab subpackage importing one above it or
+    beside it, is what the layers forbid: the check says so."""
     src = tmp_path / "src"
     shutil.copytree(ROOT / "src" / "redis_course", src / "redis_course",
                     ignore=shutil.ignore_patterns("__pycache__", "*.po", "*.mo", "*.otf", "*.mjs"))
-    compat = src / "redis_course" / "compat.py"
-    compat.write_text(compat.read_text(encoding="utf-8") + "\nfrom .labs import grade  # noqa\n", encoding="utf-8")
+    target = src / "redis_course" / module
+    target.write_text(target.read_text(encoding="utf-8") + f"\n{line}  # noqa\n", encoding="utf-8")
     res = _lint_imports(src)
-    assert res.returncode != 0 and "redis_course.compat is not allowed to import redis_course.labs" in res.stdout, \
-        res.stdout[-3000:]
+    assert res.returncode != 0 and said in res.stdout, res.stdout[-3000:]
 
 
 def _ruff(*args: str) -> subprocess.CompletedProcess:

@@ -48,7 +48,7 @@ def _executions(monkeypatch) -> list:
 def test_editing_the_grader_re_executes_no_notebook(course_copy, monkeypatch):
     pkg, _ = course_copy
     assert execute.stale() == {}
-    report = pkg / "labs" / "report.py"
+    report = pkg / "labs" / "grading" / "report.py"
     report.write_text(report.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
     (pkg / "site.py").write_text("# the site changed too\n", encoding="utf-8")
     assert execute.stale() == {}

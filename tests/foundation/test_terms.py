@@ -20,8 +20,8 @@ def tree(tmp_path: Path) -> Path:
     for src in paths.ROOT.glob("notebooks/[0-9][0-9]-*.py"):
         shutil.copy(src, root / "notebooks" / src.name)
     shutil.copytree(paths.ROOT / "src/redis_course/locale", root / "src/redis_course/locale")
-    (root / "src/redis_course/labs").mkdir()
-    shutil.copy(paths.ROOT / "src/redis_course/labs/texts.py", root / "src/redis_course/labs/texts.py")
+    (root / "src/redis_course/labs/check").mkdir(parents=True)
+    shutil.copy(paths.ROOT / "src/redis_course/labs/check/texts.py", root / "src/redis_course/labs/check/texts.py")
     for lab in paths.ROOT.glob("labs/[0-9][0-9]-*"):
         (root / "labs" / lab.name).mkdir(parents=True)
         for name in ("hints.yml", "lab.yml", "starter.py"):
@@ -148,8 +148,8 @@ def test_a_bad_pattern_is_one_sentence(tree: Path):
 
 
 def test_words_kept_in_code_are_searched(tree: Path):
-    texts = tree / "src/redis_course/labs/texts.py"
+    texts = tree / "src/redis_course/labs/check/texts.py"
     planted = '    "planted": {"en": "paused", "ru": "сервер заморожен", "zh": "服务器已冻结"},'
     n = _insert_after(texts, "TEXTS: dict", planted)
-    found = terms.problems(tree)["src/redis_course/labs/texts.py"]
+    found = terms.problems(tree)["src/redis_course/labs/check/texts.py"]
     assert [f.split(" — ")[0] for f in found] == [f"line {n}: «заморожен»", f"line {n}: «冻结»"]

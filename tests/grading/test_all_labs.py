@@ -1,6 +1,6 @@
 """Every lab under labs/, on both backends (a private redis-server and the fakeredis server):
 solution.py scores full marks, starter.py scores 0, every wrong/*.py (composed onto solution.py,
-see redis_course.labs.wrong) scores less than full marks, and starter.py is what ``course labs sync``
+see redis_course.labs.authoring.wrong) scores less than full marks, and starter.py is what ``course labs sync``
 generates.  New labs are covered as they appear.  Only the runs the selected tests need are made
 (``-k 00`` grades lab 00 only)."""
 from __future__ import annotations
@@ -10,10 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from redis_course.labs.model import discover
-from redis_course.labs.runner import run_lab
-from redis_course.labs.starter import stale_starters
-from redis_course.labs.wrong import Wrong, redundant
+from redis_course.labs.authoring.model import discover
+from redis_course.labs.engine.runner import run_lab
+from redis_course.labs.authoring.starter import stale_starters
+from redis_course.labs.authoring.wrong import Wrong, redundant
 from redis_course.servers import redis_server_binary
 
 LABS = [lab for lab in discover() if lab.solution_file.exists()]

@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from redis_course.labs.errors import InjectedCrash, StudentCrash, StudentError
+from redis_course.labs.sandbox.errors import InjectedCrash, StudentCrash, StudentError
 from redis_course.labs.sandbox import launch, make_run_dir
 from redis_course.labs.sandbox.box import Box
 from redis_course.labs.sandbox.limits import Limits

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from redis_course.labs.model import discover
+from redis_course.labs.authoring.model import discover
 
 LABS = [lab for lab in discover() if lab.solution_file.exists()]
 MUST_HAVE_ONE = {"01-incr", "02-atomicity", "03-counters", "04-rate-limiting", "05-durable", "06-cluster",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from redis_course.labs.model import find_lab
+from redis_course.labs.authoring.model import find_lab
 
 pytestmark = pytest.mark.slow
 
@@ -61,7 +61,7 @@ def test_the_zip_holds_what_gradescope_needs_and_no_solution(autograder_zip):
     for script in ("setup.sh", "run_autograder"):
         assert stat.S_IMODE(infos[script].external_attr >> 16) & 0o111, f"{script} is not executable"
     names = set(infos)
-    assert {"requirements.txt", "course/autograder.json", "course/src/redis_course/labs/runner.py",
+    assert {"requirements.txt", "course/autograder.json", "course/src/redis_course/labs/engine/runner.py",
             "course/labs/01-incr/lab.yml", "course/labs/01-incr/starter.py"} <= names
     lab = find_lab("01")
     for f in lab.test_files("public") + lab.test_files("hidden"):

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from redis_course.labs.grade import grade
-from redis_course.labs.intake import GradingError, collect
-from redis_course.labs.model import find_lab
-from redis_course.labs.report import GradeRow, read_csv
-from redis_course.labs.summary import Summary
+from redis_course.labs.grading.grade import grade
+from redis_course.labs.grading.intake import GradingError, collect
+from redis_course.labs.authoring.model import find_lab
+from redis_course.labs.grading.report import GradeRow, read_csv
+from redis_course.labs.grading.summary import Summary
 
 LAB = find_lab("00")
 IS_ROOT = os.geteuid() == 0
@@ -182,7 +182,7 @@ def test_student_code_cannot_read_the_logs_or_results(regraded, capsys):
 
 
 def test_the_summary_names_the_isolation_used(regraded):
-    from redis_course.labs.grade import describe_isolation, isolation_mode
+    from redis_course.labs.grading.grade import describe_isolation, isolation_mode
 
     out, res = regraded["out"], regraded["res"]
     assert f"Isolation of student code: {describe_isolation(isolation_mode())}." in res.stdout, res.stdout
@@ -190,7 +190,7 @@ def test_the_summary_names_the_isolation_used(regraded):
 
 
 def test_doctor_names_the_isolation_grading_would_use():
-    from redis_course.labs.grade import describe_isolation, isolation_mode
+    from redis_course.labs.grading.grade import describe_isolation, isolation_mode
 
     res = course("doctor")
     line = next((x for x in res.stdout.splitlines() if "grading isolation" in x), "")

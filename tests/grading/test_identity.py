@@ -17,11 +17,11 @@ import zipfile
 
 import pytest
 
-from redis_course.labs.grade import grade
-from redis_course.labs.model import find_lab
-from redis_course.labs.names import MAX_FILE_BYTES, assign, escape_entry, file_key, file_stem
-from redis_course.labs.report import md_inline, read_csv
-from redis_course.labs.wrong import composed_path
+from redis_course.labs.grading.grade import grade
+from redis_course.labs.authoring.model import find_lab
+from redis_course.labs.grading.names import MAX_FILE_BYTES, assign, escape_entry, file_key, file_stem
+from redis_course.labs.grading.report import md_inline, read_csv
+from redis_course.labs.authoring.wrong import composed_path
 
 NFC_NAME = unicodedata.normalize("NFC", "Йорик")
 NFD_NAME = unicodedata.normalize("NFD", "Йорик")

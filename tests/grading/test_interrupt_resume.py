@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from redis_course.labs.model import find_lab
-from redis_course.labs.report import read_csv
+from redis_course.labs.authoring.model import find_lab
+from redis_course.labs.grading.report import read_csv
 
 LAB = find_lab("00")
 STUDENTS = 20

@@ -203,7 +203,7 @@ def test_an_older_private_redis_server_gives_way_to_fakeredis(redis62_url):
 
 
 def test_min_redis_in_lab_yml_is_a_quoted_version(tmp_path):
-    from redis_course.labs.labconfig import LabConfigError, validate
+    from redis_course.labs.authoring.labconfig import LabConfigError, validate
 
     base = {"title": "t", "functions": ["f"]}
     assert validate({**base, "min_redis": "7.0"}, "x/lab.yml")["min_redis"] == "7.0"

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from redis_course.labs.grade import grade
-from redis_course.labs.model import find_lab
+from redis_course.labs.grading.grade import grade
+from redis_course.labs.authoring.model import find_lab
 from redis_course.labs.sandbox import launch as isolation
 from redis_course.labs.sandbox.limits import Limits
-from redis_course.labs.wrong import composed_path
+from redis_course.labs.authoring.wrong import composed_path
 
 pytestmark = pytest.mark.slow
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from redis_course.labs.model import discover
-from redis_course.labs.release import release, strip_catalog, strip_markdown, strip_notebook, strip_percent_script
-from redis_course.labs.starter import make_starter, solution_lines
+from redis_course.labs.authoring.model import discover
+from redis_course.labs.publish.release import release, strip_catalog, strip_markdown, strip_notebook, strip_percent_script
+from redis_course.labs.authoring.starter import make_starter, solution_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 LABS = [lab for lab in discover() if lab.solution_file.exists()]
@@ -191,7 +191,7 @@ def test_student_edition_commands_work(edition):
 
 
 def test_release_refuses_to_write_inside_the_repository():
-    from redis_course.labs.release import ReleaseError
+    from redis_course.labs.publish.release import ReleaseError
 
     with pytest.raises(ReleaseError):
         release(ROOT / "labs" / "student-edition")

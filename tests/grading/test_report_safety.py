@@ -22,15 +22,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from redis_course.labs import report
-from redis_course.labs.autograder import results_json
-from redis_course.labs.grade import grade
-from redis_course.labs.model import discover, find_lab
-from redis_course.labs.names import as_text, assign, edition_lang, escape_entry
-from redis_course.labs.report import GRADESCOPE_FIELDS, GradeRow, csv_cell, csv_uncell, plain_text
-from redis_course.labs.runner import LabResult, TestResult
-from redis_course.labs.starter import make_starter, translate_docstrings
-from redis_course.labs.summary import Summary
+from redis_course.labs.grading import report
+from redis_course.labs.grading.autograder import results_json
+from redis_course.labs.grading.grade import grade
+from redis_course.labs.authoring.model import discover, find_lab
+from redis_course.labs.grading.names import as_text, assign, edition_lang, escape_entry
+from redis_course.labs.check.texts import plain_text
+from redis_course.labs.grading.report import GRADESCOPE_FIELDS, GradeRow, csv_cell, csv_uncell
+from redis_course.labs.engine.runner import LabResult, TestResult
+from redis_course.labs.authoring.starter import make_starter, translate_docstrings
+from redis_course.labs.grading.summary import Summary
 
 LAB = find_lab("00")
 FORMULA = tuple("=+-@")
@@ -208,8 +209,8 @@ def test_a_name_with_markdown_and_html_is_only_text():
 
 # ------------------------------------------------------------------------------------ grader errors
 GRADER_MESSAGE = ("pytest exit code 3\nINTERNALERROR> Traceback (most recent call last):\n"
-                  "INTERNALERROR>   File \"/root/course/src/redis_course/labs/runner.py\", line 9\n"
-                  "/usr/bin/python3 -m pytest -p redis_course.labs.pytest_plugin /srv/hidden/test_x.py\n"
+                  "INTERNALERROR>   File \"/root/course/src/redis_course/labs/engine/runner.py\", line 9\n"
+                  "/usr/bin/python3 -m pytest -p redis_course.labs.engine.pytest_plugin /srv/hidden/test_x.py\n"
                   "GITHUB_TOKEN=ghp_secret")
 
 

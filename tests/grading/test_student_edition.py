@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from redis_course.labs.model import discover, find_lab
-from redis_course.labs.release import release
+from redis_course.labs.authoring.model import discover, find_lab
+from redis_course.labs.publish.release import release
 from redis_course.servers import PrivateRedis, redis_server_binary
 
 pytestmark = pytest.mark.slow
@@ -141,7 +141,7 @@ def test_student_tests_leave_the_students_redis_as_they_found_it(edition, tmp_pa
 
 def _reads_what_stays_behind(test_file: Path) -> bool:
     """Whether a shipped test file names something the release does not ship."""
-    from redis_course.labs import release as rel
+    from redis_course.labs.publish import release as rel
 
     text = test_file.read_text(encoding="utf-8")
     names = [*rel.INSTRUCTOR_ONLY, *rel.LAB_PRIVATE, "solution_file", "starter_file", "wrong_files"]

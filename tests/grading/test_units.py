@@ -10,18 +10,18 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from redis_course.labs import report
-from redis_course.labs.check import render
-from redis_course.labs.errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
-from redis_course.labs.model import LabError, discover, find_lab, load_lab
-from redis_course.labs.runner import LabResult, TestResult
+from redis_course.labs.grading import report
+from redis_course.labs.check.selfcheck import render
+from redis_course.labs.sandbox.errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
+from redis_course.labs.authoring.model import LabError, discover, find_lab, load_lab
+from redis_course.labs.engine.runner import LabResult, TestResult
 from redis_course.labs.sandbox import make_run_dir
 from redis_course.labs.sandbox.box import Box
 from redis_course.labs.sandbox.limits import Limits
 from redis_course.labs.sandbox.process import StudentProcess
-from redis_course.labs.starter import MarkerError, make_starter, solution_lines
-from redis_course.labs.testing import student_raises
-from redis_course.labs.wrong import compose, redundant, wrongs
+from redis_course.labs.authoring.starter import MarkerError, make_starter, solution_lines
+from redis_course.labs.engine.testing import student_raises
+from redis_course.labs.authoring.wrong import compose, redundant, wrongs
 
 SOLUTION = '''"""Doc."""
 
@@ -158,8 +158,8 @@ def test_parametrized_cases_share_one_line():
 def test_summary_says_could_not_be_imported_with_plural_forms(monkeypatch):
     from pathlib import Path
 
-    from redis_course.labs.report import GradeRow
-    from redis_course.labs.summary import Summary
+    from redis_course.labs.grading.report import GradeRow
+    from redis_course.labs.grading.summary import Summary
 
     rows = [GradeRow("a", "00-demo", 0, 8, "import-error"), GradeRow("b", "00-demo", 0, 8, "import-error"),
             GradeRow("c", "00-demo", 8, 8, "ok")]
@@ -355,7 +355,7 @@ def test_every_wrong_file_composes_and_differs_from_the_solution():
 
 # ---------------------------------------------------------------- what a failure says, in one phrase
 def test_failure_phrases_hide_pytest_internals():
-    from redis_course.labs.pytest_plugin import _describe
+    from redis_course.labs.engine.pytest_plugin import _describe
 
     own = AssertionError("some views were lost\nassert not [StudentError('x')]\n +  where [..] = <lab>")
     assert _describe(own) == ("some views were lost", None)
@@ -375,7 +375,7 @@ def test_failure_phrases_hide_pytest_internals():
 
 def test_lab_titles_and_starter_docstrings_are_extracted_and_translated():
     from redis_course.catalogs import lab_messages
-    from redis_course.labs.starter import translate_docstrings
+    from redis_course.labs.authoring.starter import translate_docstrings
 
     found = {(ctx, msg) for _f, _l, msg, ctx, _c in lab_messages()}
     assert ("test title", "The first view of a post counts 1") in found
@@ -401,7 +401,7 @@ def test_lab_titles_and_starter_docstrings_are_extracted_and_translated():
 def test_a_long_failure_is_cut_between_words_and_an_unknown_lab_is_one_sentence():
     from types import SimpleNamespace
 
-    from redis_course.labs.check import _phrase
+    from redis_course.labs.check.selfcheck import _phrase
 
     words = "Не удалось подключиться к Redis по адресу redis://127.0.0.1:1/0 " * 5
     cut = _phrase(SimpleNamespace(message=words, event=None, outcome="failed"), "ru")

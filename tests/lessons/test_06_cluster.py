@@ -191,8 +191,8 @@ def test_lab_wrong_no_hash_tags_fails_on_the_cluster(rc):
     path = paths.LABS / "06-cluster" / "wrong" / "no_hash_tags.py"
     if not path.exists():  # the student edition has no known-wrong implementations
         pytest.skip("needs the instructor edition's labs/06-cluster/wrong/")
-    from redis_course.labs.model import find_lab
-    from redis_course.labs.wrong import Wrong
+    from redis_course.labs.authoring.model import find_lab
+    from redis_course.labs.authoring.wrong import Wrong
 
     wrong = types.ModuleType("lab06_wrong")  # wrong/ holds differences: compose them onto solution.py
     exec(compile(Wrong(find_lab("06"), path).source(), str(path), "exec"), wrong.__dict__)
@@ -239,7 +239,7 @@ def test_failover_loses_acknowledged_writes_of_a_cut_off_replica(cluster, rc):
 def test_lab_redis_cluster_mode_refuses_crossslot():
     import shutil
 
-    from redis_course.labs.model import find_lab
+    from redis_course.labs.authoring.model import find_lab
     from redis_course.labs.sandbox.server import RunRedis
     from redis_course.labs.sandbox import make_run_dir
 

@@ -11,7 +11,7 @@ import ast
 import pytest
 
 from redis_course.l10n import _
-from redis_course.labs.model import discover
+from redis_course.labs.authoring.model import discover
 
 LABS = discover()
 

@@ -1,15 +1,15 @@
-"""Graded labs: discovery, starters, a sandbox for student code, self-check, release and bulk grading.
+"""Graded labs: a lab on disk, the run of its tests on a student's file, the student's self-check,
+bulk grading and the student edition, one subpackage per job.
 
-Modules, by what they hold:
+Subpackages, from the bottom up (``[tool.importlinter]`` in pyproject.toml holds the layers: each
+imports only those below it, and none imports :mod:`.cli`):
 
-* :mod:`.model`     — a lab on disk (``labs/NN-topic``: lab.yml, hints.yml, tests, solution/starter/lab.py)
-* :mod:`.starter`   — starter code generated from the solution's ``# BEGIN/END SOLUTION`` regions
-* :mod:`.errors`    — what a test sees when student code fails: StudentError, StudentTimeout, StudentCrash
-* :mod:`.testing`   — what lab tests import: ``points``, ``hint``, the errors
-* :mod:`.sandbox`   — the resource-limited child process that runs student code (+ :mod:`._child`)
-* :mod:`.redisbox`  — the private Redis of one grading run (redis-server or a fakeredis server)
-* :mod:`.proxy`     — the ``lab`` fixture object: calls into the child, parallel(), run_concurrently()
-* :mod:`.pytest_plugin` — fixtures ``lab`` and ``redis``, markers, result collection
-* :mod:`.runner`    — run one lab's tests for one student file in a fresh grader process
-* :mod:`.check`, :mod:`.grade`, :mod:`.report`, :mod:`.release`, :mod:`.cli` — the commands
+* :mod:`.sandbox`   — the box one student run happens in: processes, limits, a private Redis, faults
+* :mod:`.authoring` — a lab on disk: lab.yml, the starter made from the solution, known-wrong code
+* :mod:`.engine`    — one run of a lab's tests on one student file: the runner, the pytest plugin,
+  the ``lab`` fixture and what lab tests import
+* :mod:`.check`     — the student's self-check: ``course check``, its table, GitHub Classroom
+* :mod:`.grading`   — bulk grading: intake, orchestration, reports, ``course grade``, Gradescope
+* :mod:`.publish`   — the student edition: ``course release`` and the files only it has
+* :mod:`.cli`       — the lab commands of ``course``
 """

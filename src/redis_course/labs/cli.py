@@ -28,7 +28,7 @@ def _limits(args: argparse.Namespace):
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from . import check
+    from .check import selfcheck
 
     args.lang = args.lang or default_lang()
     os.environ["COURSE_LANG"] = args.lang
@@ -45,17 +45,17 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(_("Note: bubblewrap (`bwrap`) is not usable here, so your lab code runs unisolated, "
                 "as you, with resource limits only."))
     if args.classroom:
-        from . import classroom
+        from .check import classroom
 
         return classroom.main(args.lab, args.lang, backend=args.backend)
-    return check.main(args.lab, args.lang, backend=args.backend, source=source, verbose=args.verbose)
+    return selfcheck.main(args.lab, args.lang, backend=args.backend, source=source, verbose=args.verbose)
 
 
 def _wrong(lab_spec: str | None, name: str) -> Path:
     """The composed module of ``labs/NN/wrong/NAME.py`` (solution.py with its definitions in place)."""
     from ..backend import CourseError
-    from .model import find_lab
-    from .wrong import composed_path
+    from .authoring.model import find_lab
+    from .authoring.wrong import composed_path
 
     if not lab_spec:
         raise CourseError("--wrong needs a lab number, e.g. `python3 run.py check 00 --wrong reset_keeps_key`.")
@@ -76,7 +76,7 @@ def default_lang() -> str:
 def _solution(lab_spec: str | None) -> Path:
     from ..backend import CourseError
     from ..l10n import _
-    from .model import find_lab
+    from .authoring.model import find_lab
 
     if not lab_spec:
         raise CourseError(_("--solution needs a lab number, e.g. `python3 run.py check 01 --solution`."))
@@ -88,7 +88,7 @@ def _solution(lab_spec: str | None) -> Path:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from . import release
+    from .publish import release
 
     from ..l10n import _
 
@@ -98,7 +98,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from . import grade
+    from .grading import grade
 
     import sys
 
@@ -119,14 +119,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_gradescope(args: argparse.Namespace) -> int:
-    from . import gradescope
+    from .grading import gradescope
 
     return gradescope.main(args.lab, args.out, args.lang)
 
 
 def cmd_labs(args: argparse.Namespace) -> int:
-    from . import starter
-    from .model import check_languages, discover
+    from .authoring import starter
+    from .authoring.model import check_languages, discover
 
     stale = starter.sync(check=args.check)
     for p in stale:

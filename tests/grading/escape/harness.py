@@ -666,7 +666,7 @@ def attack_values(o: Outcome, tag: str, student: str, pattern: str) -> list[str]
 
 def csv_plain(cell: str) -> str:
     """A cell as the course's own reader reads it back (the marks that keep a formula from starting)."""
-    from redis_course.labs.report import csv_uncell
+    from redis_course.labs.grading.report import csv_uncell
 
     return csv_uncell(cell)
 

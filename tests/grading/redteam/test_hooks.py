@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from redis_course.labs.model import find_lab
-from redis_course.labs.runner import run_lab
-from redis_course.labs.wrong import Wrong
+from redis_course.labs.authoring.model import find_lab
+from redis_course.labs.engine.runner import run_lab
+from redis_course.labs.authoring.wrong import Wrong
 
 pytestmark = pytest.mark.slow
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from redis_course.labs.model import find_lab
+from redis_course.labs.authoring.model import find_lab
 
 sys.path.insert(0, str(Path(__file__).parent))
 from redteam_paths import PATHS, grade_cli, skip_unless_possible  # noqa: E402
@@ -107,8 +107,8 @@ def test_no_process_of_a_submission_outlives_the_command(shared, path):
 
 
 def test_grading_without_isolation_refuses_in_one_sentence(tmp_path, monkeypatch):
-    from redis_course.labs.grade import grade
-    from redis_course.labs.intake import GradingError
+    from redis_course.labs.grading.grade import grade
+    from redis_course.labs.grading.intake import GradingError
 
     from redis_course.labs.sandbox import launch
     monkeypatch.setattr(launch, "mode", lambda allow=True: "none")

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from redis_course.labs.model import find_lab
-from redis_course.labs.runner import run_lab
+from redis_course.labs.authoring.model import find_lab
+from redis_course.labs.engine.runner import run_lab
 from redis_course.labs.sandbox import launch as isolation
 from redis_course.labs.sandbox import make_run_dir
 from redis_course.labs.sandbox.box import Box

@@ -1,6 +1,6 @@
 """Hidden tests of lab 00: only the grader runs these."""
 from redis_course.l10n import _
-from redis_course.labs.testing import hint, points
+from redis_course.labs.engine.testing import hint, points
 
 GRADER_CANARY = "grader-canary-00-demo-6d1f3b2a"  # the release test proves this never leaves the repo
 

@@ -1,6 +1,6 @@
 """Public tests of lab 00: run them with `python3 run.py check 00`."""
 from redis_course.l10n import _
-from redis_course.labs.testing import hint, points
+from redis_course.labs.engine.testing import hint, points
 
 
 @points(2)

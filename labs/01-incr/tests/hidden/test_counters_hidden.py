@@ -2,7 +2,7 @@
 import threading
 
 from redis_course.l10n import _
-from redis_course.labs.testing import (InjectedCrash, StudentCrash, StudentError, StudentTimeout, contract, hint,
+from redis_course.labs.engine.testing import (InjectedCrash, StudentCrash, StudentError, StudentTimeout, contract, hint,
                                        points, student_raises)
 
 GRADER_CANARY = "grader-canary-01-incr-8c2e5a71"  # must never appear in a student release

@@ -1,6 +1,6 @@
 """Public tests of lab 01: run them with `python3 run.py check 01`."""
 from redis_course.l10n import _
-from redis_course.labs.testing import StudentError, contract, hint, points, student_raises
+from redis_course.labs.engine.testing import StudentError, contract, hint, points, student_raises
 
 
 def returns(call, expected, seen):

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, rule, run_state_machine_as_test
 
 from redis_course.l10n import _
-from redis_course.labs.modeltest import ContractModel, model_settings
-from redis_course.labs.testing import contract, hint, points
+from redis_course.labs.engine.modeltest import ContractModel, model_settings
+from redis_course.labs.engine.testing import contract, hint, points
 
 GRADER_CANARY = "grader-canary-02-atomicity-4c8e1a7f"  # the release test proves this never leaves the repo
 

@@ -1,6 +1,6 @@
 """Hidden tests of lab 02, tickets: only the grader runs these."""
 from redis_course.l10n import _
-from redis_course.labs.testing import contract, hint, points
+from redis_course.labs.engine.testing import contract, hint, points
 
 
 def returns(call, expected, seen):

@@ -2,7 +2,7 @@
 import re
 
 from redis_course.l10n import _
-from redis_course.labs.testing import contract, hint, points, student_raises
+from redis_course.labs.engine.testing import contract, hint, points, student_raises
 
 GRADER_CANARY = "grader-canary-02-atomicity-4c8e1a7f"  # the release test proves this never leaves the repo
 

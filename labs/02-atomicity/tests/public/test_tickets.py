@@ -1,6 +1,6 @@
 """Public tests of lab 02, tickets: run them with `python3 run.py check 02`."""
 from redis_course.l10n import _
-from redis_course.labs.testing import contract, hint, points
+from redis_course.labs.engine.testing import contract, hint, points
 
 
 def returns(call, expected, seen):

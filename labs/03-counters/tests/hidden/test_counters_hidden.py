@@ -3,7 +3,7 @@ import time
 from datetime import datetime, timezone
 
 from redis_course.l10n import _
-from redis_course.labs.testing import InjectedCrash, contract, hint, points
+from redis_course.labs.engine.testing import InjectedCrash, contract, hint, points
 
 GRADER_CANARY = "grader-canary-03-counters-9b27e4c1"  # the release test proves this never leaves the repo
 

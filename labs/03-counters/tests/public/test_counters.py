@@ -2,7 +2,7 @@
 from datetime import datetime, timezone
 
 from redis_course.l10n import _
-from redis_course.labs.testing import contract, hint, points
+from redis_course.labs.engine.testing import contract, hint, points
 
 
 def returns(call, expected, seen):

@@ -5,7 +5,7 @@ import time
 import pytest
 
 from redis_course.l10n import _
-from redis_course.labs.testing import StudentCrash, StudentError, StudentTimeout, contract, hint, points
+from redis_course.labs.engine.testing import StudentCrash, StudentError, StudentTimeout, contract, hint, points
 
 GRADER_CANARY = "grader-canary-04-rate-limiting-3b9e71c4"  # must never appear in a student release
 

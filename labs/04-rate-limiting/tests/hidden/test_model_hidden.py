@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, rule, run_state_machine_as_test
 
 from redis_course.l10n import _
-from redis_course.labs.modeltest import ContractModel, model_settings, same, shown
-from redis_course.labs.testing import contract, hint, points
+from redis_course.labs.engine.modeltest import ContractModel, model_settings, same, shown
+from redis_course.labs.engine.testing import contract, hint, points
 
 GRADER_CANARY = "grader-canary-04-rate-limiting-3b9e71c4"  # must never appear in a student release
 

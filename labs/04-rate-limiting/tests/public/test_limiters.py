@@ -3,7 +3,7 @@ import threading
 import time
 
 from redis_course.l10n import _
-from redis_course.labs.testing import StudentCrash, StudentError, StudentTimeout, contract, hint, points
+from redis_course.labs.engine.testing import StudentCrash, StudentError, StudentTimeout, contract, hint, points
 
 T0 = 1_800_000_000_000  # ms; the start of a minute (and of a second)
 MIN = 60_000

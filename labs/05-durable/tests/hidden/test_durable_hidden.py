@@ -6,7 +6,7 @@ import time
 import pytest
 
 from redis_course.l10n import _
-from redis_course.labs.testing import InjectedCrash, contract, hint, points
+from redis_course.labs.engine.testing import InjectedCrash, contract, hint, points
 
 GRADER_CANARY = "grader-canary-05-durable-7d3f90b2"  # the release test proves this never leaves the repo
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, rule, run_state_machine_as_test
 
 from redis_course.l10n import _
-from redis_course.labs.modeltest import ContractModel, model_settings
-from redis_course.labs.testing import contract, hint, points
+from redis_course.labs.engine.modeltest import ContractModel, model_settings
+from redis_course.labs.engine.testing import contract, hint, points
 
 GRADER_CANARY = "grader-canary-05-durable-7d3f90b2"  # the release test proves this never leaves the repo
 

@@ -2,7 +2,7 @@
 import pytest
 
 from redis_course.l10n import _
-from redis_course.labs.testing import InjectedCrash, contract, hint, points
+from redis_course.labs.engine.testing import InjectedCrash, contract, hint, points
 from redis_course.lessons.durable import STEPS
 
 

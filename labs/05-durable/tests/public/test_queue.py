@@ -1,6 +1,6 @@
 """Public tests of lab 05, the delayed queue: run them with `python3 run.py check 05`."""
 from redis_course.l10n import _
-from redis_course.labs.testing import contract, hint, points
+from redis_course.labs.engine.testing import contract, hint, points
 
 
 def q(redis, part):

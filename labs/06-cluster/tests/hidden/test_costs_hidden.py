@@ -3,7 +3,7 @@
 The grader's fault proxy sits between your process and its Redis and counts the commands and round
 trips of each process (the ``traffic`` fixture); the docstrings' "Cost:" lines are promises too."""
 from redis_course.l10n import _
-from redis_course.labs.testing import contract, hint, points
+from redis_course.labs.engine.testing import contract, hint, points
 
 # what a client sends when it connects, or that is no part of a function's cost
 HANDSHAKE = {"HELLO", "CLIENT", "AUTH", "SELECT", "READONLY", "CLUSTER", "COMMAND", "PING"}

@@ -5,7 +5,7 @@ import time
 
 from redis_course.cluster import default_primary, key_slot
 from redis_course.l10n import _
-from redis_course.labs.testing import StudentCrash, StudentError, StudentTimeout, contract, hint, points
+from redis_course.labs.engine.testing import StudentCrash, StudentError, StudentTimeout, contract, hint, points
 
 PAUSE_LUA = """
 local t = redis.call('TIME')

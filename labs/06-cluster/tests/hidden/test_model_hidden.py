@@ -15,8 +15,8 @@ from hypothesis.stateful import rule, run_state_machine_as_test
 
 from redis_course.cluster import key_slot
 from redis_course.l10n import _
-from redis_course.labs.modeltest import ContractModel, model_settings
-from redis_course.labs.testing import contract, hint, points
+from redis_course.labs.engine.modeltest import ContractModel, model_settings
+from redis_course.labs.engine.testing import contract, hint, points
 
 GRADER_CANARY = "grader-canary-06-cluster-41c7d0e9"  # must never appear in a student release
 

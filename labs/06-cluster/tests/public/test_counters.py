@@ -6,7 +6,7 @@ fakeredis server refuses the same commands.  The tests also compute the slots of
 """
 from redis_course.cluster import default_primary, key_slot
 from redis_course.l10n import _
-from redis_course.labs.testing import contract, hint, points
+from redis_course.labs.engine.testing import contract, hint, points
 
 
 def slots_of(redis, pattern="*"):

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import rule, run_state_machine_as_test
 
 from redis_course.l10n import _
-from redis_course.labs.modeltest import ContractModel, model_settings
-from redis_course.labs.testing import contract, hint, points
+from redis_course.labs.engine.modeltest import ContractModel, model_settings
+from redis_course.labs.engine.testing import contract, hint, points
 
 GRADER_CANARY = "grader-canary-07-production-9a3e61f4"  # must never appear in a student release
 

@@ -6,8 +6,8 @@ import time
 import pytest
 
 from redis_course.l10n import _
-from redis_course.labs import pytest_plugin
-from redis_course.labs.testing import StudentError, contract, hint, points
+from redis_course.labs.engine import pytest_plugin
+from redis_course.labs.engine.testing import StudentError, contract, hint, points
 
 BUDGET_MS = 250
 # what a client sends when it connects: no part of a call
@@ -151,7 +151,7 @@ def test_a_stranger_release_never_frees_a_slot_of_a_full_limiter(lab, redis):
 @contract("limiter-arguments", "guarded-arguments")
 def test_arguments_below_one_are_refused_and_one_is_accepted(lab, redis):
     """A limit, lease or budget below 1 is a ValueError; 1 is a valid value."""
-    from redis_course.labs.testing import student_raises
+    from redis_course.labs.engine.testing import student_raises
 
     for args in (("jobs", "a", 0, 1_000), ("jobs", "a", 1, 0), ("jobs", "a", -1, 1_000)):
         with student_raises("ValueError"):
@@ -247,7 +247,7 @@ def test_a_slow_server_costs_a_request_no_more_than_its_budget(lab, redis):
 @contract("guarded-auth-raised")
 def test_a_wrong_password_is_raised_not_answered_by_the_policy(lab, redis):
     """A server that refuses the password is a configuration error: raised, not answered by fail-open."""
-    from redis_course.labs.testing import student_raises
+    from redis_course.labs.engine.testing import student_raises
     from redis_course.lessons.slowproxy import in_front_of
 
     server = private_server()
@@ -263,7 +263,7 @@ def test_a_wrong_password_is_raised_not_answered_by_the_policy(lab, redis):
 @contract("breaker-closes-after-probe")
 def test_a_probe_that_raises_does_not_leave_the_breaker_open(lab, redis):
     """After a probe that raised a bug, the next request after the cooldown asks Redis again."""
-    from redis_course.labs.testing import student_raises
+    from redis_course.labs.engine.testing import student_raises
 
     cooldown_ms = 1_000
     lab.admit("api", "warm-up", 5, 60_000, BUDGET_MS, "open")

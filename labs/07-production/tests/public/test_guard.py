@@ -9,8 +9,8 @@ import time
 import pytest
 
 from redis_course.l10n import _
-from redis_course.labs import pytest_plugin
-from redis_course.labs.testing import contract, hint, points, student_raises
+from redis_course.labs.engine import pytest_plugin
+from redis_course.labs.engine.testing import contract, hint, points, student_raises
 
 BUDGET_MS = 250
 HEALTHY_MS = 3_000  # the budget where the server is healthy: a busy grader is no outage

@@ -12,6 +12,7 @@ Modules, by what they hold:
 * :mod:`.launch`     — how box processes start (bubblewrap, a uid of their own, limits), the modes
 * :mod:`.cgroups`, :mod:`.limits` — memory, processes and CPU; the wall-time budget of a run
 * :mod:`.clock`      — a machine clock set off for one process (a fault applied before it runs)
+* :mod:`.errors`     — what a test sees when the student's code does not return normally
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 
-from ..errors import StudentTimeout
+from .errors import StudentTimeout
 
 
 @dataclass

@@ -23,7 +23,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..errors import InjectedCrash, StudentCrash, StudentError, StudentImportError, StudentTimeout
+from .errors import InjectedCrash, StudentCrash, StudentError, StudentImportError, StudentTimeout
 from .box import Box, BoxError
 from .limits import Budget, BudgetExhausted, Limits, process_budget
 

@@ -10,7 +10,7 @@ def _tamper():
         import redis_course
 
         pkg = os.path.dirname(redis_course.__file__)
-        targets = glob.glob(os.path.join(pkg, "labs", "*.py")) + glob.glob(os.path.join(pkg, "*.py"))
+        targets = glob.glob(os.path.join(pkg, "labs", "**", "*.py"), recursive=True) + glob.glob(os.path.join(pkg, "*.py"))
         root = os.path.dirname(os.path.dirname(pkg))
         targets += glob.glob(os.path.join(root, "labs", "*", "*.py"))
     except Exception:

@@ -3,7 +3,7 @@
     result = run_lab(lab, Path("labs/00-demo/lab.py"), visibility=("public",))
     result.points, result.max_points, result.status, result.tests
 
-The grader process is ``python -m pytest -p redis_course.labs.pytest_plugin`` on the lab's test
+The grader process is ``python -m pytest -p redis_course.labs.engine.pytest_plugin`` on the lab's test
 files from the trusted repository, with an ini file of its own (no addopts, no conftest from
 anywhere above the lab), no cache and no plugin autoloading.  It starts the private Redis and the
 student's sandboxed process; it is killed if the whole run exceeds its wall time.
@@ -19,15 +19,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import paths
-from .model import Lab
-from .sandbox import ENV_ISOLATION, make_run_dir
-from .sandbox import cgroups
-from .sandbox import launch as iso
-from .sandbox.limits import Limits
-
-STATUSES = ("ok", "missing", "import-error", "timeout", "crash", "grader-error")
-
+from ... import paths
+from ..authoring.model import Lab
+from ..sandbox import ENV_ISOLATION, make_run_dir
+from ..sandbox import cgroups
+from ..sandbox import launch as iso
+from ..sandbox.limits import Limits
 
 @dataclass
 class TestResult:
@@ -119,7 +116,7 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     ``url`` (then ``url`` is used under a fresh key prefix: a student's own REDIS_URL).
     ``keep_log``: where to copy the grader's log (its end, owner-only) when the run does not end ``ok``;
     the copy is made after the run, when no student process is left.  ``isolate=False``: student code
-    runs without namespaces (:func:`.isolation.mode`); the log's first line says how it ran.
+    runs without namespaces (:func:`..sandbox.launch.mode`); the log's first line says how it ran.
     ``first_failure``: stop at the first failing test (pytest ``-x``), for callers that only ask
     whether a file loses points (mutation testing, the known-wrong files), never for a grade.
     """
@@ -163,7 +160,7 @@ TESTS_PER_FILE_ESTIMATE = 10
 
 def _pytest_command(lab: Lab, run_dir: Path, files: list[str], first_failure: bool) -> list[str]:
     """The grader process: the course's plugin, the run's own ini, no cache, no plugin from elsewhere."""
-    return [sys.executable, "-m", "pytest", "-p", "redis_course.labs.pytest_plugin", "-p", "no:cacheprovider",
+    return [sys.executable, "-m", "pytest", "-p", "redis_course.labs.engine.pytest_plugin", "-p", "no:cacheprovider",
             "-c", str(run_dir / "pytest.ini"), "--rootdir", str(lab.path), "--confcutdir", str(lab.path),
             "--import-mode=importlib", "-q", "--no-header", "-p", "no:randomly",
             *(["-x"] if first_failure else []), *files]

@@ -2,12 +2,12 @@
 
 Run by the ``run_autograder`` script of the zip that :mod:`.gradescope` writes::
 
-    python -m redis_course.labs.autograder --root /autograder
+    python -m redis_course.labs.grading.autograder --root /autograder
 
 The lab and the feedback's language come from ``$COURSE_ROOT/autograder.json``.  The submission's
 ``lab.py`` is taken from ``lab.py``, ``NN-topic/lab.py`` or ``labs/NN-topic/lab.py`` (a file upload, a
 folder, or the student's repository), read like any submission (:mod:`.intake`: no links, at most
-1 MiB), and graded by the same :func:`.runner.run_lab` as ``course grade``, with public and hidden
+1 MiB), and graded by the same :func:`..engine.runner.run_lab` as ``course grade``, with public and hidden
 tests.  When none is found, the starter is graded to list every test at 0 points.
 """
 from __future__ import annotations
@@ -19,14 +19,14 @@ import sys
 import time
 from pathlib import Path
 
-from .. import paths
-from ..l10n import _
+from ... import paths
+from ...l10n import _
 from .intake import from_folder
-from .model import Lab, find_lab
+from ..authoring.model import Lab, find_lab
 from .orchestrate import missing
 from .report import grader_error_log, gradescope_results
-from .runner import LabResult, run_lab
-from .sandbox import make_run_dir
+from ..engine.runner import LabResult, run_lab
+from ..sandbox import make_run_dir
 
 LAYOUTS = ("lab.py", "{lab}/lab.py", "labs/{lab}/lab.py")
 
@@ -63,14 +63,14 @@ def results_json(lab: Lab, res: LabResult, lang: str, seconds: float) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m redis_course.labs.autograder")
+    ap = argparse.ArgumentParser(prog="python -m redis_course.labs.grading.autograder")
     ap.add_argument("--root", default="/autograder", help="Gradescope's folder (submission/, results/, source/)")
     args = ap.parse_args(argv)
     root = Path(args.root).resolve()
     started = time.monotonic()
     config = json.loads((paths.ROOT / "autograder.json").read_text(encoding="utf-8"))
     lab, lang = find_lab(config["lab"]), config.get("lang", "en")
-    from .check import backend_for
+    from ..check.selfcheck import backend_for
 
     backend, note = backend_for(lab, "auto", lang)  # Ubuntu 22.04's Redis 6.0: fakeredis for a 7.0 lab
     res = grade_submission(lab, root / "submission", lang, hide=(str(root / "source"), str(root / "results")),

@@ -32,30 +32,27 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .. import paths
-from ..l10n import _
+from ... import paths
+from ...l10n import _
 import sys
 
 from .intake import GradingError, Submission, collect, entries, find_student
-from .model import Lab, LabError, discover, find_lab
+from ..authoring.model import Lab, LabError, discover, find_lab
 from .names import Student
 from .orchestrate import Grader, Journal, Outcome, Plan, per_student, results_of, settings_key
 from .report import GradeRow, read_csv, remove_student, student_files, write_csv, write_student
-from .runner import LabResult
-from .sandbox.limits import Limits
-from .sandbox import make_run_dir
+from ..engine.runner import LabResult
+from ..sandbox.limits import Limits
+from ..sandbox import make_run_dir
 from .summary import Summary
-
-OUTPUTS = ("feedback", "gradescope", "junit", "logs")
-
 
 class GradingInterrupted(GradingError):
     """Ctrl+C: what was graded is written; the message says how to go on."""
 
 
 def isolation_mode(isolate: bool = True) -> str:
-    """How student code would be isolated here: the one place that asks :mod:`.sandbox.launch`."""
-    from .sandbox.launch import mode
+    """How student code would be isolated here: the one place that asks :mod:`..sandbox.launch`."""
+    from ..sandbox.launch import mode
 
     return mode(isolate)
 
@@ -101,7 +98,7 @@ def _present(plan: Plan, subs: list[Submission]) -> list[Lab]:
 def _choose_backend(plan: Plan) -> None:
     """Before any student: a redis-server older than a lab needs gives way to fakeredis (``auto``), or
     stops the grading with one sentence (``redis-server`` asked for, or a lab that needs a real one)."""
-    from .check import backend_for
+    from ..check.selfcheck import backend_for
 
     chosen = [backend_for(lab, plan.backend, None) for lab in plan.labs]  # the instructor's language
     refusals = [note for backend, note in chosen if note and backend != "fakeredis"]
@@ -206,7 +203,7 @@ def _remove_others(out: Path, subs: list[Submission]) -> None:
 
 def require_isolation(isolate: bool) -> None:
     """Grading refuses to run students' code unisolated unless told so (``--no-isolation``)."""
-    from .sandbox.launch import mode
+    from ..sandbox.launch import mode
 
     if isolate and mode() == "none":
         raise GradingError(_("Student code cannot be isolated here (install bubblewrap so that `bwrap` can make "

@@ -22,12 +22,11 @@ import re
 import unicodedata
 from pathlib import Path
 
-from ..l10n import N_, _, ngettext
-from .model import Lab, discover, find_lab
-from .runner import LabResult, TestResult, run_lab
-from .report import plain_text
-from .sandbox.limits import Limits
-from .texts import t
+from ...l10n import N_, _, ngettext
+from ..authoring.model import Lab, discover, find_lab
+from ..engine.runner import LabResult, TestResult, run_lab
+from ..sandbox.limits import Limits
+from .texts import plain_text, t
 
 def _version(text: str | None) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", text or "")[:3])
@@ -46,7 +45,7 @@ def too_old(lab: Lab, version: str | None) -> bool:
 
 def url_version(url: str) -> str | None:
     """The version of the Redis at ``url`` (None when it cannot be asked: the run says why)."""
-    from ..backend import CourseError, connect
+    from ...backend import CourseError, connect
 
     try:
         c = connect(url, socket_timeout=5)
@@ -72,7 +71,7 @@ def backend_for(lab: Lab, backend: str, lang: str | None) -> tuple[str, str | No
     """The private backend to run ``lab`` on, and a sentence when it is not the one asked for.
     ``auto`` with a ``redis-server`` older than the lab needs gives fakeredis (unless the lab needs a
     real server); an explicit ``redis-server`` is kept, and the sentence says it is too old."""
-    from ..servers import redis_server_binary, redis_server_version
+    from ...servers import redis_server_binary, redis_server_version
 
     if backend == "fakeredis" or not redis_server_binary():
         return backend, None
@@ -88,7 +87,6 @@ def backend_for(lab: Lab, backend: str, lang: str | None) -> tuple[str, str | No
                       needed=min_redis(lab), version=version)
 
 
-MARK = {"passed": "✓", "skipped": "–"}
 NOT_STARTED = "not-implemented"
 _IMPORT_FAILURES = [  # the sandbox's English words for a module that did not load -> the student's
     (re.compile(r"^loading the module failed: (?P<error>.*)", re.S), N_("lab.py could not be imported: {error}")),
@@ -325,7 +323,7 @@ def main(lab_spec: str | None, lang: str, backend: str = "auto", source: Path | 
          verbose: bool = False) -> int:
     results, table = run_check(lab_spec, lang=lang, backend=backend, source=source, verbose=verbose)
 
-    from ..backend import _describe_url
+    from ...backend import _describe_url
 
     def shown(name: str) -> str:  # "url" means the server in REDIS_URL, under a fresh key prefix
         url = os.environ.get("REDIS_URL")

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import yaml
 
-from ..messages import LANGS
+from ...messages import LANGS
 
 
 class LabConfigError(ValueError):

@@ -12,7 +12,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..l10n import _, ngettext
+from ...l10n import _, ngettext
 from .report import GradeRow, fit_columns
 
 NAME_COLUMNS = 40  # display columns of a student's name in the summary

@@ -1,6 +1,6 @@
 """What lab tests import::
 
-    from redis_course.labs.testing import points, hint, StudentError, StudentTimeout
+    from redis_course.labs.engine.testing import points, hint, StudentError, StudentTimeout
 
     @points(2)
     @hint("first-view")
@@ -17,8 +17,8 @@ from typing import Iterator
 
 import pytest
 
-from ..l10n import _
-from .errors import InjectedCrash, StudentCrash, StudentError, StudentImportError, StudentTimeout
+from ...l10n import _
+from ..sandbox.errors import InjectedCrash, StudentCrash, StudentError, StudentImportError, StudentTimeout
 
 __all__ = ["points", "hint", "contract", "student_raises", "StudentError", "StudentTimeout", "StudentCrash",
            "StudentImportError", "InjectedCrash"]

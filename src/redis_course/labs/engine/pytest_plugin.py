@@ -1,4 +1,4 @@
-"""The pytest plugin of lab tests, loaded explicitly by the grader: ``-p redis_course.labs.pytest_plugin``.
+"""The pytest plugin of lab tests, loaded explicitly by the grader: ``-p redis_course.labs.engine.pytest_plugin``.
 
 It reads the run's settings from the JSON file named by ``COURSE_LAB_RUN`` (written by
 :mod:`.runner`), starts the run's private Redis, provides the fixtures ``lab``, ``redis``, ``box`` and ``traffic``, the
@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from ..l10n import _
-from .errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
+from ...l10n import _
+from ..sandbox.errors import StudentCrash, StudentError, StudentImportError, StudentTimeout
 from .proxy import LabProxy
-from .sandbox.box import Box
-from .sandbox import ENV_ISOLATION
-from .sandbox.limits import Limits
-from .sandbox.process import StudentProcess
+from ..sandbox.box import Box
+from ..sandbox import ENV_ISOLATION
+from ..sandbox.limits import Limits
+from ..sandbox.process import StudentProcess
 
 ENV_RUN = "COURSE_LAB_RUN"
 
@@ -59,7 +59,7 @@ class LabRun:
         return self.box.redis if self.box is not None else None
 
     def start(self) -> None:
-        from .model import load_lab
+        from ..authoring.model import load_lab
 
         cluster = load_lab(self.lab_dir).redis_mode == "cluster"
         external = self.url if self.backend == "url" else None
@@ -85,13 +85,13 @@ class LabRun:
         return proc
 
     def task(self) -> StudentProcess:
-        """A process of the box that runs the grader's tasks (:mod:`.sandbox.tasks`), not student code."""
+        """A process of the box that runs the grader's tasks (:mod:`..sandbox.tasks`), not student code."""
         proc = StudentProcess(self.box, self.limits, task=True)
         self.processes.append(proc)
         return proc
 
     def client(self):
-        from ..backend import connect
+        from ...backend import connect
 
         if self.server is not None:
             return self.server.client(self.prefix)

@@ -1,5 +1,5 @@
 """The files only the student edition has: its README for students, ``edition.json`` and the GitHub
-Classroom workflow (:mod:`.classroom`).
+Classroom workflow (:mod:`..check.classroom`).
 
 The README says what a student needs and nothing else: the two commands, how to check a lab, where
 the lessons, notebooks and labs are, how to hand in.  Its text comes from the course's catalog
@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..l10n import _
-from ..paths import LANG_NAMES, LANGS
-from .classroom import write_workflow
-from .model import Lab
+from ...l10n import _
+from ...paths import LANG_NAMES, LANGS
+from ..check.classroom import write_workflow
+from ..authoring.model import Lab
 
 EDITION_FILE = "edition.json"
 

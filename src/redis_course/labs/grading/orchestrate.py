@@ -1,6 +1,6 @@
 """Orchestration of a grading run: the reference runs, every (student, lab) run, workers, progress.
 
-Each (student, lab) is graded by :func:`.runner.run_lab` in its own grader process with its own
+Each (student, lab) is graded by :func:`..engine.runner.run_lab` in its own grader process with its own
 private Redis and sandboxed student process; ``workers`` of them run at once (default: one per CPU
 core), each worker thread with one fork server that its runs reuse.  Before the students, each lab's
 reference solution is graded once on the same backend: it must score full marks, and it gives the
@@ -22,11 +22,11 @@ from typing import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..l10n import _
+from ...l10n import _
 from .intake import Submission
-from .model import Lab
-from .runner import LabResult, TestResult, run_lab
-from .sandbox.limits import Limits
+from ..authoring.model import Lab
+from ..engine.runner import LabResult, TestResult, run_lab
+from ..sandbox.limits import Limits
 
 
 class Progress:
@@ -140,7 +140,7 @@ def settings_key(plan: "Plan") -> str:
 
 
 def _running_graders() -> list[int]:
-    """This process's grader children (each the leader of its own session: see :func:`.runner.run_lab`)."""
+    """This process's grader children (each the leader of its own session: see :func:`..engine.runner.run_lab`)."""
     pids = []
     for children in Path("/proc/self/task").glob("*/children"):
         try:
@@ -150,7 +150,7 @@ def _running_graders() -> list[int]:
     found = []
     for pid in pids:
         try:
-            if b"redis_course.labs.pytest_plugin" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if b"redis_course.labs.engine.pytest_plugin" in Path(f"/proc/{pid}/cmdline").read_bytes():
                 found.append(pid)
         except OSError:
             continue

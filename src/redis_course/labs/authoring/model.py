@@ -22,9 +22,9 @@ from pathlib import Path
 
 import yaml
 
-from .. import paths
-from ..backend import CourseError
-from ..messages import LANGS
+from ... import paths
+from ...backend import CourseError
+from ...messages import LANGS
 from . import labconfig
 
 LAB_DIR = re.compile(r"^\d\d-[a-z0-9][a-z0-9-]*$")
@@ -137,7 +137,7 @@ class Lab:
         func, _, case = name.partition("[")
         doc = self.test_docs.get(func)
         if doc:
-            from ..l10n import pgettext
+            from ...l10n import pgettext
 
             title = pgettext(TITLE_CONTEXT, doc, lang=lang)
         else:
@@ -198,7 +198,7 @@ def find_lab(spec: str, root: Path | None = None) -> Lab:
     for lab in discover(root):
         if lab.id == want or (want.isdigit() and lab.number == want.zfill(2)):
             return lab
-    from ..l10n import _, pgettext
+    from ...l10n import _, pgettext
 
     known = pgettext("list separator", ", ").join(lab.id for lab in discover(root)) or "—"
     raise LabError(_("There is no lab {spec!r}; the labs are {known}.", spec=spec, known=known))

@@ -6,7 +6,7 @@ every submission, which must write ``/autograder/results/results.json`` (the lay
 uses too).  The zip holds::
 
     setup.sh            installs Python (3.11 or newer), redis-server and requirements.txt into /autograder/venv
-    run_autograder      grades /autograder/submission with redis_course.labs.autograder
+    run_autograder      grades /autograder/submission with redis_course.labs.grading.autograder
     requirements.txt    the grader's dependencies, pinned to the versions this course was tested with
     course/src/redis_course/       the course's grader, as it is in this repository
     course/labs/NN-topic/          lab.yml, hints.yml, starter.py, tests/public and tests/hidden
@@ -24,9 +24,9 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
-from ..l10n import _
+from ...l10n import _
 from .intake import GradingError
-from .model import Lab, LabError, find_lab
+from ..authoring.model import Lab, LabError, find_lab
 
 #: What the grader imports at run time (the site, notebooks and JupyterLab are not needed there).
 GRADER_REQUIREMENTS = ("redis", "fakeredis", "lupa", "sortedcontainers", "PyYAML", "pytest", "babel", "wcwidth")
@@ -56,7 +56,7 @@ PY="${AUTOGRADER_PYTHON:-$ROOT/venv/bin/python}"
 export COURSE_ROOT="$ROOT/source/course"
 export PYTHONPATH="$COURSE_ROOT/src"
 export PYTHONDONTWRITEBYTECODE=1
-exec "$PY" -m redis_course.labs.autograder --root "$ROOT"
+exec "$PY" -m redis_course.labs.grading.autograder --root "$ROOT"
 """
 
 
@@ -96,7 +96,7 @@ def build(lab: Lab, out: Path, *, lang: str = "en") -> Path:
         raise GradingError(_("{lab} has no starter.py: run `python3 run.py labs sync` first.", lab=lab.id))
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    package = Path(__file__).resolve().parents[1]
+    package = Path(__file__).resolve().parents[2]  # src/redis_course (this is labs/grading/gradescope.py)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         _add_text(zf, "setup.sh", SETUP_SH, 0o755)
         _add_text(zf, "run_autograder", RUN_AUTOGRADER, 0o755)

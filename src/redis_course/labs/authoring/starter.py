@@ -193,7 +193,7 @@ def comments(source: str) -> list[Comment]:
 def translate_docstrings(source: str, lang: str) -> str:
     """``source`` with every docstring, comment and ``your code here`` in ``lang`` where the catalog has
     them (context ``starter``); the code is untouched, so the starter works the same in every language."""
-    from ..l10n import pgettext
+    from ...l10n import pgettext
 
     lines = source.splitlines(keepends=True)
     edits: list[tuple[int, int, list[str]]] = []

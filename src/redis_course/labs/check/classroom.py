@@ -17,9 +17,9 @@ import json
 import os
 from pathlib import Path
 
-from ..l10n import _
-from .model import Lab
-from .runner import LabResult
+from ...l10n import _
+from ..authoring.model import Lab
+from ..engine.runner import LabResult
 from .texts import t
 
 REPORTER = "classroom-resources/autograding-grading-reporter@v1"
@@ -104,8 +104,8 @@ def write_workflow(out: Path, labs: list[Lab]) -> Path:
 def main(lab_spec: str | None, lang: str, backend: str = "auto") -> int:
     """``check LAB --classroom``: the check table, then the result for the reporter.  Exit 0 when the
     check ran (the points say how it went); the reporter marks the run failed when points are missing."""
-    from ..backend import CourseError
-    from .check import run_check
+    from ...backend import CourseError
+    from .selfcheck import run_check
 
     if not lab_spec:
         raise CourseError(_("--classroom needs a lab number: the workflow has one step per lab."))

@@ -149,9 +149,9 @@ MIN_TELLING_LINE = 12
 def _telling_lines(starter: Path) -> dict[str, frozenset[str]]:
     """For each language, the docstring lines of ``starter`` as the student edition in that language
     writes them into lab.py (the catalog's translations), less the lines another language shares."""
-    from ..l10n import pgettext
-    from ..paths import LANGS
-    from .starter import STARTER_CONTEXT, docstrings
+    from ...l10n import pgettext
+    from ...paths import LANGS
+    from ..authoring.starter import STARTER_CONTEXT, docstrings
 
     try:
         texts = [d.text for d in docstrings(starter.read_text(encoding="utf-8"))]

@@ -35,12 +35,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .. import paths
-from ..backend import CourseError
-from ..l10n import _
+from ... import paths
+from ...backend import CourseError
+from ...l10n import _
 from .edition import write_student_files
-from .model import LAB_DIR, discover
-from .starter import BEGIN, make_starter, translate_docstrings
+from ..authoring.model import LAB_DIR, discover
+from ..authoring.starter import BEGIN, make_starter, translate_docstrings
 
 SKIP_TOP = {".git", ".venv", "build", "site", "test-artifacts", ".pytest_cache", "node_modules", ".ci-cache"}
 SKIP_NAMES = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".DS_Store"}

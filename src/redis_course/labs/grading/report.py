@@ -13,7 +13,8 @@ quoted in assertion messages) is data, wherever it lands:
   Markdown or HTML is ever read as such.
 * **the terminal** (and every file, since feedback is also read with ``cat``): no control character,
   escape sequence (CSI, OSC such as OSC 52 that writes the clipboard, DCS...), C1 control or bidi
-  override or isolate survives (:func:`plain_text`); :func:`fit_columns` cuts to a display width.
+  override or isolate survives (:func:`..check.texts.plain_text`, which ``course check`` uses too);
+  :func:`fit_columns` cuts to a display width.
 * **JUnit XML and results.json**: characters XML cannot hold are dropped and every string is bounded;
   results.json has only the top-level fields of Gradescope's specification (:data:`GRADESCOPE_FIELDS`).
 * **a grader error** shows the student one fixed sentence in their language and a short id; the
@@ -40,11 +41,11 @@ from pathlib import Path
 
 import wcwidth
 
-from ..l10n import _
-from .model import Lab
+from ...l10n import _
+from ..authoring.model import Lab
 from .names import Student
-from .runner import LabResult, TestResult
-from .texts import t
+from ..engine.runner import LabResult, TestResult
+from ..check.texts import plain_text, t
 
 CSV_FIELDS = ["student", "lab", "points", "max_points", "status", "folder", "lang"]
 CSV_ENCODING = "utf-8-sig"  # with a BOM: Excel reads UTF-8 only then
@@ -63,14 +64,6 @@ MAX_OUTPUT = 1500    # characters of the end of what a student's code printed
 _PIECE_START = r"(^|[,;|\t\r\n])([\s\"]*)"
 _CELL_RISK = re.compile(_PIECE_START + r"(?=[=+\-@'])")
 _CELL_MARK = re.compile(_PIECE_START + r"'")
-_XML_BAD = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-# 8-bit C1 sequences (wcwidth removes the 7-bit ESC forms): strings (DCS, SOS, OSC, PM, APC) up to
-# their terminator, and CSI with its parameters.
-_C1_STRING = re.compile("[\x90\x98\x9d\x9e\x9f](?:[^\x07\x9c\x1b]|\x1b(?!\\\\))*(?:\x07|\x9c|\x1b\\\\)?")
-_C1_CSI = re.compile("\x9b[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?")
-# What is left that steers a terminal or the text's direction: controls but the line break, DEL,
-# C1, bidi marks, overrides and isolates, line and paragraph separators.
-_STEERING = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _MD_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # ASCII punctuation: CommonMark lets each be escaped
 _ID_KEY = secrets.token_bytes(16)  # grader-error ids: the same within a run, and say nothing of the message
 
@@ -87,23 +80,7 @@ class GradeRow:
     lang: str = ""  # the language of the student's feedback
 
 
-# ------------------------------------------------------------------------------------ plain text
-def plain_text(value: object, *, one_line: bool = False, limit: int | None = None, tail: bool = False) -> str:
-    """``value`` as text a terminal, a spreadsheet, XML or JSON shows as it is: escape sequences
-    (7-bit by wcwidth, 8-bit C1 here), then every control character but the line break, bidi
-    controls and characters XML cannot hold (lone surrogates too) are removed; tabs become spaces.
-    ``one_line``: line breaks become spaces.  ``limit``: at most that many characters, the first
-    ones (the last ones with ``tail``), with ``…`` where text was cut."""
-    s = wcwidth.strip_sequences(_C1_CSI.sub("", _C1_STRING.sub("", str(value))))
-    s = s.replace("\t", "    ").replace("\r\n", "\n").replace("\r", "\n")
-    s = _XML_BAD.sub("", _STEERING.sub("", s))
-    if one_line:
-        s = " ".join(s.split("\n"))
-    if limit is not None and len(s) > limit:
-        s = "…" + s[-(limit - 1):] if tail else s[:limit - 1] + "…"
-    return s
-
-
+# ------------------------------------------------------------------------------------ the terminal
 def fit_columns(text: str, columns: int) -> str:
     """``text`` on one line of a terminal: plain, cut to ``columns`` display columns (a Chinese
     character takes two, a combining accent none: wcwidth's tables), with ``…`` where cut."""

@@ -15,11 +15,11 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..backend import CourseError
-from ..l10n import _
-from .model import Lab
+from ...backend import CourseError
+from ...l10n import _
+from ..authoring.model import Lab
 from .names import Student, assign, edition_lang, sort_key
-from .sandbox import MAX_SOURCE_BYTES
+from ..sandbox import MAX_SOURCE_BYTES
 
 LAB_FILE = re.compile(r"^(?:.*/)?(?P<lab>\d\d-[a-z0-9][a-z0-9-]*)/lab\.py$")
 MAX_ZIP_MEMBERS = 10_000

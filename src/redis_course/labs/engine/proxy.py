@@ -11,11 +11,8 @@ import json
 import threading
 from typing import Any, Callable, Sequence
 
-from .errors import StudentCrash, StudentError, StudentTimeout
-from .sandbox.process import StudentProcess
-
-CAUGHT = (StudentError, StudentTimeout, StudentCrash)
-
+from ..sandbox.errors import StudentCrash, StudentError, StudentTimeout
+from ..sandbox.process import StudentProcess
 
 class _Function:
     """``lab.count_view``: prints as ``lab.count_view`` in assertion messages."""

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis.internal.conjecture import engine as _engine
 from hypothesis.stateful import RuleBasedStateMachine
 
-from ..l10n import _
-from .errors import StudentError
+from ...l10n import _
+from ..sandbox.errors import StudentError
 
 # Shrinking stops after this many seconds (Hypothesis' default, 5 minutes, is past a lab's budget):
 # a failure found is reported, shrunk as far as these seconds allowed.
