@@ -1,6 +1,8 @@
 """Every lab under labs/, on both backends (a private redis-server and the fakeredis server):
 solution.py scores full marks, starter.py scores 0, every wrong/*.py (composed onto solution.py,
-see redis_course.labs.authoring.wrong) scores less than full marks, and starter.py is what ``course labs sync``
+see redis_course.labs.authoring.wrong) scores less than full marks and fails first the test its ``Caught by:``
+line names (the wrong files of a lab and backend are graded in one grader process, each in a box of
+its own: ``run_variants``), and starter.py is what ``course labs sync``
 generates.  New labs are covered as they appear.  Only the runs the selected tests need are made
 (``-k 00`` grades lab 00 only)."""
 from __future__ import annotations
@@ -11,9 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from redis_course.labs.authoring.model import discover
-from redis_course.labs.engine.runner import run_lab
 from redis_course.labs.authoring.starter import stale_starters
 from redis_course.labs.authoring.wrong import Wrong, redundant
+from redis_course.labs.engine.runner import run_lab, run_variants
 from redis_course.servers import redis_server_binary
 
 LABS = [lab for lab in discover() if lab.solution_file.exists()]
@@ -29,10 +31,11 @@ GRADED = [_graded(lab) for lab in LABS]
 
 
 def _cases(lab, composed_dir):
-    yield lab, "solution", lab.solution_file
-    yield lab, "starter", lab.starter_file
+    yield lab, "solution", lab.solution_file, ()
+    yield lab, "starter", lab.starter_file, ()
     for w in lab.wrong_files:
-        yield lab, f"wrong/{w.name}", Wrong(lab, w).write(composed_dir)
+        wrong = Wrong(lab, w)
+        yield lab, f"wrong/{w.name}", wrong.write(composed_dir), wrong.caught_by
 
 
 def _selected(request) -> set[tuple[str, str, str]]:
@@ -60,21 +63,35 @@ class Outcomes:
         self.wanted, self.composed_dir = wanted, composed_dir
         self.done: dict = {}
 
-    def _run(self, lab, path, backend):
-        # a known-wrong file need only lose points: its run stops at the first failing test
+    def _run(self, lab, path, backend, first_tests=()):
+        # a known-wrong file need only lose points: its run stops at the first failing test, and the
+        # tests its docstring names (``Caught by:``) run first, so that it is usually one test long
         return run_lab(lab, path, visibility=("public", "hidden"), backend=backend,
-                       first_failure=str(path).startswith(str(self.composed_dir)))
+                       first_failure=str(path).startswith(str(self.composed_dir)), first_tests=first_tests)
 
     def grade_lab(self, lab) -> None:
-        jobs = {}
+        """The solution and the starter each in a grading run of its own, as a student's file is; the
+        known-wrong files of each backend in one grader process (:func:`run_variants`: a box of its
+        own for each, the same tests, stopping at each file's first failure)."""
+        jobs, variants = {}, {}
         with ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as pool:
             for backend in BACKENDS:
                 if backend == "redis-server" and not redis_server_binary():
                     continue
-                for case_lab, kind, path in _cases(lab, self.composed_dir):
-                    if (case_lab.id, kind, backend) in self.wanted:
+                wrong = []
+                for case_lab, kind, path, first in _cases(lab, self.composed_dir):
+                    if (case_lab.id, kind, backend) not in self.wanted:
+                        continue
+                    if kind.startswith("wrong/"):
+                        wrong.append(((case_lab.id, kind, backend), (path, first)))
+                    else:
                         jobs[(case_lab.id, kind, backend)] = pool.submit(self._run, case_lab, path, backend)
+                if wrong:
+                    variants[tuple(k for k, _ in wrong)] = pool.submit(
+                        run_variants, lab, [f for _, f in wrong], backend=backend)
             self.done.update({k: f.result() for k, f in jobs.items()})
+            for keys, f in variants.items():
+                self.done.update(zip(keys, f.result()))
         self.done[lab.id] = True
 
     def get(self, lab, kind, backend):
@@ -123,16 +140,29 @@ def test_starter_scores_zero(outcomes, lab, backend):
 @pytest.mark.parametrize("lab,kind", [_graded(lab, f"wrong/{w.name}") for lab in LABS for w in lab.wrong_files])
 def test_wrong_implementation_loses_points(outcomes, composed_dir, lab, kind, backend):
     res = _get(outcomes, lab, kind, backend)
+    wrong = Wrong(lab, lab.path / kind)
     composed = composed_dir / lab.id / kind.replace("/", "-")
     # a mistake that only a race shows (a GET before WATCH) is caught by the concurrency tests most
     # of the time, not every time: graded again, at most twice, before the file is said to pass
     for _again in range(2):
         if res.points < res.max_points:
             break
-        res = outcomes._run(lab, composed, backend)
+        res = outcomes._run(lab, composed, backend, wrong.caught_by)
     assert res.points < res.max_points, (
         f"{lab.id}/{kind} composed onto solution.py ({composed}) scores full marks on {backend}: "
         "the tests do not catch what it gets wrong")
+    failed = [_function(t.name) for t in res.tests if t.outcome in ("failed", "error")] or [f"none ({res.status})"]
+    assert wrong.caught_by, (f"{lab.id}/{kind}: its docstring names no test written for the mistake; "
+                             f"add the line 'Caught by: {failed[0]}' (the test that failed first here)")
+    named = [t for t in res.tests if _function(t.name) in wrong.caught_by and t.outcome != "skipped"]
+    assert not named or any(t.outcome in ("failed", "error") for t in named), (
+        f"{lab.id}/{kind}: {', '.join(wrong.caught_by)} no longer fails on {backend} (the first test that "
+        f"failed is {failed[0]}): write that name on its 'Caught by:' line, or mend the test")
+
+
+def _function(test_name: str) -> str:
+    """A test's function name: its name without the parameters' ids."""
+    return test_name.split("[", 1)[0]
 
 
 @pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.id)

@@ -209,3 +209,45 @@ def test_without_lab_only_the_labs_handed_in_are_graded(tmp_path, capsys):
     assert {r.student: r.status for r in rows}["cat"] == "missing" and summary.students == 3
     assert "Grading the labs handed in: 00-demo" in capsys.readouterr().err
     assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["labs"] == ["00-demo"]
+
+
+VARIANT_LEAK = '''
+import os, secrets
+_MINE = "/tmp/variant-" + secrets.token_hex(4)
+open(_MINE, "w").close()
+'''
+VARIANT_LOOKS = '''
+import glob
+if glob.glob("/tmp/variant-*"):
+    raise ImportError("a file of the file graded before me is still here")
+'''
+VARIANT_GET_SET = '''
+
+def count_view(r, post_id):
+    k = r.key("views", "post", post_id)
+    n = int(r.get(k) or 0) + 1
+    r.set(k, n)
+    return n
+'''
+
+
+@pytest.mark.parametrize("backend", ["redis-server", "fakeredis"])
+def test_variants_each_get_a_box_of_their_own_and_stop_at_their_first_failure(tmp_path, backend):
+    """run_variants (the known-wrong matrix): files graded in one grader process are graded as alone:
+    a file of a box that was left behind by the file before fails the next one's import, and a
+    wrong file stops at its first failure with the tests it names run first."""
+    from redis_course.labs.engine.runner import run_lab, run_variants
+
+    solution = LAB.solution_file.read_text(encoding="utf-8")
+    files = {"leak": solution + VARIANT_LEAK, "looks": solution + VARIANT_LOOKS, "get_set": solution + VARIANT_GET_SET}
+    for name, text in files.items():
+        (tmp_path / f"{name}.py").write_text(text, encoding="utf-8")
+    first = ("test_views_from_many_processes_add_up",)
+    leak, looks, get_set = run_variants(LAB, [(tmp_path / "leak.py", ()), (tmp_path / "looks.py", ()),
+                                              (tmp_path / "get_set.py", first)], backend=backend)
+    assert (leak.status, looks.status) == ("ok", "ok"), (leak.message, looks.message)
+    assert leak.points == leak.max_points == looks.points > 0, [t.message for t in looks.tests if not t.passed]
+    ran = [t for t in get_set.tests if t.outcome != "not-run"]
+    assert [t.name for t in ran] == [first[0]] and ran[0].outcome == "failed", [(t.name, t.outcome) for t in ran]
+    alone = run_lab(LAB, tmp_path / "looks.py", visibility=("public", "hidden"), backend=backend)
+    assert [(t.name, t.outcome) for t in alone.tests] == [(t.name, t.outcome) for t in looks.tests]

@@ -1,4 +1,7 @@
-"""Wrong: one counter for every post (the key does not include the post id)."""
+"""Wrong: one counter for every post (the key does not include the post id).
+
+Caught by: test_first_view_is_one
+"""
 
 
 def count_view(r, post_id: int) -> int:

@@ -1,4 +1,7 @@
-"""Wrong: reset returns the count but leaves the key in place (GET instead of GETDEL)."""
+"""Wrong: reset returns the count but leaves the key in place (GET instead of GETDEL).
+
+Caught by: test_reset_returns_count_and_clears
+"""
 
 
 def reset(r, post_id: int) -> int:

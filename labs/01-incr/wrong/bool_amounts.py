@@ -1,4 +1,7 @@
-"""deposit, withdraw and safe_incr check amounts with isinstance(x, int), which lets True and False through."""
+"""deposit, withdraw and safe_incr check amounts with isinstance(x, int), which lets True and False through.
+
+Caught by: test_deposit_checks_its_arguments_hidden
+"""
 
 EDITS = [("    if type(amount) is not int:\n", "    if not isinstance(amount, int):\n"),
          ("    if type(cents) is not int:\n"

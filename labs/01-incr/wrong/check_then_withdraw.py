@@ -1,5 +1,8 @@
 """Wrong: withdraw checks the balance with GET and then decrements with DECRBY. Two processes can both
-see enough money before either decrements, so concurrent withdrawals overdraw the account."""
+see enough money before either decrements, so concurrent withdrawals overdraw the account.
+
+Caught by: test_concurrent_withdrawals_never_overdraw_hidden
+"""
 
 EDITS = [('    left = r.register_script(WITHDRAW)(keys=[r.key("balance", account)], args=[cents])\n'
           '    if left < 0:\n'

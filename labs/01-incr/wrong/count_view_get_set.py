@@ -1,4 +1,7 @@
-"""Wrong: count_view reads the counter with GET and writes GET+1 back with SET."""
+"""Wrong: count_view reads the counter with GET and writes GET+1 back with SET.
+
+Caught by: test_views_from_many_processes_add_up
+"""
 
 
 def _views_key(r, post_id):

@@ -1,5 +1,8 @@
 """Wrong: safe_incr is not safe. It calls INCRBY and lets redis.exceptions.ResponseError escape, so a
-non-integer value, an overflow or a key of another type crashes the caller instead of being reported."""
+non-integer value, an overflow or a key of another type crashes the caller instead of being reported.
+
+Caught by: test_safe_incr_reports_a_non_integer
+"""
 
 EDITS = [('''    try:
         return {"ok": True, "value": r.incrby(key, amount)}

@@ -1,4 +1,7 @@
-"""Wrong: deposit converts a float with no fractional part (10.0) to int and only refuses floats like 19.99."""
+"""Wrong: deposit converts a float with no fractional part (10.0) to int and only refuses floats like 19.99.
+
+Caught by: test_deposit_checks_its_arguments_hidden
+"""
 
 import redis
 

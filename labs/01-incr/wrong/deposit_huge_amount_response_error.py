@@ -1,4 +1,7 @@
-"""Wrong: deposit maps only Redis's 'would overflow' refusal to OverflowError, so an amount of 2**63 or more escapes as ResponseError."""
+"""Wrong: deposit maps only Redis's 'would overflow' refusal to OverflowError, so an amount of 2**63 or more escapes as ResponseError.
+
+Caught by: test_deposit_refuses_overflow_hidden
+"""
 
 import redis
 

@@ -1,4 +1,7 @@
-"""Wrong: deposit refuses only negative amounts (cents < 0), so a deposit of 0 goes through."""
+"""Wrong: deposit refuses only negative amounts (cents < 0), so a deposit of 0 goes through.
+
+Caught by: test_deposit_checks_its_arguments_hidden
+"""
 
 import redis
 

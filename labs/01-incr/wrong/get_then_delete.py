@@ -1,5 +1,8 @@
 """Wrong: take_views reads with GET and then deletes with DEL. A view counted between the two commands
-is deleted without ever being returned: it is lost."""
+is deleted without ever being returned: it is lost.
+
+Caught by: test_take_views_loses_nothing_under_load_hidden
+"""
 
 
 def take_views(r, post_id):

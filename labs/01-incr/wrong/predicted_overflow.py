@@ -1,5 +1,8 @@
 """safe_incr predicts an overflow with GET before INCRBY and trusts it, so an overflow caused by a change in
-between is reported as not_integer."""
+between is reported as not_integer.
+
+Caught by: test_safe_incr_near_the_limit_under_contention_hidden
+"""
 
 EDITS = [('''    try:
         return {"ok": True, "value": r.incrby(key, amount)}

@@ -1,5 +1,8 @@
 """Wrong: safe_incr "repairs" a value it cannot increment by overwriting it with SET, silently destroying
-whatever the key held (and a list becomes a string), and reports success."""
+whatever the key held (and a list becomes a string), and reports success.
+
+Caught by: test_safe_incr_reports_a_non_integer
+"""
 
 EDITS = [('''    except redis.exceptions.ResponseError as e:
         text = str(e)

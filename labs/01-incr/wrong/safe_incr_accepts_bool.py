@@ -1,4 +1,7 @@
-"""Wrong: safe_incr checks the amount with isinstance(amount, int) only, so True slips through as 1."""
+"""Wrong: safe_incr checks the amount with isinstance(amount, int) only, so True slips through as 1.
+
+Caught by: test_safe_incr_refuses_an_amount_that_is_not_an_int_hidden
+"""
 
 import redis
 

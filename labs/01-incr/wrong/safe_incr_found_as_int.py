@@ -1,4 +1,7 @@
-"""Wrong: safe_incr converts the stored value to int for the overflow report's found field."""
+"""Wrong: safe_incr converts the stored value to int for the overflow report's found field.
+
+Caught by: test_safe_incr_reports_overflow_hidden
+"""
 
 import redis
 

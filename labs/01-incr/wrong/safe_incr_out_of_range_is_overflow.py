@@ -1,4 +1,7 @@
-"""Wrong: safe_incr classifies any message containing 'out of range' as overflow, which also matches 'value is not an integer or out of range'."""
+"""Wrong: safe_incr classifies any message containing 'out of range' as overflow, which also matches 'value is not an integer or out of range'.
+
+Caught by: test_safe_incr_reports_a_non_integer
+"""
 
 import redis
 

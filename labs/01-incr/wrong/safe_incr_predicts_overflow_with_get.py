@@ -1,4 +1,7 @@
-"""Wrong: safe_incr GETs the value and predicts an overflow in Python, so it only expects INCRBY to refuse non-integers and wrong types."""
+"""Wrong: safe_incr GETs the value and predicts an overflow in Python, so it only expects INCRBY to refuse non-integers and wrong types.
+
+Caught by: test_safe_incr_strict_integers_hidden
+"""
 
 import redis
 

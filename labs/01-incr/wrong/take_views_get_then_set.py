@@ -1,4 +1,7 @@
-"""Wrong: take_views reads with GET and then resets with SET key 0 as a second command."""
+"""Wrong: take_views reads with GET and then resets with SET key 0 as a second command.
+
+Caught by: test_take_views_loses_nothing_under_load_hidden
+"""
 
 
 def _views_key(r, post_id):

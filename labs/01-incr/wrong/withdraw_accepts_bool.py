@@ -1,4 +1,7 @@
-"""Wrong: withdraw checks the amount with isinstance(cents, int) and a sign test, so True withdraws one cent."""
+"""Wrong: withdraw checks the amount with isinstance(cents, int) and a sign test, so True withdraws one cent.
+
+Caught by: test_withdraw_checks_its_arguments_hidden
+"""
 
 
 def withdraw(r, account: int, cents: int) -> int:

@@ -1,4 +1,7 @@
-"""Wrong: withdraw does DECRBY and, when the result is negative, INCRBY back, instead of the script."""
+"""Wrong: withdraw does DECRBY and, when the result is negative, INCRBY back, instead of the script.
+
+Caught by: test_a_crash_inside_withdraw_loses_no_money_hidden
+"""
 
 
 def _check_int(value):

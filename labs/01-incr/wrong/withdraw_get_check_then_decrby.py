@@ -1,4 +1,7 @@
-"""Wrong: withdraw checks the balance with GET in Python and raises when it looks too small, then DECRBYs in a second command."""
+"""Wrong: withdraw checks the balance with GET in Python and raises when it looks too small, then DECRBYs in a second command.
+
+Caught by: test_concurrent_withdrawals_never_overdraw_hidden
+"""
 
 
 def _check_int(value):

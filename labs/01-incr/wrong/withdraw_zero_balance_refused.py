@@ -1,4 +1,7 @@
-"""Wrong: withdraw treats any result that is not positive as the script's refusal, so emptying the account raises after the money was taken."""
+"""Wrong: withdraw treats any result that is not positive as the script's refusal, so emptying the account raises after the money was taken.
+
+Caught by: test_concurrent_withdrawals_never_overdraw_hidden
+"""
 
 
 def _check_int(value):

@@ -3,6 +3,8 @@
 Each write is atomic, so no cent is lost, but the check and the act are two steps: several
 transfers can all see "enough money" and all withdraw, driving the balance below zero, and several
 buyers can all see a free seat and all take one, selling more tickets than there are seats.
+
+Caught by: test_no_overselling_under_concurrency
 """
 
 EDITS = [('''    done = r.eval(script, 2, r.key("account", src), r.key("account", dst), amount)

@@ -3,6 +3,8 @@
 The check-and-set is correct under concurrency, but balances are computed with ``float`` and
 written back as "70.0", which INCRBY and DECRBY then refuse, and fractional amounts such as 2.5
 are accepted although money is whole cents.  Tickets are sold correctly.
+
+Caught by: test_transfer_moves_money
 """
 import redis
 

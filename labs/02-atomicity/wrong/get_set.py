@@ -3,6 +3,8 @@
 Correct for one caller at a time.  Under concurrency two transfers read the same old balances and
 the later SET overwrites the earlier one: money appears or disappears, and two buyers get the same
 seat.
+
+Caught by: test_no_overselling_under_concurrency
 """
 
 EDITS = [('''    done = r.eval(script, 2, r.key("account", src), r.key("account", dst), amount)

@@ -1,4 +1,7 @@
-"""Wrong: take_ticket GETs capacity and sold, checks in Python, then INCRs sold as a separate command."""
+"""Wrong: take_ticket GETs capacity and sold, checks in Python, then INCRs sold as a separate command.
+
+Caught by: test_no_overselling_under_concurrency
+"""
 
 
 def take_ticket(r, event: str) -> int | None:

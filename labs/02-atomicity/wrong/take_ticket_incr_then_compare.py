@@ -1,4 +1,7 @@
-"""Wrong: take_ticket INCRs sold first and returns None when the result passes capacity, without undoing the increment."""
+"""Wrong: take_ticket INCRs sold first and returns None when the result passes capacity, without undoing the increment.
+
+Caught by: test_tickets_are_numbered_until_sold_out
+"""
 
 
 def take_ticket(r, event: str) -> int | None:

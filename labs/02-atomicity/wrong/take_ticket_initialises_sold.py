@@ -1,4 +1,7 @@
-"""Wrong: the ticket script SETNXes sold to 0 before checking, so a sold-out (or capacity-less) event gets a sold key written."""
+"""Wrong: the ticket script SETNXes sold to 0 before checking, so a sold-out (or capacity-less) event gets a sold key written.
+
+Caught by: test_random_call_sequences_follow_the_contract_hidden
+"""
 
 
 TAKE_TICKET = """

@@ -1,4 +1,7 @@
-"""Wrong: the ticket script does tonumber(GET capacity) without a default, so an event with no capacity key makes the script fail with an error."""
+"""Wrong: the ticket script does tonumber(GET capacity) without a default, so an event with no capacity key makes the script fail with an error.
+
+Caught by: test_random_call_sequences_follow_the_contract_hidden
+"""
 
 
 TAKE_TICKET = """

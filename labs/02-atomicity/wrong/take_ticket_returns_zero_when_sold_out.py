@@ -1,4 +1,7 @@
-"""Wrong: the ticket script returns 0 for sold out and take_ticket passes that 0 on instead of None."""
+"""Wrong: the ticket script returns 0 for sold out and take_ticket passes that 0 on instead of None.
+
+Caught by: test_tickets_are_numbered_until_sold_out
+"""
 
 
 TAKE_TICKET = """

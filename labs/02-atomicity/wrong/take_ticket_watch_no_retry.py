@@ -1,4 +1,7 @@
-"""Wrong: take_ticket uses WATCH/MULTI/EXEC and returns None on WatchError as if the event were sold out."""
+"""Wrong: take_ticket uses WATCH/MULTI/EXEC and returns None on WatchError as if the event were sold out.
+
+Caught by: test_no_overselling_under_concurrency
+"""
 
 import redis
 

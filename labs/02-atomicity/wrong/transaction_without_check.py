@@ -3,6 +3,8 @@
 The transaction keeps the two writes together, so no cent is lost, but nothing stops a transfer
 larger than the balance: balances go negative and tickets are sold past capacity, even with a
 single caller.
+
+Caught by: test_tickets_are_numbered_until_sold_out
 """
 
 EDITS = [('''    done = r.eval(script, 2, r.key("account", src), r.key("account", dst), amount)

@@ -1,4 +1,7 @@
-"""Wrong: transfer lets a float with no fractional part through (10.0 becomes 10) and only refuses fractions such as 2.5."""
+"""Wrong: transfer lets a float with no fractional part through (10.0 becomes 10) and only refuses fractions such as 2.5.
+
+Caught by: test_random_call_sequences_follow_the_contract_hidden
+"""
 
 
 TRANSFER = """

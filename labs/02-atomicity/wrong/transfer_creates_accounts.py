@@ -1,4 +1,7 @@
-"""Wrong: the transfer script first SETNXes both accounts to 0 'so they exist', which writes even when the transfer is refused."""
+"""Wrong: the transfer script first SETNXes both accounts to 0 'so they exist', which writes even when the transfer is refused.
+
+Caught by: test_random_call_sequences_follow_the_contract_hidden
+"""
 
 
 TRANSFER = """

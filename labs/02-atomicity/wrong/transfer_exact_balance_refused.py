@@ -1,4 +1,7 @@
-"""Wrong: the transfer script refuses when balance <= amount, so an account cannot be emptied."""
+"""Wrong: the transfer script refuses when balance <= amount, so an account cannot be emptied.
+
+Caught by: test_transfer_moves_money
+"""
 
 
 TRANSFER = """

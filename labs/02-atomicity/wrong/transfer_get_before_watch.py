@@ -1,4 +1,7 @@
-"""Wrong: transfer reads the balance with r.get before calling WATCH, so a write between the GET and the WATCH goes unnoticed."""
+"""Wrong: transfer reads the balance with r.get before calling WATCH, so a write between the GET and the WATCH goes unnoticed.
+
+Caught by: test_concurrent_withdrawals_never_overdraw_hidden
+"""
 
 import redis
 

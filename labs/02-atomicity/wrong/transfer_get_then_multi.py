@@ -1,4 +1,7 @@
-"""Wrong: transfer reads the balance with GET, checks it in Python, then sends DECRBY and INCRBY in a MULTI/EXEC without WATCH."""
+"""Wrong: transfer reads the balance with GET, checks it in Python, then sends DECRBY and INCRBY in a MULTI/EXEC without WATCH.
+
+Caught by: test_concurrent_withdrawals_never_overdraw_hidden
+"""
 
 
 def _check_amount(amount):

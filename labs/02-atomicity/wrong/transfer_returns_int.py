@@ -1,4 +1,7 @@
-"""Wrong: transfer returns the script's reply (1 or 0) as it is instead of True/False."""
+"""Wrong: transfer returns the script's reply (1 or 0) as it is instead of True/False.
+
+Caught by: test_transfer_moves_money
+"""
 
 
 TRANSFER = """

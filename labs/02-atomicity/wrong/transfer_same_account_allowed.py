@@ -1,4 +1,7 @@
-"""Wrong: transfer does not check src == dst; the script then debits and credits the same key and returns True."""
+"""Wrong: transfer does not check src == dst; the script then debits and credits the same key and returns True.
+
+Caught by: test_random_call_sequences_follow_the_contract_hidden
+"""
 
 
 TRANSFER = """

@@ -1,4 +1,7 @@
-"""Wrong: the transfer script compares the stored balance and ARGV[1] as strings (no tonumber), so '900' < '1000' is false."""
+"""Wrong: the transfer script compares the stored balance and ARGV[1] as strings (no tonumber), so '900' < '1000' is false.
+
+Caught by: test_transfer_moves_money
+"""
 
 
 TRANSFER = """

@@ -1,4 +1,7 @@
-"""Wrong: transfer raises TypeError (not ValueError) when the amount is not an int, e.g. 2.5."""
+"""Wrong: transfer raises TypeError (not ValueError) when the amount is not an int, e.g. 2.5.
+
+Caught by: test_random_call_sequences_follow_the_contract_hidden
+"""
 
 
 TRANSFER = """

@@ -1,4 +1,7 @@
-"""Wrong: transfer (WATCH version) reads the balance with float() and writes the new source balance back with SET, storing strings like '1150.0'."""
+"""Wrong: transfer (WATCH version) reads the balance with float() and writes the new source balance back with SET, storing strings like '1150.0'.
+
+Caught by: test_transfer_moves_money
+"""
 
 import redis
 

@@ -1,4 +1,7 @@
-"""Wrong: transfer uses WATCH/MULTI/EXEC but answers False when EXEC fails with WatchError instead of retrying."""
+"""Wrong: transfer uses WATCH/MULTI/EXEC but answers False when EXEC fails with WatchError instead of retrying.
+
+Caught by: test_covered_transfers_are_not_refused_under_contention_hidden
+"""
 
 import redis
 

@@ -1,4 +1,7 @@
-"""take_ticket uses WATCH and MULTI but answers "sold out" when another buyer changed the count first."""
+"""take_ticket uses WATCH and MULTI but answers "sold out" when another buyer changed the count first.
+
+Caught by: test_no_overselling_under_concurrency
+"""
 import redis
 
 

@@ -1,5 +1,8 @@
 """record_view sets the expiry with PEXPIREAT from the application's clock, so keys expire early or
-late when that clock is off."""
+late when that clock is off.
+
+Caught by: test_ttl_is_on_the_servers_clock_whatever_the_machines_clock_hidden
+"""
 
 import time
 

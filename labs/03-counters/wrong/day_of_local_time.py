@@ -1,4 +1,7 @@
-"""Wrong: day_of formats datetime.fromtimestamp(now) without a time zone, i.e. the machine's local date."""
+"""Wrong: day_of formats datetime.fromtimestamp(now) without a time zone, i.e. the machine's local date.
+
+Caught by: test_day_boundary_is_utc_whatever_the_machine_zone_hidden
+"""
 
 from datetime import datetime, timezone
 

@@ -1,5 +1,7 @@
 """Wrong: INCR, then PEXPIRE when INCR returned 1, as separate round trips. Correct while nothing
 fails, but a crash after INCR and before PEXPIRE leaves a key without a TTL that no later view repairs.
+
+Caught by: test_a_crash_between_commands_leaves_no_key_without_ttl_hidden
 """
 
 

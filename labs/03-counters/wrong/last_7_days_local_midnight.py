@@ -1,4 +1,7 @@
-"""Wrong: last_7_days steps back from local midnight (date.fromtimestamp) to find the seven days, mixing the machine's date into UTC keys."""
+"""Wrong: last_7_days steps back from local midnight (date.fromtimestamp) to find the seven days, mixing the machine's date into UTC keys.
+
+Caught by: test_random_call_sequences_follow_the_contract_hidden
+"""
 
 from datetime import datetime, timezone
 

@@ -1,4 +1,7 @@
-"""Wrong: last_7_days returns MGET's replies as they come, strings like '2' for the days that have a key."""
+"""Wrong: last_7_days returns MGET's replies as they come, strings like '2' for the days that have a key.
+
+Caught by: test_last_7_days_oldest_first
+"""
 
 
 DAY_SECONDS = 24 * 3600

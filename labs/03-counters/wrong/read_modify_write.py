@@ -1,6 +1,8 @@
 """Wrong: counts with a read-modify-write (GET, add one in Python, SET ... KEEPTTL). Two views at
 the same moment read the same value and write the same result: one view is lost. The ranking is
 written from the same stale number.
+
+Caught by: test_concurrent_views_are_all_counted_hidden
 """
 
 

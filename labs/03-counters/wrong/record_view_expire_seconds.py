@@ -1,4 +1,7 @@
-"""Wrong: record_view sets the TTL with EXPIRE ttl_ms // 1000 NX, in whole seconds."""
+"""Wrong: record_view sets the TTL with EXPIRE ttl_ms // 1000 NX, in whole seconds.
+
+Caught by: test_the_ttl_is_exact_to_the_millisecond_hidden
+"""
 
 
 def record_view(r, page: str, now: float, ttl_ms: int = RETENTION_MS) -> int:

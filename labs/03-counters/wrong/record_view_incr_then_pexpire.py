@@ -1,4 +1,7 @@
-"""Wrong: record_view INCRs and ZINCRBYs in one transaction, then sends the PEXPIREs as separate calls when the count was 1."""
+"""Wrong: record_view INCRs and ZINCRBYs in one transaction, then sends the PEXPIREs as separate calls when the count was 1.
+
+Caught by: test_a_crash_between_commands_leaves_no_key_without_ttl_hidden
+"""
 
 
 def record_view(r, page: str, now: float, ttl_ms: int = RETENTION_MS) -> int:

@@ -1,4 +1,7 @@
-"""Wrong: record_view sends PEXPIRE without NX with every view, so each view restarts the TTL."""
+"""Wrong: record_view sends PEXPIRE without NX with every view, so each view restarts the TTL.
+
+Caught by: test_later_views_do_not_extend_the_ttl_hidden
+"""
 
 
 def record_view(r, page: str, now: float, ttl_ms: int = RETENTION_MS) -> int:

@@ -1,4 +1,7 @@
-"""Wrong: record_view sets the expiry with PEXPIREAT now*1000 + ttl_ms NX, counting the TTL from the caller's `now` instead of Redis's clock."""
+"""Wrong: record_view sets the expiry with PEXPIREAT now*1000 + ttl_ms NX, counting the TTL from the caller's `now` instead of Redis's clock.
+
+Caught by: test_views_are_counted_per_page_and_day
+"""
 
 
 def record_view(r, page: str, now: float, ttl_ms: int = RETENTION_MS) -> int:

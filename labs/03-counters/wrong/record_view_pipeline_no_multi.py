@@ -1,4 +1,7 @@
-"""Wrong: record_view sends the four commands in r.pipeline(transaction=False), one round trip but not one unit."""
+"""Wrong: record_view sends the four commands in r.pipeline(transaction=False), one round trip but not one unit.
+
+Caught by: test_a_crash_between_commands_leaves_no_key_without_ttl_hidden
+"""
 
 
 def record_view(r, page: str, now: float, ttl_ms: int = RETENTION_MS) -> int:

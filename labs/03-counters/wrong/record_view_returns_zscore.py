@@ -1,4 +1,7 @@
-"""Wrong: record_view returns the ZINCRBY score (a float such as 2.0) instead of the INCR reply."""
+"""Wrong: record_view returns the ZINCRBY score (a float such as 2.0) instead of the INCR reply.
+
+Caught by: test_random_call_sequences_follow_the_contract_hidden
+"""
 
 
 def record_view(r, page: str, now: float, ttl_ms: int = RETENTION_MS) -> int:

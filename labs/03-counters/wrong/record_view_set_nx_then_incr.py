@@ -1,4 +1,7 @@
-"""Wrong: record_view first creates both keys with their TTL (SET views 0 PX ttl NX, ZADD NX + PEXPIRE NX) in one call, then increments in a separate call."""
+"""Wrong: record_view first creates both keys with their TTL (SET views 0 PX ttl NX, ZADD NX + PEXPIRE NX) in one call, then increments in a separate call.
+
+Caught by: test_a_crash_between_commands_leaves_no_key_without_ttl_hidden
+"""
 
 
 def record_view(r, page: str, now: float, ttl_ms: int = RETENTION_MS) -> int:

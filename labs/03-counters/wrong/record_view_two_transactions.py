@@ -1,4 +1,7 @@
-"""Wrong: record_view updates the counter (INCR + PEXPIRE NX) in one MULTI/EXEC and the ranking (ZINCRBY + PEXPIRE NX) in a second one."""
+"""Wrong: record_view updates the counter (INCR + PEXPIRE NX) in one MULTI/EXEC and the ranking (ZINCRBY + PEXPIRE NX) in a second one.
+
+Caught by: test_a_crash_between_commands_leaves_no_key_without_ttl_hidden
+"""
 
 
 def record_view(r, page: str, now: float, ttl_ms: int = RETENTION_MS) -> int:

@@ -1,4 +1,7 @@
-"""Wrong: top_pages uses ZRANGE instead of ZREVRANGE, so the least viewed pages come first."""
+"""Wrong: top_pages uses ZRANGE instead of ZREVRANGE, so the least viewed pages come first.
+
+Caught by: test_top_pages_most_viewed_first
+"""
 
 
 def top_pages(r, now: float, n: int = 3) -> list:

@@ -1,4 +1,7 @@
-"""Wrong: top_pages returns the WITHSCORES pairs as they come, with float views such as 2.0."""
+"""Wrong: top_pages returns the WITHSCORES pairs as they come, with float views such as 2.0.
+
+Caught by: test_random_call_sequences_follow_the_contract_hidden
+"""
 
 
 def top_pages(r, now: float, n: int = 3) -> list:

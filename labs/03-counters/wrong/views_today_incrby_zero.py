@@ -1,4 +1,7 @@
-"""Wrong: views_today reads the counter with INCRBY key 0 to always get an int, which creates a key without TTL."""
+"""Wrong: views_today reads the counter with INCRBY key 0 to always get an int, which creates a key without TTL.
+
+Caught by: test_reading_creates_nothing_hidden
+"""
 
 
 def views_today(r, page: str, now: float) -> int:

@@ -1,4 +1,7 @@
-"""Wrong: without now_ms the limiters read time.time() in Python instead of the server's TIME."""
+"""Wrong: without now_ms the limiters read time.time() in Python instead of the server's TIME.
+
+Caught by: test_ttls_follow_the_servers_clock_hidden
+"""
 
 import time
 

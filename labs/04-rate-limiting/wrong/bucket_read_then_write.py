@@ -1,4 +1,7 @@
-"""The token bucket reads the hash in one round trip, decides in Python and writes it in another."""
+"""The token bucket reads the hash in one round trip, decides in Python and writes it in another.
+
+Caught by: test_token_bucket_under_sixteen_processes_hidden
+"""
 
 
 def token_bucket(r, client_id: str, limits: list, cost: int = 1, now_ms: int | None = None) -> dict:

@@ -2,6 +2,8 @@
 
 The limiters ignore the clock they are given (and never ask Redis for TIME): two application servers
 whose clocks disagree split one window in two, and a controlled clock in tests changes nothing.
+
+Caught by: test_fixed_window_allows_the_limit_then_denies
 """
 
 import time

@@ -3,6 +3,8 @@
 The application's clock is read before the script is sent and written into it: the key expires
 at that instant + the longest window, however much later the script runs and whatever the
 server's clock says.
+
+Caught by: test_the_servers_clock_is_read_when_the_script_runs_hidden
 """
 
 import time

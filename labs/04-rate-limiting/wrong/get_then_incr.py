@@ -3,6 +3,8 @@
 The read (HMGET) and the write (HSET + PEXPIRE, in one MULTI) are two round trips: processes that
 read the same counts all pass the check, and each writes its own count + cost, so more than the
 limit get in.
+
+Caught by: test_sixteen_processes_never_get_more_than_the_limit
 """
 
 

@@ -4,6 +4,8 @@ fixed_window keeps one counter per client and limit: INCRBY cost, then PEXPIRE o
 was new, in separate round trips.  The window opens with the first request and lasts window_ms of the
 *server's real time*, whatever now_ms says; a crash between INCRBY and PEXPIRE would leave the key
 without a TTL; and a denied request has already been counted.
+
+Caught by: test_fixed_window_allows_the_limit_then_denies
 """
 
 

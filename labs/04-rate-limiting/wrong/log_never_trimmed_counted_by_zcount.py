@@ -1,4 +1,7 @@
-"""Wrong: the sliding log is never trimmed; ZCOUNT over the longest window keeps the counts right, but the log grows with every request."""
+"""Wrong: the sliding log is never trimmed; ZCOUNT over the longest window keeps the counts right, but the log grows with every request.
+
+Caught by: test_the_sliding_log_keeps_only_what_its_longest_window_holds_hidden
+"""
 
 EDITS = [("    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - longest)\n"
           "    local logged = redis.call('ZCARD', KEYS[1])\n",

@@ -1,4 +1,7 @@
-"""ack removes the task from queue:processing but leaves its payload and attempts behind."""
+"""ack removes the task from queue:processing but leaves its payload and attempts behind.
+
+Caught by: test_ack_finishes_the_task_once
+"""
 
 EDITS = [("""    redis.call('ZREM', processing, id)
     redis.call('HDEL', attempts, id)

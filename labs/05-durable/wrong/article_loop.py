@@ -1,6 +1,8 @@
 """Wrong: the article's loop. ZRANGEBYSCORE reads the due ids, then each is removed with its own
 ZREM whose reply is ignored. Alone it works; with several workers two of them read the same ids
 before either removes them, and both run the task.
+
+Caught by: test_no_task_is_claimed_twice_by_concurrent_workers
 """
 
 

@@ -1,4 +1,7 @@
-"""Wrong: claim pops the due tasks with ZPOPMIN and records their leases in a second round trip."""
+"""Wrong: claim pops the due tasks with ZPOPMIN and records their leases in a second round trip.
+
+Caught by: test_a_worker_dying_inside_claim_loses_no_task_hidden
+"""
 
 
 def claim(r, now_ms: int, lease_ms: int, limit: int = 10) -> list:

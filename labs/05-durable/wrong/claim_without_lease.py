@@ -1,6 +1,8 @@
 """Wrong: an atomic claim that simply removes the task (ZREM's reply decides the winner), with no
 processing set and no lease. No task is claimed twice, but a worker that dies after claiming takes
 its tasks with it: nothing can ever give them back, and nothing can tell a live claim from a stale one.
+
+Caught by: test_tasks_are_claimed_when_due_earliest_first
 """
 
 

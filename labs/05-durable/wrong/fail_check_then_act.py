@@ -1,4 +1,7 @@
-"""Wrong: fail checks the lease in Python, then moves the task in a MULTI/EXEC of its own."""
+"""Wrong: fail checks the lease in Python, then moves the task in a MULTI/EXEC of its own.
+
+Caught by: test_claim_ack_fail_and_recover_are_one_script_each_hidden
+"""
 
 
 def fail(r, task_id: int, attempt: int, reason: str, retry_at_ms: int, max_attempts: int = 3) -> str:

@@ -1,4 +1,7 @@
-"""Wrong: flush deletes the pending batch when it is done without checking that it is still its own batch."""
+"""Wrong: flush deletes the pending batch when it is done without checking that it is still its own batch.
+
+Caught by: test_a_held_up_flush_never_deletes_a_newer_batch_hidden
+"""
 
 EDITS = [('''    done = """
     local pending, batch_of_pending = KEYS[1], KEYS[2]

@@ -1,6 +1,8 @@
 """Wrong: the flush as it is usually written, for a hash: HGETALL the usage, add it in SQL, then
 HSET every field back to 0. Usage that arrives between the HGETALL and the HSET is erased, and a
 crash after the commit makes the next flush add the same batch again.
+
+Caught by: test_a_crash_at_any_step_loses_nothing_and_counts_nothing_twice
 """
 
 

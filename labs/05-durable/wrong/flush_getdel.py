@@ -1,6 +1,8 @@
 """Wrong: HGETALL and DEL in one MULTI/EXEC take the usage and reset it atomically (nothing is
 lost to traffic), but between the EXEC and the commit the batch lives only in the process: a
 crash there loses it.
+
+Caught by: test_a_crash_at_any_step_loses_nothing_and_counts_nothing_twice
 """
 
 

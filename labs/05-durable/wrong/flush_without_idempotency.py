@@ -1,6 +1,8 @@
 """Wrong: the usage hash is moved aside with RENAME (nothing lost to traffic or to a crash before
 the commit), but the database does not record which pending batch it has applied: after a crash
 between the commit and the DEL of the pending hash, the next flush adds the batch a second time.
+
+Caught by: test_a_crash_at_any_step_loses_nothing_and_counts_nothing_twice
 """
 
 

@@ -1,4 +1,7 @@
-"""Wrong: recover loops in Python, one round trip per command, checking ZREM's reply before moving a task."""
+"""Wrong: recover loops in Python, one round trip per command, checking ZREM's reply before moving a task.
+
+Caught by: test_claim_ack_fail_and_recover_are_one_script_each_hidden
+"""
 
 
 def recover(r, now_ms: int, max_attempts: int = 3) -> dict:

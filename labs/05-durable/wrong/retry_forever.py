@@ -1,6 +1,8 @@
 """Wrong: leases, stale claims and recovery are right, but max_attempts is ignored: a failed or
 abandoned task always goes back to queue:due, so a poison task is retried for ever and nothing
 ever reaches the dead-letter hash.
+
+Caught by: test_a_failing_task_is_retried_then_dead_lettered_with_its_reason
 """
 
 EDITS = [("""    if tonumber(attempt) < tonumber(max_attempts) then

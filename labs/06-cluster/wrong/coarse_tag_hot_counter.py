@@ -2,6 +2,8 @@
 
 hot:{<name>}:<i> looks sharded, and one MGET can read them all, but the tag puts every shard into
 the same slot: one primary still takes all the traffic.  A tag that is too coarse makes a hot slot.
+
+Caught by: test_hot_counter_is_spread_over_the_cluster
 """
 
 EDITS = [('r.incr(r.key("hot", name, random.randrange(shards)))',

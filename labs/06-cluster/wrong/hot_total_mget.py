@@ -1,4 +1,7 @@
-"""hot_total reads every shard with one MGET, which a cluster refuses across slots (CROSSSLOT)."""
+"""hot_total reads every shard with one MGET, which a cluster refuses across slots (CROSSSLOT).
+
+Caught by: test_hot_counter_counts_every_hit
+"""
 
 
 def hot_total(r, name: str, shards: int = SHARDS) -> int:

@@ -1,4 +1,7 @@
-"""Wrong: incr_once uses WATCH and MULTI, and on a WatchError returns the marker's value instead of trying again."""
+"""Wrong: incr_once uses WATCH and MULTI, and on a WatchError returns the marker's value instead of trying again.
+
+Caught by: test_concurrent_retries_count_each_request_once_hidden
+"""
 from redis.exceptions import WatchError
 
 

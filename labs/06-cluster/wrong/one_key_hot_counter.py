@@ -2,6 +2,8 @@
 
 Every hit INCRs hot:<name>, so the sum is exact, but the whole traffic of the counter goes to one
 key in one slot on one primary: adding nodes to the cluster does not help it at all.
+
+Caught by: test_hot_counter_is_spread_over_the_cluster
 """
 
 EDITS = [('r.incr(r.key("hot", name, random.randrange(shards)))',

@@ -1,4 +1,7 @@
-"""Wrong: the breaker lets one probe through and waits for its result, but a probe that raises a bug never reports one, so the breaker stays open for ever."""
+"""Wrong: the breaker lets one probe through and waits for its result, but a probe that raises a bug never reports one, so the breaker stays open for ever.
+
+Caught by: test_a_probe_that_raises_does_not_leave_the_breaker_open
+"""
 
 
 def guarded(r, call, budget_ms, policy, cooldown_ms=0):

@@ -1,4 +1,7 @@
-"""Wrong: the scripts take now from the client's clock (time.time()) instead of the server's TIME, so a command that waited judges leases at the moment it was sent."""
+"""Wrong: the scripts take now from the client's clock (time.time()) instead of the server's TIME, so a command that waited judges leases at the moment it was sent.
+
+Caught by: test_random_call_sequences_follow_the_contract_hidden
+"""
 import time
 
 

@@ -1,4 +1,7 @@
-"""Wrong: guarded makes a new budget client for every call and closes it after, so each request pays a connect and a handshake, each wait under the budget but together over it."""
+"""Wrong: guarded makes a new budget client for every call and closes it after, so each request pays a connect and a handshake, each wait under the budget but together over it.
+
+Caught by: test_random_call_sequences_follow_the_contract_hidden
+"""
 
 
 def guarded(r, call, budget_ms, policy, cooldown_ms=0):

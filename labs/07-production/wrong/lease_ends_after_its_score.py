@@ -1,4 +1,7 @@
-"""A lease whose score equals the server's now still counts as live: release and acquire judge it with >= and an open range."""
+"""A lease whose score equals the server's now still counts as live: release and acquire judge it with >= and an open range.
+
+Caught by: test_a_lease_has_ended_at_the_millisecond_of_its_score
+"""
 
 EDITS = [("redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)", "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)"),
          ("if score and tonumber(score) > now then return 1 end", "if score and tonumber(score) >= now then return 1 end"),

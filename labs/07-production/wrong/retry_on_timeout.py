@@ -1,4 +1,7 @@
-"""Wrong: the client waits at most the budget for each reply but keeps redis-py's default retries, so a paused server costs the budget many times over."""
+"""Wrong: the client waits at most the budget for each reply but keeps redis-py's default retries, so a paused server costs the budget many times over.
+
+Caught by: test_while_redis_answers_the_limiter_decides, test_a_paused_server_costs_the_budget_and_the_policy_answers
+"""
 import redis as redis_py
 
 

@@ -1,4 +1,7 @@
-"""Wrong: acquire counts the live holders in one round trip and adds itself in another, so processes that count at the same moment all get in."""
+"""Wrong: acquire counts the live holders in one round trip and adds itself in another, so processes that count at the same moment all get in.
+
+Caught by: test_never_more_than_limit_holders_from_eight_processes
+"""
 
 
 def acquire(r, name, holder, limit, lease_ms):

@@ -25,6 +25,9 @@ spliced (a solution that no longer holds ``old`` makes the wrong file an error, 
 
     EDITS = [("redis.call('PEXPIRE', KEYS[1], longest + slack)",
               "redis.call('EXPIRE', KEYS[1], math.floor((longest + slack) / 1000))")]
+A line ``Caught by: test_name[, test_name]`` in the docstring names the tests written for the
+mistake; the known-wrong matrix runs them first (``tests/grading/test_all_labs.py`` says which
+test catches a file that has no such line, or whose named test no longer fails).
 """
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ class WrongFileError(LabError):
     """A wrong/ file is not a docstring followed by imports and top-level definitions."""
 
 
+CAUGHT_BY = "Caught by:"  # a docstring line naming the tests written for the mistake
 EDITS = "EDITS"  # the name of a wrong file's text edits: [(old, new), ...]
 
 
@@ -90,6 +94,17 @@ class Wrong:
         """The docstring's first line: what the implementation gets wrong."""
         doc = ast.get_docstring(_parse(self.path.read_text(encoding="utf-8"), _where(self.path))) or ""
         return doc.strip().splitlines()[0] if doc.strip() else ""
+
+    @property
+    def caught_by(self) -> tuple[str, ...]:
+        """The tests named on the docstring's ``Caught by:`` line (function names, comma-separated):
+        the ones written for this mistake.  The known-wrong matrix runs them first, so that a run
+        that stops at its first failure is one test long."""
+        doc = ast.get_docstring(_parse(self.path.read_text(encoding="utf-8"), _where(self.path))) or ""
+        for line in doc.splitlines():
+            if line.strip().lower().startswith(CAUGHT_BY.lower()):
+                return tuple(n.strip() for n in line.strip()[len(CAUGHT_BY):].split(",") if n.strip())
+        return ()
 
     def source(self) -> str:
         """The composed, standalone lab.py."""

@@ -8,6 +8,7 @@ pytest's path, so no conftest.py or plugin from a submission can load.
 """
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -23,7 +24,7 @@ from ..sandbox.errors import StudentCrash, StudentError, StudentImportError, Stu
 from .proxy import LabProxy
 from ..sandbox.box import Box
 from ..sandbox import ENV_ISOLATION
-from ..sandbox.limits import Limits
+from ..sandbox.limits import Limits, new_budgets
 from ..sandbox.process import StudentProcess
 
 ENV_RUN = "COURSE_LAB_RUN"
@@ -41,6 +42,8 @@ class LabRun:
         self.prefix = cfg.get("prefix") or f"course:{secrets.token_hex(4)}:"
         self.source = Path(cfg["source_file"]).read_bytes()
         self.results_path = Path(cfg["results"])
+        self.variants: list[dict] = cfg.get("variants") or []  # files the course wrote, graded one by one
+        self._blank: dict[str, dict] = {}  # the records before any test ran
         self.url = cfg.get("url") or ""
         self.backend = cfg.get("backend", "auto")
         self.box: Box | None = None
@@ -73,6 +76,27 @@ class LabRun:
         self.proxy = LabProxy(self.new_process)
         self.first = self.proxy._proc()
         self.first.spawn()  # the student's process starts while pytest collects
+
+    def switch(self, variant: dict) -> None:
+        """The next file of a variants run: its own box (started anew, its source in place), its own
+        budget and records; the server is reset before its first test as before every test."""
+        for proc in self.processes:
+            proc.kill()
+        self.processes = []
+        self.source = Path(variant["source_file"]).read_bytes()
+        self.results_path = Path(variant["results"])
+        self.records = copy.deepcopy(self._blank)
+        new_budgets()
+        self.box.reap()
+        self.box.source = self.source
+        self.box.restart_box()
+        self.proxy = LabProxy(self.new_process)
+        self.first = self.proxy._proc()
+        self.first.spawn()
+        self._fresh_for = None  # the next test finds the process it needs already started
+
+    def failed(self) -> bool:
+        return any(r["outcome"] in ("failed", "error") for r in self.records.values())
 
     def _terminated(self, *_: object) -> None:
         """The runner's wall time ran out: stop every student process before going."""
@@ -195,6 +219,8 @@ def _visibility(item: pytest.Item) -> str:
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     if _run is None:
         return
+    if _run.cfg.get("first_tests"):  # a run that stops at its first failure: the tests written for the mistake go first
+        items[:] = _first(items, _run.cfg["first_tests"])
     for item in items:
         pts = item.get_closest_marker("points")
         hint = item.get_closest_marker("hint")
@@ -208,7 +234,35 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         }
         if item.get_closest_marker("real_redis") and _run.is_fake:
             item.add_marker(pytest.mark.skip(reason="needs a real Redis server"))
+    _run._blank = copy.deepcopy(_run.records)
     _run.write()
+
+
+def _first(items: list[pytest.Item], names) -> list[pytest.Item]:
+    """``items`` with the tests of the given function names first (otherwise in their order)."""
+    names = set(names or ())
+    return sorted(items, key=lambda item: getattr(item, "originalname", item.name) not in names)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session):
+    """A variants run (:func:`..runner.run_variants`): the collected tests once per file, each file in a
+    box of its own, stopping at that file's first failure, its results in its own file."""
+    if _run is None or not _run.variants or session.testsfailed or session.config.option.collectonly:
+        return None
+    for i, variant in enumerate(_run.variants):
+        if i:
+            _run.switch(variant)
+        order = _first(session.items, variant.get("first_tests"))
+        for j, item in enumerate(order):
+            nextitem = order[j + 1] if j + 1 < len(order) else None
+            item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            if _run.failed():
+                if nextitem is not None:
+                    session._setupstate.teardown_exact(None)  # module fixtures end with the file
+                break
+        _run.write()
+    return True
 
 
 @pytest.fixture

@@ -109,7 +109,8 @@ def wall_timeout(lab: Lab, limits: Limits, n_tests: int) -> float:
 def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] = ("public",),
             backend: str = "auto", url: str | None = None, limits: Limits | None = None,
             hide: tuple[str, ...] = (), run_dir: Path | None = None, keep_dir: bool = False,
-            keep_log: Path | None = None, isolate: bool = True, first_failure: bool = False) -> LabResult:
+            keep_log: Path | None = None, isolate: bool = True, first_failure: bool = False,
+            first_tests: tuple[str, ...] = ()) -> LabResult:
     """Grade ``source_file`` (the student's lab.py) with the lab's tests of the given visibilities.
 
     ``backend``: ``auto`` / ``redis-server`` / ``fakeredis`` (a private server for this run), or
@@ -118,9 +119,12 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     the copy is made after the run, when no student process is left.  ``isolate=False``: student code
     runs without namespaces (:func:`..sandbox.launch.mode`); the log's first line says how it ran.
     ``first_failure``: stop at the first failing test (pytest ``-x``), for callers that only ask
-    whether a file loses points (mutation testing, the known-wrong files), never for a grade.
+    whether a file loses points (mutation testing, the known-wrong files), never for a grade;
+    ``first_tests`` (test function names, with ``first_failure`` only) run before the others.
     """
     started = time.monotonic()
+    if first_tests and not first_failure:
+        raise ValueError("first_tests reorders a run that stops at its first failure, never a grade")
     if source_file is None or not Path(source_file).is_file():
         return LabResult(lab.id, "missing", message="no lab.py for this lab")
     source_file = Path(source_file).resolve()
@@ -134,7 +138,8 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     results = run_dir / "results.json"
     cfg = {"lab_dir": str(lab.path), "source_file": str(source_file), "run_dir": str(run_dir),
            "results": str(results), "limits": limits.to_dict(), "backend": "url" if url else backend,
-           "url": url or "", "hide": [str(h) for h in hide], "runner_pid": os.getpid()}
+           "url": url or "", "hide": [str(h) for h in hide], "runner_pid": os.getpid(),
+           "first_tests": list(first_tests)}
     _private_write(run_dir / "run.json", json.dumps(cfg))  # hidden-test names: the grader's eyes only
     _private_write(run_dir / "pytest.ini", INI)
     mode = iso.mode(isolate)
@@ -152,6 +157,45 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     if own_dir and not keep_dir:
         shutil.rmtree(run_dir, ignore_errors=True)
     return result
+
+
+def run_variants(lab: Lab, files: list[tuple[Path, tuple[str, ...]]], *, backend: str = "auto",
+                 visibility: tuple[str, ...] = ("public", "hidden"), limits: Limits | None = None,
+                 isolate: bool = True) -> list[LabResult]:
+    """Whether each of ``files`` (the course's own known-wrong files or mutants, never a student's:
+    they share one grader process) loses points: one grader process and one private server for all,
+    each file in a box of its own started anew, the server reset before each test, and each file's
+    run stopping at its first failing test, its ``(path, first_tests)`` names first.  One result per
+    file, in order, as :func:`run_lab` with ``first_failure`` gives it."""
+    started = time.monotonic()
+    limits = limits or Limits(call_timeout_s=lab.timeout_s)
+    tests = [str(f) for v in visibility for f in lab.test_files(v)]
+    if not files or not tests:
+        return [LabResult(lab.id, "ok", message="this lab has no tests of that kind") for _ in files]
+    run_dir = make_run_dir()
+    try:
+        variants = [{"source_file": str(Path(p).resolve()), "results": str(run_dir / f"results-{i}.json"),
+                     "first_tests": list(first)} for i, (p, first) in enumerate(files)]
+        cfg = {"lab_dir": str(lab.path), "source_file": variants[0]["source_file"], "run_dir": str(run_dir),
+               "results": variants[0]["results"], "limits": limits.to_dict(), "backend": backend, "url": "",
+               "hide": [str(paths.ROOT)], "runner_pid": os.getpid(), "variants": variants}
+        _private_write(run_dir / "run.json", json.dumps(cfg))
+        _private_write(run_dir / "pytest.ini", INI)
+        mode = iso.mode(isolate)
+        log = run_dir / "pytest.log"
+        wall = wall_timeout(lab, limits, len(tests) * TESTS_PER_FILE_ESTIMATE) * len(files)
+        returncode = _run_pytest(_pytest_command(lab, run_dir, tests, first_failure=False), run_dir, log, mode,
+                                 first_line=describe(mode, limits), timeout=wall)
+        out = []
+        for v in variants:
+            result = _read_results(lab, Path(v["results"]), log, timed_out=returncode is None)
+            if returncode not in (None, 0, 1) and result.status == "ok":
+                result.status, result.message = "grader-error", f"pytest exit code {returncode}"
+            result.seconds = (time.monotonic() - started) / len(files)
+            out.append(result)
+        return out
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 # wall_timeout() allows two seconds of grader work per test; a lab's test file holds about this many

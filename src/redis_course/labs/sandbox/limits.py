@@ -69,6 +69,11 @@ def process_budget(seconds: float) -> Budget:
     return _budgets[seconds]
 
 
+def new_budgets() -> None:
+    """Every budget starts again: the next file graded in this process (:func:`..runner.run_variants`)."""
+    _budgets.clear()
+
+
 class BudgetExhausted(StudentTimeout):
     """The lab's time budget ran out: no more student code runs in this run."""
 
