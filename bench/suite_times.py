@@ -1,0 +1,55 @@
+"""Where the test suite's time goes: a JUnit XML file (``pytest --junitxml``) summed per directory.
+
+    .venv/bin/course test --junitxml=/tmp/suite.xml
+    .venv/bin/python bench/suite_times.py /tmp/suite.xml [--before /tmp/old.xml] [--depth 2]
+
+Each row is a folder of tests (``tests/grading``, ``tests/grading/redteam`` ...) with its number of tests
+and the sum of their durations (set-up, call and tear-down; a module fixture counts in the first test
+that asks for it).  With two xdist workers the sums add up to about twice the wall time.  ``--before``
+adds the same columns from an earlier run.  Prints a Markdown table; asserts nothing: the numbers
+depend on the machine and its load, so report them with ``cat /proc/loadavg``.
+"""
+from __future__ import annotations
+
+import argparse
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+
+
+def per_folder(path: str, depth: int) -> dict[str, tuple[int, float]]:
+    """folder → (tests, seconds) from one JUnit XML file."""
+    out: dict[str, list] = defaultdict(lambda: [0, 0.0])
+    for case in ET.parse(path).getroot().iter("testcase"):
+        module = case.get("classname", "").split(".")
+        parts = [p for p in module if not p[:1].isupper()][:-1]  # drop the module and any class name
+        folder = "/".join(["tests", *parts][:depth]) if parts or depth else "tests"
+        row = out[folder]
+        row[0] += 1
+        row[1] += float(case.get("time") or 0)
+    return {k: (v[0], v[1]) for k, v in out.items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("xml")
+    ap.add_argument("--before")
+    ap.add_argument("--depth", type=int, default=2)
+    a = ap.parse_args()
+    now = per_folder(a.xml, a.depth)
+    old = per_folder(a.before, a.depth) if a.before else {}
+    head = "| folder | tests | s |" + (" tests before | s before |" if old else "")
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for folder in sorted(set(now) | set(old), key=lambda f: -now.get(f, (0, 0))[1]):
+        n, s = now.get(folder, (0, 0.0))
+        row = f"| {folder} | {n} | {s:.0f} |"
+        if old:
+            on, os_ = old.get(folder, (0, 0.0))
+            row += f" {on} | {os_:.0f} |"
+        print(row)
+    tn, ts = sum(v[0] for v in now.values()), sum(v[1] for v in now.values())
+    print(f"| total | {tn} | {ts:.0f} |" + (f" {sum(v[0] for v in old.values())} | {sum(v[1] for v in old.values()):.0f} |" if old else ""))
+
+
+if __name__ == "__main__":
+    main()
