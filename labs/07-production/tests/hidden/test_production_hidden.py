@@ -442,3 +442,37 @@ def test_without_a_cooldown_the_next_request_asks_redis(lab, redis):
         assert answer == {"admitted": True, "by": "redis"}, _(
             "cooldown_ms 0, Redis answers again right after no answer, yet admit returned {answer}: without a "
             "cooldown there is no breaker, every request asks Redis", answer=answer)
+
+
+@points(1)
+@hint("breaker-per-server")
+@contract("breaker-per-server")
+def test_no_answer_from_one_server_opens_no_breaker_for_another_hidden(lab, redis):
+    """Another server gives no answer and its breaker opens: the calls on r's server still ask Redis."""
+    # lab.second_server is your process with a second client, r2, of another address (the same Redis
+    # behind a proxy of its own, that the grader pauses alone).  A cooldown of a minute: the calls on
+    # r come long before r2's breaker would close, however busy the machine.
+    run = pytest_plugin._run
+    second = run.box.second_proxy if run is not None and run.box is not None else None
+    if second is None:
+        pytest.skip("this test needs a second address of the lab's private Redis; there is none with REDIS_URL")
+    cooldown_ms = 60_000
+    other = lab.second_server
+    for proxy, name in ((lab, "warm-up-1"), (other, "warm-up-2")):   # both clients connected and answered
+        answer = proxy.admit("api", name, 5, 60_000, HEALTHY_MS, "closed", cooldown_ms)
+        assert answer == {"admitted": True, "by": "redis"}, _("admit returned {answer}", answer=answer)
+    second.pause()
+    try:
+        answer = other.admit("api", "a", 5, 60_000, BUDGET_MS, "closed", cooldown_ms)
+    finally:
+        second.resume()
+    assert answer == {"admitted": False, "by": "closed"}, _(
+        "policy 'closed', the other server paused: admit on it returned {answer}", answer=answer)
+    answer = lab.admit("api", "b", 5, 60_000, HEALTHY_MS, "closed", cooldown_ms)
+    assert answer == {"admitted": True, "by": "redis"}, _(
+        "only another server gave no answer; r's server answers, yet admit on r returned {answer}: the "
+        "breaker is r's server's, not one for every server", answer=answer)
+    answer = other.admit("api", "c", 5, 60_000, HEALTHY_MS, "closed", cooldown_ms)
+    assert answer == {"admitted": False, "by": "closed"}, _(
+        "within the cooldown after no answer from the other server, admit on it must answer by the policy "
+        "without asking Redis; it returned {answer}", answer=answer)
