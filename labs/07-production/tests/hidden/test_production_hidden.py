@@ -99,10 +99,10 @@ def test_after_the_pause_the_limiter_decides_again(lab, redis):
     lab.admit("api", "warm-up", 1, 60_000, BUDGET_MS, "open")
     with paused_server():
         assert lab.admit("api", "a", 1, 60_000, BUDGET_MS, "open")["by"] == "open"
-    time.sleep(0.2)
-    redis.delete(redis.key("sem", "api"))
-    assert lab.admit("api", "b", 1, 60_000, HEALTHY_MS, "closed") == {"admitted": True, "by": "redis"}
-    assert lab.admit("api", "c", 1, 60_000, HEALTHY_MS, "open") == {"admitted": False, "by": "redis"}
+    # the acquire of "a" that timed out may still run once the server resumes, at a moment nobody
+    # knows on a busy machine (lab.md's note): the limiter asked after the outage is another one
+    assert lab.admit("after", "b", 1, 60_000, HEALTHY_MS, "closed") == {"admitted": True, "by": "redis"}
+    assert lab.admit("after", "c", 1, 60_000, HEALTHY_MS, "open") == {"admitted": False, "by": "redis"}
 
 
 @points(3)
