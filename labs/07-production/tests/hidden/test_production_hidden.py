@@ -424,6 +424,30 @@ def test_a_lease_has_ended_at_the_millisecond_of_its_score(lab, redis):
 
 
 @points(1)
+@hint("expiry")
+@contract("acquire-drops-ended", "acquire-score")
+def test_acquire_drops_the_lease_that_ends_at_its_own_millisecond_hidden(lab, redis):
+    """Leases ending at every millisecond of the next 30 s: acquire drops each one whose end it has reached."""
+    # Whatever millisecond the acquire runs at (its own lease's score tells, minus lease_ms), one of
+    # these leases ends exactly then: a lease whose score equals now has ended, and acquire drops it.
+    key = redis.key("sem", "queue")
+    lab.release("queue", "warm-up")                      # your process is started and connected
+    start, span, lease_ms = server_ms(redis), 30_000, 60_000
+    redis.zadd(key, {f"old-{i}": start + i for i in range(span)})
+    answer = lab.acquire("queue", "new", 10 * span, lease_ms)
+    assert answer is True, _("acquire returned {answer}", answer=answer)
+    score = redis.zscore(key, "new")
+    assert score is not None, _("expected the holder new in sem:queue, saw none")
+    now = int(score) - lease_ms                          # the server's now when the script ran
+    left = redis.zrangebyscore(key, "-inf", now, withscores=True)
+    assert not left, _(
+        "acquire ran at {now} (server ms) and kept leases ending at or before then: {seen}; a lease whose "
+        "score is at or before now has ended", now=now, seen=[(m, int(sc)) for m, sc in left[:3]])
+    assert redis.zcount(key, f"({now}", "+inf") == start + span - 1 - now + 1 or now >= start + span - 1, _(
+        "acquire ran at {now} (server ms) and dropped leases that had not ended", now=now)
+
+
+@points(1)
 @hint("breaker")
 @contract("no-breaker-without-cooldown")
 def test_without_a_cooldown_the_next_request_asks_redis(lab, redis):
