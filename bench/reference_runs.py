@@ -45,12 +45,13 @@ def load() -> float:
 
 def grade(lab, path, backend, first_failure=False):
     res = run_lab(lab, path, visibility=("public", "hidden"), backend=backend, first_failure=first_failure)
-    lost = [t.name for t in res.tests if t.counted and t.points < t.max_points]
+    lost = [f"{t.name}: {t.message.splitlines()[0][:140] if t.message else t.outcome}"
+            for t in res.tests if t.counted and t.points < t.max_points]
     return res.points, res.max_points, res.status, lost
 
 
 def reference(labs, backends, runs, workers) -> None:
-    print(f"{'lab':<18} {'backend':<13} {'runs':>4} {'full':>4} {'min points':>12} {'load':>11} {'s/run':>6}"
+    print(f"{'lab':<18} {'backend':<13} {'runs':>4} {'full':>4} {'min points':>12} {'load':>13} {'s/run':>6}"
           "  lost points (times)", flush=True)
     for lab in labs:
         for backend in backends:
@@ -61,13 +62,15 @@ def reference(labs, backends, runs, workers) -> None:
                 results = list(pool.map(lambda _i: grade(lab, lab.solution_file, backend), range(runs)))
             full = sum(1 for p, m, s, _l in results if s == "ok" and p == m > 0)
             low = min(results, key=lambda r: r[0])
-            lost = collections.Counter(name for *_x, names in results for name in names)
+            lost = collections.Counter(x.split(": ", 1)[0] for *_x, names in results for x in names)
             statuses = collections.Counter(s for _p, _m, s, _l in results if s != "ok")
             what = ", ".join(f"{n} ({c})" for n, c in lost.most_common()) + \
                 "".join(f" [{s} x{c}]" for s, c in statuses.items())
             secs = (time.monotonic() - started) / runs * workers
             print(f"{lab.id:<18} {backend:<13} {runs:>4} {full:>4} {low[0]:>5g}/{low[1]:<6g} "
-                  f"{load0:>5.2f}-{load():<5.2f} {secs:>6.1f}  {what or '-'}", flush=True)
+                  f"{load0:>6.2f}-{load():<6.2f} {secs:>6.1f}  {what or '-'}", flush=True)
+            for message in sorted({x for *_x, names in results for x in names}):
+                print(f"    {message}", flush=True)
 
 
 def wrong(labs, backends, runs, workers, only=()) -> None:
