@@ -471,6 +471,69 @@ def test_traffic_is_counted_per_owner(direct, make_proxy):
     b.close()
 
 
+def hold_and_write(proxy, owner, call, between):
+    """Run ``call()`` in a thread; when the proxy holds its request, run ``between()``, then release."""
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault("result", call()), daemon=True)
+    t.start()
+    fired = eventually(lambda: proxy.hold_state(owner) == "held" or not t.is_alive())
+    fired = fired and proxy.hold_state(owner) == "held"
+    if fired:
+        between()
+    proxy.release(owner)
+    t.join(5)
+    return out.get("result"), fired
+
+
+def test_a_hold_after_a_key_lets_the_grader_write_between_a_read_and_what_follows(direct, make_proxy):
+    """A GET outside WATCH, then the grader's write, then the WATCH: the transaction goes through on
+    a stale balance; WATCH first, then the GET, then the write: EXEC is refused."""
+    proxy = make_proxy(owner_of=lambda pid: "me")
+    c = client(proxy.listen_path, protocol=2)
+
+    def get_then_watch():
+        seen = int(c.get(k("acct")))
+        with c.pipeline() as tx:
+            tx.watch(k("acct"))
+            tx.multi()
+            tx.decrby(k("acct"), min(seen, 100))
+            return tx.execute()
+
+    def watch_then_get():
+        with c.pipeline() as tx:
+            tx.watch(k("acct"))
+            seen = int(tx.get(k("acct")))
+            tx.multi()
+            tx.decrby(k("acct"), min(seen, 100))
+            try:
+                return tx.execute()
+            except redis.WatchError:
+                return "refused"
+
+    for fn, want, final in ((get_then_watch, [-100], b"-100"), (watch_then_get, "refused", b"0")):
+        direct.set(k("acct"), 100)
+        proxy.hold_after("me", k("acct"))
+        assert proxy.hold_state("me") == "armed"
+        result, fired = hold_and_write(proxy, "me", fn, lambda: direct.set(k("acct"), 0))
+        assert fired and result == want and direct.get(k("acct")) == final, (fn.__name__, result)
+        assert proxy.hold_state("me") is None
+    # a request that names only other keys does not fire it; one naming none of the run's keys is not held
+    direct.set(k("acct"), 100)
+    proxy.hold_after("me", k("acct"))
+    c.get(k("other"))
+    assert proxy.hold_state("me") == "armed"
+    c.get(k("acct"))
+    assert proxy.hold_state("me") == "named"
+    assert c.ping() and c.get("not-the-runs-key") is None and proxy.hold_state("me") == "named"
+    result, fired = hold_and_write(proxy, "me", lambda: c.incr(k("acct")), lambda: direct.set(k("acct"), 7))
+    assert fired and result == 8
+    proxy.hold_after("me", k("acct"))   # released before it fired: disarmed, nothing held
+    proxy.release("me")
+    c.get(k("acct"))
+    assert c.incr(k("acct")) == 9 and proxy.hold_state("me") is None
+    c.close()
+
+
 # ------------------------------------------------------------------ a client that never reads
 
 class Flood:

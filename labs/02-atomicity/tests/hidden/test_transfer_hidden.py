@@ -128,3 +128,70 @@ def test_covered_transfers_are_not_refused_under_contention_hidden(lab, redis):
             n=len(refused), total=per_round, round=round_ + 1, rounds=rounds)
         seen = balance(redis, rich)
         assert seen == 10_000 - per_round, holds(f"account:{rich}", 10_000 - per_round, seen)
+
+
+# Another client's transfer, whole and atomic: what the grader does in the middle of the student's call.
+MOVE = """
+local available = tonumber(redis.call('GET', KEYS[1]) or '0')
+if available < tonumber(ARGV[1]) then return 0 end
+redis.call('DECRBY', KEYS[1], ARGV[1])
+redis.call('INCRBY', KEYS[2], ARGV[1])
+return 1
+"""
+
+
+@points(1)
+@hint("read-before-watch")
+@contract("transfer-concurrent-no-overdraw", "transfer-concurrent-books")
+def test_a_withdrawal_right_after_the_read_is_not_missed_hidden(lab, redis):
+    """Another client takes the whole balance right after transfer reads it: one of the two gets it."""
+    # The grader holds the transfer's first command after the one that names account:alice (its GET,
+    # or its WATCH) at the proxy, moves alice's 100 to carol meanwhile, then lets the command go.  A
+    # GET before WATCH, or a GET checked in Python before DECRBY, then moves money alice no longer has.
+    alice, bob, carol = (redis.key("account", n) for n in ("alice", "bob", "carol"))
+    redis.set(alice, 100)
+    moved = []
+
+    def other_transfer():
+        moved.append(redis.eval(MOVE, 2, alice, carol, 100))
+
+    seen, between = lab.call_between("transfer", ("alice", "bob", 100), after_key=alice, between=other_transfer)
+    if not between:  # one script: nothing came after the read, the other transfer comes after the call
+        other_transfer()
+    assert not isinstance(seen, Exception), _("expected no error, saw {seen}").format(seen=seen)
+    final = {name: balance(redis, name) for name in ("alice", "bob", "carol")}
+    assert min(final.values()) >= 0, _("expected no balance below zero, saw {seen}").format(seen=final)
+    assert sum(final.values()) == 100, _(
+        "expected 100 cents in all, saw {seen}: money was created or lost").format(seen=sum(final.values()))
+    other = bool(moved and moved[0] == 1)
+    assert (seen is True) != other, _(
+        "alice held 100 cents; transfer(\"alice\", \"bob\", 100) returned {seen} and, between its read and "
+        "its next command, another client's transfer of the same 100 {other}: exactly one of them can "
+        "succeed").format(seen=seen, other=_("succeeded") if other else _("was refused"))
+    assert final == {"alice": 0, "bob": 100 if seen is True else 0, "carol": 100 if other else 0}, \
+        _("expected {want}, saw {seen}").format(want={"alice": 0, "bob": 100 if seen is True else 0,
+                                                      "carol": 100 if other else 0}, seen=final)
+
+
+@points(1)
+@hint("watch-retry")
+@contract("transfer-not-refused-under-contention")
+def test_a_deposit_right_after_the_read_does_not_refuse_the_transfer_hidden(lab, redis):
+    """Another client adds 1 cent right after transfer reads (or WATCHes) the balance: it still moves."""
+    # The same hold; meanwhile the grader adds 1 cent to alice.  A transaction under WATCH is then
+    # refused with WatchError: retried, it moves the money; reported as False, it refuses a transfer
+    # that the balance covers.
+    alice = redis.key("account", "alice")
+    redis.set(alice, 100)
+    seen, between = lab.call_between("transfer", ("alice", "bob", 100), after_key=alice,
+                                     between=lambda: redis.incrby(alice, 1))
+    if not between:  # one script: nothing came after the read, the deposit comes after the call
+        redis.incrby(alice, 1)
+    assert not isinstance(seen, Exception), _("expected no error, saw {seen}").format(seen=seen)
+    assert seen is True, _(
+        "alice held 100 cents, then 101 after another client's deposit in the middle of the call; "
+        "transfer(\"alice\", \"bob\", 100) returned {seen}: another process writing first is not a lack "
+        "of money").format(seen=seen)
+    final = {name: balance(redis, name) for name in ("alice", "bob")}
+    assert final == {"alice": 1, "bob": 100}, _("expected {want}, saw {seen}").format(
+        want={"alice": 1, "bob": 100}, seen=final)

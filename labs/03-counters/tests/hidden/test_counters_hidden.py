@@ -25,6 +25,20 @@ def ts(*args) -> float:
 NOON = ts(2024, 3, 5, 12, 0)
 
 
+def server_ms(redis) -> int:
+    sec, usec = redis.time()
+    return sec * 1000 + usec // 1000
+
+
+def expiry(redis, key) -> tuple[int, int]:
+    """(the server's time in ms, the key's PTTL), read in one MULTI/EXEC."""
+    with redis.pipeline() as tx:
+        tx.time()
+        tx.pttl(key)
+        (sec, usec), pttl = tx.execute()
+    return sec * 1000 + usec // 1000, pttl
+
+
 def keys_without_ttl(redis) -> list[str]:
     """This run's counter and ranking keys that exist without a TTL."""
     found = redis.course_keys("views:*") + redis.course_keys("top:*")
@@ -97,13 +111,18 @@ def test_the_day_closes_at_utc_midnight_under_steady_traffic_hidden(lab, redis):
 @contract("ttl-milliseconds")
 def test_the_ttl_is_exact_to_the_millisecond_hidden(lab, redis):
     """A TTL of 1500 ms is 1500 ms on both keys, not 1 s or 2 s, and a TTL below a second still holds."""
-    lab.record_view("home", NOON, 1500)
-    lab.record_view("home", NOON + 86400, 700)
-    for key, ttl in [(redis.key("views", "home", "2024-03-05"), 1500), (redis.key("top", "2024-03-05"), 1500),
-                     (redis.key("views", "home", "2024-03-06"), 700), (redis.key("top", "2024-03-06"), 700)]:
-        left = redis.pttl(key)
-        assert ttl - 300 < left <= ttl, _("expected {key} to have about {ttl} ms left, saw {seen}").format(
-            key=redis.unprefixed(key), ttl=ttl, seen=left)
+    for day, when, ttl in (("2024-03-05", NOON, 1500), ("2024-03-06", NOON + 86400, 700)):
+        before = server_ms(redis)
+        lab.record_view("home", when, ttl)
+        for key in (redis.key("views", "home", day), redis.key("top", day)):
+            now, left = expiry(redis, key)
+            # what the call and this read took, on the server's clock: a busy machine is no wrong TTL
+            waited = now - before
+            if left == -2 and waited >= ttl:
+                continue  # gone, and rightly so: its TTL is up
+            assert ttl - waited - 2 <= left <= ttl, _(
+                "expected {key} to have about {ttl} ms left, saw {seen}").format(
+                key=redis.unprefixed(key), ttl=ttl, seen=left)
 
 
 @points(3)
@@ -184,18 +203,19 @@ def test_top_pages_count_only_that_day_hidden(lab, redis):
 @contract("ttl-server-clock", "machine-zone-ignored")
 def test_ttl_is_on_the_servers_clock_whatever_the_machines_clock_hidden(lab, redis):
     """The TTL is measured on the server's clock, whatever the machine's clock says."""
+    # a TTL of a minute: a clock an hour off shows, a busy machine's seconds do not
     for offset_s in (-3600, 3600):
         day = "2024-03-%02d" % (7 if offset_s < 0 else 8)
         when = ts(2024, 3, 7 if offset_s < 0 else 8, 12, 0)
         try:
             lab.faults.set_machine_clock(offset_s)
-            lab.record_view("home", when, 1500)
+            lab.record_view("home", when, 60_000)
         finally:
             lab.faults.set_machine_clock(None)
         for key in (redis.key("views", "home", day), redis.key("top", day)):
             left = redis.pttl(key)
-            assert 1200 <= left <= 1500, _(
-                "expected {key} to expire in 1200 to 1500 ms with the machine's clock {offset} s off, "
+            assert 30_000 <= left <= 60_000, _(
+                "expected {key} to expire in 30000 to 60000 ms with the machine's clock {offset} s off, "
                 "saw a PTTL of {seen} ms").format(key=redis.unprefixed(key), offset=offset_s, seen=left)
 
 

@@ -99,10 +99,10 @@ def test_after_the_pause_the_limiter_decides_again(lab, redis):
     lab.admit("api", "warm-up", 1, 60_000, BUDGET_MS, "open")
     with paused_server():
         assert lab.admit("api", "a", 1, 60_000, BUDGET_MS, "open")["by"] == "open"
-    time.sleep(0.2)
-    redis.delete(redis.key("sem", "api"))
-    assert lab.admit("api", "b", 1, 60_000, HEALTHY_MS, "closed") == {"admitted": True, "by": "redis"}
-    assert lab.admit("api", "c", 1, 60_000, HEALTHY_MS, "open") == {"admitted": False, "by": "redis"}
+    # the acquire of "a" that timed out may still run once the server resumes, at a moment nobody
+    # knows on a busy machine (lab.md's note): the limiter asked after the outage is another one
+    assert lab.admit("after", "b", 1, 60_000, HEALTHY_MS, "closed") == {"admitted": True, "by": "redis"}
+    assert lab.admit("after", "c", 1, 60_000, HEALTHY_MS, "open") == {"admitted": False, "by": "redis"}
 
 
 @points(3)
@@ -424,6 +424,30 @@ def test_a_lease_has_ended_at_the_millisecond_of_its_score(lab, redis):
 
 
 @points(1)
+@hint("expiry")
+@contract("acquire-drops-ended", "acquire-score")
+def test_acquire_drops_the_lease_that_ends_at_its_own_millisecond_hidden(lab, redis):
+    """Leases ending at every millisecond of the next 30 s: acquire drops each one whose end it has reached."""
+    # Whatever millisecond the acquire runs at (its own lease's score tells, minus lease_ms), one of
+    # these leases ends exactly then: a lease whose score equals now has ended, and acquire drops it.
+    key = redis.key("sem", "queue")
+    lab.release("queue", "warm-up")                      # your process is started and connected
+    start, span, lease_ms = server_ms(redis), 30_000, 60_000
+    redis.zadd(key, {f"old-{i}": start + i for i in range(span)})
+    answer = lab.acquire("queue", "new", 10 * span, lease_ms)
+    assert answer is True, _("acquire returned {answer}", answer=answer)
+    score = redis.zscore(key, "new")
+    assert score is not None, _("expected the holder new in sem:queue, saw none")
+    now = int(score) - lease_ms                          # the server's now when the script ran
+    left = redis.zrangebyscore(key, "-inf", now, withscores=True)
+    assert not left, _(
+        "acquire ran at {now} (server ms) and kept leases ending at or before then: {seen}; a lease whose "
+        "score is at or before now has ended", now=now, seen=[(m, int(sc)) for m, sc in left[:3]])
+    assert redis.zcount(key, f"({now}", "+inf") == start + span - 1 - now + 1 or now >= start + span - 1, _(
+        "acquire ran at {now} (server ms) and dropped leases that had not ended", now=now)
+
+
+@points(1)
 @hint("breaker")
 @contract("no-breaker-without-cooldown")
 def test_without_a_cooldown_the_next_request_asks_redis(lab, redis):
@@ -442,3 +466,37 @@ def test_without_a_cooldown_the_next_request_asks_redis(lab, redis):
         assert answer == {"admitted": True, "by": "redis"}, _(
             "cooldown_ms 0, Redis answers again right after no answer, yet admit returned {answer}: without a "
             "cooldown there is no breaker, every request asks Redis", answer=answer)
+
+
+@points(1)
+@hint("breaker-per-server")
+@contract("breaker-per-server")
+def test_no_answer_from_one_server_opens_no_breaker_for_another_hidden(lab, redis):
+    """Another server gives no answer and its breaker opens: the calls on r's server still ask Redis."""
+    # lab.second_server is your process with a second client, r2, of another address (the same Redis
+    # behind a proxy of its own, that the grader pauses alone).  A cooldown of a minute: the calls on
+    # r come long before r2's breaker would close, however busy the machine.
+    run = pytest_plugin._run
+    second = run.box.second_proxy if run is not None and run.box is not None else None
+    if second is None:
+        pytest.skip("this test needs a second address of the lab's private Redis; there is none with REDIS_URL")
+    cooldown_ms = 60_000
+    other = lab.second_server
+    for proxy, name in ((lab, "warm-up-1"), (other, "warm-up-2")):   # both clients connected and answered
+        answer = proxy.admit("api", name, 5, 60_000, HEALTHY_MS, "closed", cooldown_ms)
+        assert answer == {"admitted": True, "by": "redis"}, _("admit returned {answer}", answer=answer)
+    second.pause()
+    try:
+        answer = other.admit("api", "a", 5, 60_000, BUDGET_MS, "closed", cooldown_ms)
+    finally:
+        second.resume()
+    assert answer == {"admitted": False, "by": "closed"}, _(
+        "policy 'closed', the other server paused: admit on it returned {answer}", answer=answer)
+    answer = lab.admit("api", "b", 5, 60_000, HEALTHY_MS, "closed", cooldown_ms)
+    assert answer == {"admitted": True, "by": "redis"}, _(
+        "only another server gave no answer; r's server answers, yet admit on r returned {answer}: the "
+        "breaker is r's server's, not one for every server", answer=answer)
+    answer = other.admit("api", "c", 5, 60_000, HEALTHY_MS, "closed", cooldown_ms)
+    assert answer == {"admitted": False, "by": "closed"}, _(
+        "within the cooldown after no answer from the other server, admit on it must answer by the policy "
+        "without asking Redis; it returned {answer}", answer=answer)

@@ -3,6 +3,7 @@
     title:             {en: ..., ru: ..., zh: ...}   (or one string)      required
     functions:         [count_view, reset]            names solution.py defines   required
     timeout_s:         10                             seconds per call, > 0        default 10
+    budget_s:          90                             seconds of all calls of a run, > 0  default 90
     needs_real_redis:  false                          true: skipped on fakeredis   default false
     redis:             single | cluster               the private server's mode    default single
     min_redis:         "7.0"                          oldest Redis the solution runs on (quoted)  default any
@@ -79,6 +80,7 @@ SCHEMA: dict[str, Key] = {
     "title": Key(True, _title),
     "functions": Key(True, _functions),
     "timeout_s": Key(False, _positive_number, 10),
+    "budget_s": Key(False, _positive_number, 90),
     "needs_real_redis": Key(False, _bool, False),
     "redis": Key(False, _redis, "single"),
     "min_redis": Key(False, _version, None),

@@ -2,7 +2,7 @@
 
 Instructor edition::
 
-    lab.yml          title {en, ru, zh}, functions [..], timeout_s (10), needs_real_redis (false),
+    lab.yml          title {en, ru, zh}, functions [..], timeout_s (10), budget_s (90), needs_real_redis (false),
                      redis (single | cluster); checked on load (:mod:`.labconfig`)
     hints.yml        hint-id: {en, ru, zh}
     solution.py      reference code with # BEGIN SOLUTION / # END SOLUTION regions
@@ -61,6 +61,11 @@ class Lab:
     @property
     def timeout_s(self) -> float:
         return float(self.meta.get("timeout_s", 10))
+
+    @property
+    def budget_s(self) -> float:
+        """The wall time all student calls of one grading run may take together (lab.yml ``budget_s``)."""
+        return float(self.meta.get("budget_s", 90))
 
     @property
     def redis_mode(self) -> str:

@@ -310,7 +310,7 @@ def run_check(lab_spec: str | None = None, *, lang: str = "en", backend: str = "
                     continue
         file = source if source is not None else lab.student_file
         sources[lab.id] = file
-        lim = limits or Limits(call_timeout_s=lab.timeout_s)
+        lim = limits or Limits(call_timeout_s=lab.timeout_s, lab_budget_s=lab.budget_s)
         results.append((lab, run_lab(lab, file, visibility=("public",), backend=lab_backend, url=url,
                                      limits=lim)))
     # what the student's code said is shown as text: no escape sequence, control or bidi character of its

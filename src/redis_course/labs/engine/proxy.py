@@ -3,7 +3,8 @@
 ``lab.count_view(17)`` sends ``count_view(r, 17)`` to the student's sandboxed process and returns
 the JSON-decoded result.  ``lab.parallel(n)`` gives ``n`` proxies with a process each;
 ``lab.run_concurrently(calls, processes=16)`` runs the calls spread over that many processes at once;
-``lab.traffic()`` is what this process has sent to Redis (connections, round trips, commands; units on the run's keys).
+``lab.traffic()`` is what this process has sent to Redis (connections, round trips, commands; units on the run's keys);
+``lab.call_between(...)`` runs the grader's write at a chosen point inside one call.
 """
 from __future__ import annotations
 
@@ -47,9 +48,11 @@ class _Faults:
 
 
 class LabProxy:
-    def __init__(self, new_process: Callable[[], StudentProcess], process: StudentProcess | None = None) -> None:
+    def __init__(self, new_process: Callable[[], StudentProcess], process: StudentProcess | None = None,
+                 server: int = 1) -> None:
         self._new_process = new_process
         self._process = process
+        self._server = server
 
     def __repr__(self) -> str:
         return "lab"
@@ -79,7 +82,19 @@ class LabProxy:
             json.dumps([args, kwargs], allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"lab.{name}(): arguments must be JSON values ({exc})") from None
-        return self._proc().call(name, args, kwargs)
+        return self._proc().call(name, args, kwargs, server=self._server)
+
+    @property
+    def second_server(self) -> "LabProxy":
+        """The same process, its calls on another server: ``r`` is the process's client of the box's
+        second address (the same Redis behind a proxy of its own, which the grader can pause alone:
+        ``box.second_proxy.pause()``).  Skips the test where there is none (a student's REDIS_URL)."""
+        proc = self._proc()
+        if proc.box.second_proxy is None:
+            import pytest
+
+            pytest.skip("a second server needs the lab's private Redis; there is none with REDIS_URL")
+        return LabProxy(self._new_process, proc, server=2)
 
     def traffic(self) -> dict:
         """What this process has sent so far: ``connections``, ``round_trips``, ``commands`` by name
@@ -94,6 +109,46 @@ class LabProxy:
 
             pytest.skip("counting round trips needs the lab's private Redis; there is none with REDIS_URL")
         return got
+
+    def call_between(self, name: str, args: Sequence, *, after_key: str,
+                     between: Callable[[], Any]) -> tuple[Any, bool]:
+        """Call ``name(r, *args)`` and force one interleaving: once the call has sent a request
+        naming ``after_key`` (a full key name, ``redis.key(...)``), its next request on the run's
+        keys waits at the box's fault proxy while the grader runs ``between()`` (its own write, on
+        its own connection), then goes on.  A read outside WATCH, then the grader's write, then the
+        WATCH: the stale read shows.  Returns (the call's result, or the exception of a call that
+        failed; whether ``between`` ran).  A call that sent nothing more after naming the key (one
+        script) never waits, and ``between`` does not run.  Skips the test where the grader has no
+        proxy in front of Redis (a student's REDIS_URL)."""
+        proc = self._proc()
+        if proc.box.proxy is None:
+            import pytest
+
+            pytest.skip("holding a request needs the lab's private Redis; there is none with REDIS_URL")
+        proc.wait_ready()
+        proc.hold_after(after_key)
+        out: dict = {}
+
+        def work() -> None:
+            try:
+                out["result"] = proc.call(name, tuple(args), {})
+            except CAUGHT as exc:
+                out["result"] = exc
+
+        thread = threading.Thread(target=work, daemon=True)
+        thread.start()
+        ran = False
+        try:
+            while thread.is_alive():
+                if proc.hold_state() == "held":
+                    ran = True
+                    between()
+                    break
+                thread.join(0.002)
+        finally:
+            proc.release()
+        thread.join()
+        return out.get("result"), ran
 
     def output(self) -> str:
         """The end of what the student's code printed so far."""

@@ -128,7 +128,7 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     if source_file is None or not Path(source_file).is_file():
         return LabResult(lab.id, "missing", message="no lab.py for this lab")
     source_file = Path(source_file).resolve()
-    limits = limits or Limits(call_timeout_s=lab.timeout_s)
+    limits = limits or Limits(call_timeout_s=lab.timeout_s, lab_budget_s=lab.budget_s)
     files = [str(f) for v in visibility for f in lab.test_files(v)]
     if not files:
         return LabResult(lab.id, "ok", message="this lab has no tests of that kind")

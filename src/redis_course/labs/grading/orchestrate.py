@@ -226,7 +226,7 @@ class Grader:
     def run_one(self, lab: Lab, file: Path, log: Path | None) -> tuple[LabResult, float]:
         if self.stop_at is not None:
             raise _Cancelled()
-        limits = self.plan.limits or Limits(call_timeout_s=lab.timeout_s)
+        limits = self.plan.limits or Limits(call_timeout_s=lab.timeout_s, lab_budget_s=lab.budget_s)
         if log is not None:
             log.unlink(missing_ok=True)  # an earlier run's log of this (student, lab): this run decides
         res = run_lab(lab, file, visibility=("public", "hidden"), backend=self.plan.backend, limits=limits,

@@ -41,6 +41,7 @@ from .limits import Limits
 from .server import RunRedis, ServerWalls, children, process_tree
 
 BOX_SOCKET_DIR = "/run/redis"   # where the box sees the proxy's socket (under bubblewrap)
+SECOND_SOCKET = "redis-2.sock"  # the second address of the same server (:attr:`Box.second_url`)
 BOX_ROOT = "/box"               # the box's writable tmpfs (under bubblewrap)
 SERVER_MEMORY_MB = 512          # what the box's cgroup allows its Redis beside the student's processes
 SERVER_PROCESSES = 64           # and processes and threads: the Redis, the fork server, bubblewrap
@@ -77,6 +78,7 @@ class Box:
         self.backend, self.cluster = backend, cluster
         self.redis: RunRedis | None = None
         self.proxy = None
+        self.second_proxy = None  # the same server at a second address: "another server" (``second_url``)
         self._ctl: socket.socket | None = None
         self._lock = threading.Lock()
         self.proc = None
@@ -100,11 +102,21 @@ class Box:
     @property
     def student_url(self) -> str:
         """What the student's processes connect to: the proxy's socket, with the student's ACL user."""
+        return self._url("redis.sock")
+
+    @property
+    def second_url(self) -> str:
+        """The same server at a second address, through a proxy of its own (:attr:`second_proxy`): to
+        the student's code another server, that the grader pauses alone ("" with a Redis the course
+        does not own)."""
+        return "" if self.external_url else self._url(SECOND_SOCKET)
+
+    def _url(self, name: str) -> str:
         if self.external_url:
             return self.external_url
         from urllib.parse import quote
 
-        sock = f"{BOX_SOCKET_DIR}/redis.sock" if self.isolated else str(self.dir / "proxy" / "redis.sock")
+        sock = f"{BOX_SOCKET_DIR}/{name}" if self.isolated else str(self.dir / "proxy" / name)
         auth = self.redis.student_auth if self.redis else None
         creds = f"{quote(auth[0], safe='')}:{quote(auth[1], safe='')}@" if auth else ""
         return f"unix://{creds}{sock}"
@@ -154,6 +166,9 @@ class Box:
         self.proxy = FaultProxy(str(pdir / "redis.sock"), str(self.redis.socket_path), self.prefix,
                                 owner_of=self._owner_of, on_crash=self._on_crash).start()
         os.chmod(pdir / "redis.sock", 0o777)
+        self.second_proxy = FaultProxy(str(pdir / SECOND_SOCKET), str(self.redis.socket_path), self.prefix,
+                                       owner_of=self._owner_of).start()
+        os.chmod(pdir / SECOND_SOCKET, 0o777)
 
     def _start_box(self) -> None:
         """The box's fork server, under bubblewrap when the box is isolated."""
@@ -168,6 +183,7 @@ class Box:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         cfg = {"work": self.work, "alone": self.uid is not None or self.isolated,
                "module": self.module_path, "prefix": self.prefix, "url": self.student_url,
+               "second_url": self.second_url,
                "limits": self.limits.to_dict(), "tmp": "/tmp" if self.isolated else str(work),
                "import_path": ln.import_path(), "faketime": faketime_library()}
         from . import inbox
@@ -325,6 +341,9 @@ class Box:
         cleared (faults disarmed, connections closed): nothing of one test carries into the next."""
         if self.proxy is not None:
             self.proxy.reset()
+        if self.second_proxy is not None:
+            self.second_proxy.reset()
+            self.second_proxy.resume()
         try:
             self._ask({"op": "reap"}, timeout=10)
         except BoxError:
@@ -375,9 +394,10 @@ class Box:
     def stop(self) -> None:
         """Everything of the box ends: its processes, its server, its proxy, its cgroup, its folder."""
         self._stop_box()
-        if self.proxy is not None:
-            self.proxy.close()
-            self.proxy = None
+        for proxy in (self.proxy, self.second_proxy):
+            if proxy is not None:
+                proxy.close()
+        self.proxy = self.second_proxy = None
         if self.redis is not None:
             self.redis.close()
             self.redis = None

@@ -16,6 +16,9 @@ What the grader can do to the student's traffic:
   are neither forwarded nor answered; clients time out by their own socket timeouts.
 * :meth:`FaultProxy.set_delay` -- a slow server: every reply reaches the student that much later
   (the command itself runs at once).
+* :meth:`FaultProxy.hold_after` / :meth:`FaultProxy.release` -- a chosen interleaving: once one
+  owner's request named a given key, that owner's next request on the run's keys waits here, not
+  forwarded, until the grader (which has written in between, on its own connection) releases it.
 
 What the grader can read: :meth:`FaultProxy.stats` (every connection together) and
 :meth:`FaultProxy.traffic` (the counted units one owner's connections sent, by command: what a
@@ -76,7 +79,7 @@ class _Conn:
 
     __slots__ = ("id", "client", "up", "inbuf", "up_out", "up_off", "out", "out_bytes", "pos", "req_start",
                  "nargs", "seen", "bulk", "name", "marked", "in_multi", "multi_marked", "retired",
-                 "up_eof", "drain_until", "discarded", "masks", "owner", "waiting")
+                 "up_eof", "drain_until", "discarded", "masks", "owner", "waiting", "named", "held")
 
     def __init__(self, cid: int, client: socket.socket, up: socket.socket) -> None:
         self.id = cid
@@ -103,6 +106,8 @@ class _Conn:
         self.masks = [0, 0]             # registered event masks: client, server
         self.owner: object = None       # the student process it belongs to (``owner_of``)
         self.waiting = False            # one command sent apart: the next waits for its reply
+        self.named = False              # the request being parsed names the key of a hold (``hold_after``)
+        self.held = False               # a request waits at inbuf[pos:] until ``release``
 
 
 class FaultProxy:
@@ -131,6 +136,7 @@ class FaultProxy:
         self.on_crash = on_crash
         self.owner_of = owner_of        # peer pid -> owner (a student process); None refuses the connection
         self._owned: dict[Any, list] = {}   # owner -> [budget, units done] (arm_crash with an owner)
+        self._holds: dict[Any, dict] = {}   # owner -> {"key", "state", "conn"} (hold_after)
         self._crashed_owners: set = set()
         self.crashed = False
         self.crash_info: dict | None = None
@@ -242,6 +248,38 @@ class FaultProxy:
                 self._owned[owner] = [units, 0]
         self._in_loop(arm)
 
+    def hold_after(self, owner: Any, key: str | bytes) -> None:
+        """Once a request of ``owner``'s names ``key`` (an argument equal to it, the command name
+        aside), hold ``owner``'s next request that names a key of the run: it is neither forwarded
+        nor answered until :meth:`release` (its connection's later requests wait behind it).  One
+        request is held, once; :meth:`hold_state` says whether it is.  What the server has run then
+        is everything the owner sent before it, the request naming ``key`` included (the owner sent
+        the held request after that request's reply, unless it pipelined them)."""
+        key = key.encode() if isinstance(key, str) else bytes(key)
+
+        def arm() -> None:
+            self._holds[owner] = {"key": key, "state": "armed", "conn": None}
+        self._in_loop(arm)
+
+    def hold_state(self, owner: Any) -> str | None:
+        """``"armed"`` (``key`` not named yet), ``"named"`` (waiting for the request to hold),
+        ``"held"``, or None (no hold, or released)."""
+        with self._lock:
+            hold = self._holds.get(owner)
+            return hold["state"] if hold is not None else None
+
+    def release(self, owner: Any) -> None:
+        """Forward the held request and what came after it; disarm a hold that has not fired."""
+        def do() -> None:
+            hold = self._holds.pop(owner, None)
+            conn = hold["conn"] if hold is not None else None
+            if conn is not None and conn.held:
+                conn.held = False
+                if conn.client is not None:
+                    self._parse(conn)
+                    self._sync(conn)
+        self._in_loop(do)
+
     def crashed_owner(self, owner: Any) -> bool:
         """Whether a crash armed for ``owner`` fired (until :meth:`reset`)."""
         return owner in self._crashed_owners
@@ -255,6 +293,7 @@ class FaultProxy:
                 self._drop(conn)
             self._budget, self._units_done = None, 0
             self._owned.clear()
+            self._holds.clear()
             self._crashed_owners.clear()
             self._traffic.clear()
             self.crashed, self.crash_info = False, None
@@ -506,7 +545,7 @@ class FaultProxy:
         room = self._buffered < self.max_buffered_bytes
         if conn.client is not None:
             want = 0
-            if (not self._paused and not conn.up_eof and conn.up is not None
+            if (not self._paused and not conn.held and not conn.up_eof and conn.up is not None
                     and len(conn.up_out) - conn.up_off < self.max_request_bytes
                     and conn.out_bytes < self.max_pending_reply_bytes):
                 if room:
@@ -623,8 +662,13 @@ class FaultProxy:
 
         The state between reads (``pos``, ``nargs``, ``seen``, ``bulk``...) lives on ``conn``, so a
         request split over many reads is parsed once, never from its start again."""
-        if self._paused or conn.waiting:
+        if self._paused or conn.waiting or conn.held:
             return
+        hold = self._holds.get(conn.owner) if self._holds and conn.owner is not None else None
+        if hold is not None and hold["state"] == "held":
+            hold = None  # another connection of the owner: only the held request waits
+        hold_key = hold["key"] if hold is not None and hold["state"] == "armed" else None
+        named = conn.named
         buf = conn.inbuf
         n = len(buf)
         find = buf.find
@@ -654,7 +698,7 @@ class FaultProxy:
                 if nargs == 0 or nargs > self.max_args:
                     reason = "too many arguments" if nargs else "empty array"
                     break
-                start, seen, bulk, name, marked = pos, 0, -1, b"", not prefix
+                start, seen, bulk, name, marked, named = pos, 0, -1, b"", not prefix, False
                 pos = eol + 2
             if bulk < 0:  # "$<length>\r\n"
                 if pos >= n:
@@ -686,11 +730,18 @@ class FaultProxy:
                 name = bytes(buf[pos:min(end, pos + NAME_MAX)]).upper()
             elif not marked and buf.startswith(prefix, pos, end):
                 marked = True
+            if seen and hold_key is not None and not named and end - pos == len(hold_key) \
+                    and buf.startswith(hold_key, pos, end):
+                named = True
             seen += 1
             bulk = -1
             pos = end + 2
             if seen == nargs:
                 nargs = -1
+                if hold is not None and hold["state"] == "named" and marked:
+                    hold["state"], hold["conn"] = "held", conn  # parsed again from its start on release
+                    conn.held, pos = True, start
+                    break
                 if not self._decide(conn, name, marked):
                     self._forward(conn, approved)  # what came before the crashing unit, nothing after
                     self._crash_close(conn)
@@ -698,6 +749,8 @@ class FaultProxy:
                 if not approved and conn.owner is not None:
                     self._owner_traffic(conn.owner)["round_trips"] += 1
                 approved = pos
+                if named and hold_key is not None:
+                    hold["state"], hold_key = "named", None
                 if conn.owner is not None and conn.owner in self._owned and not conn.in_multi:
                     # while a crash is armed, a pipeline without MULTI/EXEC goes one command per
                     # round trip: Redis promises nothing about running its commands together
@@ -710,7 +763,7 @@ class FaultProxy:
             self._refuse(conn, reason)
             return
         conn.pos, conn.nargs, conn.seen, conn.bulk, conn.req_start = pos, nargs, seen, bulk, start
-        conn.name, conn.marked = name, marked
+        conn.name, conn.marked, conn.named = name, marked, named
         self._forward(conn, approved)
 
     def _decide(self, conn: _Conn, name: bytes, marked: bool) -> bool:

@@ -334,8 +334,10 @@ def _import_student(module_file: str, resp_fd: int):
 
 
 def _serve(cfg: dict, module, r, step: dict | None) -> None:
-    """One JSON request per line: a call of one of the module's functions."""
+    """One JSON request per line: a call of one of the module's functions, on ``r`` (or, with
+    ``"server": 2``, on a client of the box's second address: to the student, another server)."""
     req_fd, resp_fd, buf = cfg["req_fd"], cfg["resp_fd"], b""
+    second = None  # the client of the box's second address, on a call that asks for it
     while True:
         if step is not None and step.get("pending"):
             buf, step["pending"] = step["pending"] + buf, b""
@@ -351,6 +353,10 @@ def _serve(cfg: dict, module, r, step: dict | None) -> None:
             step["id"] = req.get("id")
         if r is None:  # a task of the grader's: the function takes no client
             _send(resp_fd, _handle(req, module, None, cfg.get("module", ""), task=True))
+        elif req.get("server") == 2 and cfg.get("second_url"):  # "another server": made once, kept
+            if second is None:
+                second = _connect({**cfg, "url": cfg["second_url"]})
+            _send(resp_fd, _handle(req, module, second, cfg["module"]))
         else:
             _send(resp_fd, _handle(req, module, r, cfg["module"]))
 

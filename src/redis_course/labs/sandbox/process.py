@@ -198,6 +198,27 @@ class StudentProcess:
         self.respawn()
         return time.time() + self.clock_offset
 
+    def hold_after(self, key: str) -> None:
+        """Once this process (its current life) sent a request naming ``key`` (the full key name),
+        its next request on the run's keys waits at the box's fault proxy until :meth:`release`
+        (:meth:`.faultproxy.FaultProxy.hold_after`)."""
+        if self.box.proxy is None:
+            raise StudentError("RuntimeError", "holding a request needs the box's own Redis", "hold_after")
+        if self._owner is None:
+            self.spawn()
+        self.box.proxy.hold_after(self._owner, key)
+
+    def hold_state(self) -> str | None:
+        """``armed``, ``named``, ``held`` or None (see :meth:`.faultproxy.FaultProxy.hold_state`)."""
+        if self.box.proxy is None or self._owner is None:
+            return None
+        return self.box.proxy.hold_state(self._owner)
+
+    def release(self) -> None:
+        """The held request goes on (a hold that has not fired is disarmed)."""
+        if self.box.proxy is not None and self._owner is not None:
+            self.box.proxy.release(self._owner)
+
     def traffic(self) -> dict | None:
         """What this process (its current life) sent to Redis, as the box's fault proxy counted it:
         connections, round trips, commands, and the units on the run's keys
@@ -215,15 +236,18 @@ class StudentProcess:
             _killpg(self.host_pid)
 
     # -- calls -----------------------------------------------------------------------------------
-    def call(self, fn: str, args: tuple | list = (), kwargs: dict | None = None, timeout: float | None = None):
-        """``fn(r, *args, **kwargs)`` in the process; the JSON-decoded result."""
+    def call(self, fn: str, args: tuple | list = (), kwargs: dict | None = None, timeout: float | None = None,
+             server: int = 1):
+        """``fn(r, *args, **kwargs)`` in the process; the JSON-decoded result.  ``server=2``: ``r`` is
+        the process's client of the box's second address (:attr:`.box.Box.second_url`)."""
         if self.import_failure is not None:
             raise self.import_failure
         if not self.alive:
             self.spawn()
         self.wait_ready()
         rid = next(_ids)
-        payload = json.dumps({"id": rid, "fn": fn, "args": list(args), "kwargs": kwargs or {}}) + "\n"
+        req = {"id": rid, "fn": fn, "args": list(args), "kwargs": kwargs or {}, **({"server": 2} if server == 2 else {})}
+        payload = json.dumps(req) + "\n"
         if not self._write(payload):
             raise self._ended(fn, "the student's process had ended")
         timeout = self.limits.call_timeout_s if timeout is None else timeout
