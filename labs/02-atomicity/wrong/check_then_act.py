@@ -4,7 +4,7 @@ Each write is atomic, so no cent is lost, but the check and the act are two step
 transfers can all see "enough money" and all withdraw, driving the balance below zero, and several
 buyers can all see a free seat and all take one, selling more tickets than there are seats.
 
-Caught by: test_no_overselling_under_concurrency
+Caught by: test_a_withdrawal_right_after_the_read_is_not_missed_hidden
 """
 
 EDITS = [('''    done = r.eval(script, 2, r.key("account", src), r.key("account", dst), amount)

@@ -4,7 +4,7 @@ Correct for one caller at a time.  Under concurrency two transfers read the same
 the later SET overwrites the earlier one: money appears or disappears, and two buyers get the same
 seat.
 
-Caught by: test_no_overselling_under_concurrency
+Caught by: test_no_buyer_is_turned_away_while_seats_are_left_hidden
 """
 
 EDITS = [('''    done = r.eval(script, 2, r.key("account", src), r.key("account", dst), amount)

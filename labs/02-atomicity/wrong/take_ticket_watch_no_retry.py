@@ -1,6 +1,6 @@
 """Wrong: take_ticket uses WATCH/MULTI/EXEC and returns None on WatchError as if the event were sold out.
 
-Caught by: test_no_overselling_under_concurrency
+Caught by: test_no_buyer_is_turned_away_while_seats_are_left_hidden
 """
 
 import redis

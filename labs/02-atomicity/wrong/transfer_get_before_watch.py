@@ -1,6 +1,6 @@
 """Wrong: transfer reads the balance with r.get before calling WATCH, so a write between the GET and the WATCH goes unnoticed.
 
-Caught by: test_concurrent_withdrawals_never_overdraw_hidden
+Caught by: test_a_withdrawal_right_after_the_read_is_not_missed_hidden
 """
 
 import redis

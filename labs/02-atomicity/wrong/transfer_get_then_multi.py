@@ -1,6 +1,6 @@
 """Wrong: transfer reads the balance with GET, checks it in Python, then sends DECRBY and INCRBY in a MULTI/EXEC without WATCH.
 
-Caught by: test_concurrent_withdrawals_never_overdraw_hidden
+Caught by: test_a_withdrawal_right_after_the_read_is_not_missed_hidden
 """
 
 

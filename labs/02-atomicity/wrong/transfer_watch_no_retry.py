@@ -1,6 +1,6 @@
 """Wrong: transfer uses WATCH/MULTI/EXEC but answers False when EXEC fails with WatchError instead of retrying.
 
-Caught by: test_covered_transfers_are_not_refused_under_contention_hidden
+Caught by: test_a_deposit_right_after_the_read_does_not_refuse_the_transfer_hidden
 """
 
 import redis

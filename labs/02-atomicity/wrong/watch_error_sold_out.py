@@ -1,6 +1,6 @@
 """take_ticket uses WATCH and MULTI but answers "sold out" when another buyer changed the count first.
 
-Caught by: test_no_overselling_under_concurrency
+Caught by: test_no_buyer_is_turned_away_while_seats_are_left_hidden
 """
 import redis
 
