@@ -169,6 +169,7 @@ class Box:
         cfg = {"work": self.work, "alone": self.uid is not None or self.isolated,
                "module": self.module_path, "prefix": self.prefix, "url": self.student_url,
                "limits": self.limits.to_dict(), "tmp": "/tmp" if self.isolated else str(work),
+               "scratch": ["/tmp", "/dev/shm"] if self.isolated else [],
                "import_path": ln.import_path(), "faketime": faketime_library()}
         from . import inbox
 

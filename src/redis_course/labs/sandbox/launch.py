@@ -38,6 +38,8 @@ UID_BASE = 200_000
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc")
 #: Folders inside those that hold sources or checkouts, not programs: covered by an empty tmpfs.
 SOURCE_DIRS = ("/usr/src", "/usr/local/src")
+#: The size of a tmpfs that only covers a folder (read-only once its mounts are in place): one page.
+EMPTY_BYTES = 4096
 
 LAUNCHER = r"""
 import ctypes, json, os, resource, sys
@@ -220,7 +222,9 @@ def bwrap_args(launch: Launch, *, read_only: list[str], hide: list[str] = (), tm
     """The walls every box process gets under bubblewrap: every namespace (no network but loopback),
     no capabilities, an empty environment, killed with its parent; the system folders and exactly
     ``read_only`` visible, read-only; source folders (and ``hide``) inside the system folders
-    covered; a private /proc, /dev and a size-limited /tmp.  Mounts that follow are the caller's."""
+    covered by empty read-only tmpfs; a private /proc, a read-only /dev with a size-limited /dev/shm,
+    and a size-limited /tmp.  Every tmpfs made here has a size, and every one the box may write in
+    has at most ``tmp_mb`` MiB.  Mounts that follow are the caller's (and must keep that so)."""
     binary = bwrap_binary()
     assert binary, "bubblewrap is not usable here"
     args = [binary, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
@@ -231,23 +235,28 @@ def bwrap_args(launch: Launch, *, read_only: list[str], hide: list[str] = (), tm
             args += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             args += ["--ro-bind", launch.visible(top), top]
+    hidden = []
     for h in (*SOURCE_DIRS, *hide):
         h = os.path.realpath(h)
-        if any(_inside(h, "/" + n) for n in SYSTEM_DIRS) and os.path.isdir(h):
-            args += ["--tmpfs", h]
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
+        if any(_inside(h, "/" + n) for n in SYSTEM_DIRS) and os.path.isdir(h) and h not in hidden:
+            hidden.append(h)
+            args += ["--perms", "0755", "--size", str(EMPTY_BYTES), "--tmpfs", h]
+    # /dev: bubblewrap's own tmpfs (the machine's device nodes bound in it) is made read-only at the
+    # end; /dev/shm, where POSIX shared memory lives, is a tmpfs of the same size as /tmp
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/dev/shm",
+             "--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
     covered = [os.path.realpath(h) for h in (*SOURCE_DIRS, *hide)]
     kept = outermost([os.path.realpath(x) for x in read_only if os.path.exists(x)])
     # a kept folder under /tmp (a checkout there) gets a tmpfs of its own for its parents, made
     # read-only below: the folders made to hold its mounts are not the box's writable space
     in_tmp = sorted({"/tmp/" + p.split("/")[2] for p in kept if _inside(p, "/tmp") and p != "/tmp"})
     for t in in_tmp:
-        args += ["--tmpfs", t]
+        args += ["--perms", "0755", "--size", str(EMPTY_BYTES), "--tmpfs", t]
     for p in kept:
         in_system = any(_inside(p, "/" + n) for n in SYSTEM_DIRS)
         if not in_system or any(_inside(p, h) for h in covered):
             args += ["--ro-bind", launch.visible(p), p]
-    for t in in_tmp:
+    for t in (*in_tmp, *hidden, "/dev"):
         args += ["--remount-ro", t]
     if info_fd is not None:
         args += ["--info-fd", str(info_fd)]
