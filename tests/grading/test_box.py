@@ -372,6 +372,38 @@ def test_every_place_a_box_can_write_is_bounded(boxes):
     assert dev["random"] == 8 and dev["zero"] and "x" in dev["shm"] and dev["src"] == [], dev
 
 
+HIDDEN_MEMORY = '''
+    import ctypes, os
+    libc = ctypes.CDLL(None, use_errno=True)
+    def hold(r):
+        """Each route to memory that no process's resident set shows once it is unmapped."""
+        got = {}
+        got["shmget"] = libc.shmget(0, 1 << 20, 0o1600) >= 0 or os.strerror(ctypes.get_errno())
+        got["msgget"] = libc.msgget(0, 0o1600) >= 0 or os.strerror(ctypes.get_errno())
+        got["mq_open"] = libc.syscall(240, b"q", 0o100 | 2, 0o600, None) >= 0 or os.strerror(ctypes.get_errno())
+        try:
+            os.close(os.memfd_create("hold"))
+            got["memfd_create"] = True
+        except OSError as exc:
+            got["memfd_create"] = exc.strerror
+        return got
+    '''
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_memory_outside_the_processes(boxes, backend):
+    """SysV shared memory and message queues, memfd and POSIX message queues hold memory that no
+    process's resident set counts once unmapped (the memory watchdog would not see it) and SysV's
+    outlives the box where the IPC namespace is the machine's: a box may make none of them."""
+    import platform
+
+    if launch.seccomp_filter() is None:
+        pytest.skip(f"no list of calls to refuse on {platform.machine()}")
+    box = boxes(HIDDEN_MEMORY, backend)
+    got = StudentProcess(box).call("hold")
+    assert all(v == "Operation not permitted" for v in got.values()), got
+
+
 HOG = '''
     import threading
     held = []

@@ -86,8 +86,38 @@ for fd in range(3, 1024):
             pass
     else:
         os.set_inheritable(fd, True)
+sc = cfg.get("seccomp")
+if sc:  # refuse the calls that make memory no process's resident set shows (a classic BPF filter)
+    import struct
+    checks = ([(0x35, 0x40000000)] if sc["x32"] else []) + [(0x15, n) for n in sc["deny"]]
+    body = [(0x20, 0, 0, 0)] + [(op, len(checks) - i, 0, k) for i, (op, k) in enumerate(checks)]
+    body += [(0x06, 0, 0, 0x7FFF0000), (0x06, 0, 0, 0x00050000 | 1)]  # allow; EPERM
+    prog = [(0x20, 0, 0, 4), (0x15, 0, len(body) - 1, sc["arch"])] + body  # another ABI: EPERM for all
+    code = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *i) for i in prog))
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+    fprog = Prog(len(prog), ctypes.addressof(code))
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
+        fail("seccomp")
 os.execve(argv[0], argv, cfg.get("env", {}))
 """
+
+
+#: Calls a box may not make (per architecture: its seccomp audit arch and the numbers): SysV shared
+#: memory and message queues, memfd and POSIX message queues hold memory that no process's resident
+#: set counts once it is unmapped, and that outlives the process (SysV: the IPC namespace, which in a
+#: container or without isolation is the machine's).  Shared memory stays: /dev/shm, a sized tmpfs.
+DENIED_CALLS = {"x86_64": {"arch": 0xC000003E, "x32": True,   # shmget, msgget, mq_open, memfd_create
+                           "deny": [29, 68, 240, 319]},
+                "aarch64": {"arch": 0xC00000B7, "x32": False,
+                            "deny": [194, 186, 180, 279]}}
+
+
+def seccomp_filter() -> dict | None:
+    """What :data:`LAUNCHER` refuses on this machine (None: an architecture it has no numbers for)."""
+    import platform
+
+    return DENIED_CALLS.get(platform.machine())
 
 
 def is_root() -> bool:
@@ -213,7 +243,7 @@ class Launch:
             argv = [*argv[:cut], "--remount-ro", "/", *argv[cut:]]
         cfg = {"exec": argv, "stage": sorted(self._staged.items()), "cgroup": self.cgroup,
                "uid": self.uid, "gid": self.uid, "rlimits": rlimits, "keep_fds": list(keep_fds),
-               "env": env or {}, "parent": os.getpid(), "options_fd": wrapped}
+               "env": env or {}, "parent": os.getpid(), "options_fd": wrapped, "seccomp": seccomp_filter()}
         return [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(cfg)]
 
 
