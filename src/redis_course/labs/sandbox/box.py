@@ -437,7 +437,7 @@ class Box:
 class MemoryWatch(threading.Thread):
     """The memory of a box as a whole where no cgroup holds it (an ordinary user on cgroup v1, a
     container): every :data:`WATCH_PERIOD_S` a thread of the grader sums the resident memory of the
-    box's processes (anonymous and shared memory, from /proc/PID/status: what they hold of RAM
+    box's processes (anonymous and shared memory, :func:`resident_bytes`: what they hold of RAM
     beyond the files they map) and, above ``limit`` bytes, kills every process below the box's fork
     server, as the kernel's out-of-memory killer does in a cgroup.  RLIMIT_AS bounds one process;
     this bounds their sum, however many there are.  A call then ends as :class:`StudentCrash` with
@@ -500,7 +500,16 @@ class MemoryWatch(threading.Thread):
 
 def resident_bytes(pid: int) -> int:
     """What ``pid`` holds of RAM of its own: its anonymous and shared-memory pages (not the files it
-    maps, which the page cache may drop); 0 when it is gone."""
+    maps, which the page cache may drop), each page shared with other processes (a fork's
+    copy-on-write pages) counted in proportion (PSS, from smaps_rollup); where that cannot be read
+    (another uid's process that is not dumpable), its whole resident set of both (from status).
+    0 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            rollup = dict(line.split(":", 1) for line in f if ":" in line)
+        return sum(int(rollup[k].split()[0]) for k in ("Pss_Anon", "Pss_Shmem")) << 10
+    except (OSError, KeyError, ValueError, IndexError):
+        pass
     st = _status(pid)
     try:
         return sum(int(st.get(k, "0 kB").split()[0]) for k in ("RssAnon", "RssShmem")) << 10
