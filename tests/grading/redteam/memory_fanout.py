@@ -6,7 +6,7 @@ import shutil
 import sys
 import textwrap
 
-from redis_course.labs.errors import StudentCrash
+from redis_course.labs.sandbox.errors import StudentCrash
 from redis_course.labs.sandbox import cgroups, make_run_dir
 from redis_course.labs.sandbox.box import Box
 from redis_course.labs.sandbox.limits import Limits
