@@ -70,6 +70,15 @@ def checks() -> list[tuple[str, str, str, str]]:
                        "or grade as root")))
     except Exception as exc:  # noqa: BLE001 - a broken probe is a finding, not a crash
         rows.append((WARN, _("grading isolation"), _("error: {detail}", detail=exc), ""))
+    from .labs.sandbox.cgroups import cgroup_version
+    from .labs.sandbox.limits import WATCH_PERIOD_S
+
+    cg = cgroup_version()
+    rows.append((OK, _("grading memory limit"),
+                 _("a cgroup {version} per box", version=cg) if cg else _("the grader's memory watchdog"),
+                 _("the kernel holds a box's memory, processes and CPU as a whole") if cg else
+                 _("no cgroup may be written here: the grader sums the resident memory of a box's processes "
+                   "every {seconds} s and stops them above the limit", seconds=f"{WATCH_PERIOD_S:g}")))
     from .webconsole import assets
 
     have = assets.cached()

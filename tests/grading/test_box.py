@@ -278,11 +278,14 @@ def test_files_the_student_can_write_are_read_inside_the_box(boxes):
 
 
 def test_nothing_of_one_test_is_left_for_the_next(boxes):
-    """After a reap: no process the student left (daemons included), no file in the work folder."""
+    """After a reap: no process the student left (daemons included), no file in the work folder
+    (nor, under bubblewrap, in the box's /tmp or /dev/shm)."""
     box = boxes('''
         import os, subprocess, time
         def leave(r):
             open("note.txt", "w").write("from the last test")
+            for d in ("/tmp", "/dev/shm") if os.getcwd().startswith("/box") else ():  # the box's own
+                open(os.path.join(d, "note.txt"), "w").write("from the last test")
             if os.fork() == 0:
                 os.setsid()
                 if os.fork() == 0:
@@ -291,14 +294,114 @@ def test_nothing_of_one_test_is_left_for_the_next(boxes):
             return sorted(os.listdir("."))
         def look(r):
             mine = os.getpid()
-            return {"files": sorted(os.listdir(".")),
+            left = [d for d in ("/tmp", "/dev/shm") if os.getcwd().startswith("/box") and os.listdir(d)]
+            return {"files": sorted(os.listdir(".")), "scratch": left,
                     "sleepers": [p for p in os.listdir("/proc") if p.isdigit() and int(p) != mine and
                                  b"sleep" in open(f"/proc/{p}/cmdline", "rb").read()]}
         ''')
     assert "note.txt" in StudentProcess(box).call("leave")
     box.reap()
     seen = StudentProcess(box).call("look")
-    assert seen == {"files": [], "sleepers": []}, seen
+    assert seen == {"files": [], "scratch": [], "sleepers": []}, seen
+
+
+MOUNTS = '''
+    import os
+    def mounts(r):
+        """Every mount of the box as /proc/self/mountinfo lists it, and whether a file can be made
+        at its mount point (a folder) or the folder is read-only."""
+        out = []
+        for line in open("/proc/self/mountinfo"):
+            left, right = line.split(" - ", 1)
+            fields, after = left.split(), right.split()
+            point = fields[4].replace("\\\\040", " ")
+            made = False
+            if os.path.isdir(point) and not os.path.islink(point):
+                probe = os.path.join(point, ".course-probe-%d" % os.getpid())
+                try:
+                    fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                    os.close(fd)
+                    os.unlink(probe)
+                    made = True
+                except OSError:
+                    pass
+            out.append({"point": point, "options": fields[5].split(","), "type": after[0],
+                        "super": after[2].split(",") if len(after) > 2 else [], "made": made})
+        return out
+    def devices(r):
+        import multiprocessing
+        with open("/dev/null", "w") as f:
+            f.write("gone")
+        lock = multiprocessing.Lock()  # a POSIX semaphore in /dev/shm
+        with lock:
+            pass
+        with open("/dev/shm/x", "wb") as f:
+            f.write(b"1")
+        return {"random": len(open("/dev/urandom", "rb").read(8)), "zero": open("/dev/zero", "rb").read(2) == bytes(2),
+                "shm": os.listdir("/dev/shm"), "src": os.listdir("/usr/src") if os.path.isdir("/usr/src") else []}
+    '''
+
+
+def _size_kib(superopts: list[str]) -> int | None:
+    for opt in superopts:
+        if opt.startswith("size="):
+            return int(opt[5:].rstrip("k"))
+    return None
+
+
+@needs_bwrap
+def test_every_place_a_box_can_write_is_bounded(boxes):
+    """Whatever mounts the box is made of, each one it can write in is a tmpfs no larger than the
+    box's writable space (``tmp_mb``); every other mount is read-only (or holds no files: /proc,
+    devices).  Checked on every mount of the box, so a mount added later is checked too."""
+    box = boxes(MOUNTS, tmp_mb=16)
+    seen = StudentProcess(box).call("mounts")
+    bad = []
+    for m in seen:
+        writable = "rw" in m["options"]
+        if m["type"] == "tmpfs" and writable:
+            size = _size_kib(m["super"])
+            if size is None or size > 16 << 10:
+                bad.append(f"{m['point']}: writable tmpfs of size {size} KiB")
+        elif m["made"]:
+            bad.append(f"{m['point']}: a file could be made on {m['type']}, which the limits do not bound")
+    assert {m["point"] for m in seen} >= {"/", "/tmp", "/box", "/dev", "/proc"}, seen
+    assert not bad, bad
+    # and what a process needs of /dev still works: devices, POSIX shared memory
+    dev = StudentProcess(box).call("devices")
+    assert dev["random"] == 8 and dev["zero"] and "x" in dev["shm"] and dev["src"] == [], dev
+
+
+HIDDEN_MEMORY = '''
+    import ctypes, os
+    libc = ctypes.CDLL(None, use_errno=True)
+    def hold(r):
+        """Each route to memory that no process's resident set shows once it is unmapped."""
+        got = {}
+        got["shmget"] = libc.shmget(0, 1 << 20, 0o1600) >= 0 or os.strerror(ctypes.get_errno())
+        got["msgget"] = libc.msgget(0, 0o1600) >= 0 or os.strerror(ctypes.get_errno())
+        got["mq_open"] = libc.syscall(240, b"q", 0o100 | 2, 0o600, None) >= 0 or os.strerror(ctypes.get_errno())
+        try:
+            os.close(os.memfd_create("hold"))
+            got["memfd_create"] = True
+        except OSError as exc:
+            got["memfd_create"] = exc.strerror
+        return got
+    '''
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_memory_outside_the_processes(boxes, backend):
+    """SysV shared memory and message queues, memfd and POSIX message queues hold memory that no
+    process's resident set counts once unmapped (the memory watchdog would not see it) and SysV's
+    outlives the box where the IPC namespace is the machine's: a box may make none of them."""
+    import platform
+
+    if launch.seccomp_filter() is None:
+        pytest.skip(f"no list of calls to refuse on {platform.machine()}")
+    box = boxes(HIDDEN_MEMORY, backend)
+    got = StudentProcess(box).call("hold")
+    assert all(v == "Operation not permitted" for v in got.values()), got
 
 
 HOG = '''

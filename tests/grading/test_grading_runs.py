@@ -197,6 +197,30 @@ def test_doctor_names_the_isolation_grading_would_use():
     assert describe_isolation(isolation_mode()) in line, res.stdout
 
 
+def test_doctor_says_what_bounds_a_boxs_memory():
+    """A cgroup where the grader may write one; else the grader's memory watchdog (as an ordinary
+    user on cgroup v1: run as ``nobody`` when the tests are root)."""
+    from redis_course.labs.sandbox.cgroups import cgroup_version
+
+    probe = ("from redis_course.doctor import checks; "
+             "print(next(r[2] for r in checks() if r[1] == 'grading memory limit'))")
+    mine = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COURSE_LANG": "en"})
+    assert mine.stdout.strip() == (f"a cgroup {cgroup_version()} per box" if cgroup_version()
+                                   else "the grader's memory watchdog"), mine.stdout + mine.stderr
+    if os.geteuid() == 0:
+        here = Path(__file__).parent / "redteam"
+        sys.path.insert(0, str(here))
+        from redteam_paths import nobody
+
+        uid, gid = nobody()
+        other = subprocess.run([sys.executable, str(here / "as_user.py"), str(uid), str(gid), sys.executable, "-c",
+                                probe], capture_output=True, text=True, timeout=120, cwd="/",
+                               env={**os.environ, "COURSE_LANG": "en", "HOME": "/nonexistent"})
+        if not os.access("/sys/fs/cgroup/cgroup.controllers", os.F_OK):  # v1: nobody may write none
+            assert other.stdout.strip() == "the grader's memory watchdog", other.stdout + other.stderr[-2000:]
+
+
 def test_without_lab_only_the_labs_handed_in_are_graded(tmp_path, capsys):
     subs, out = tmp_path / "subs", tmp_path / "out"
     for name in ("ann", "ben"):

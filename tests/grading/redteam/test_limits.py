@@ -79,7 +79,7 @@ def test_the_log_says_which_isolation_and_limits_were_used(graded):
     assert first.startswith("isolation: "), graded["log"][:500]
     assert ("cgroup v" in first) == (graded["path"] == "root" and cgroups.cgroup_version() is not None) \
         or graded["path"] != "root", first
-    assert ("rlimits only" in first) or ("cgroup v" in first), first
+    assert ("memory watchdog" in first) != ("cgroup v" in first), first
 
 
 def test_writable_space_is_a_size_limited_tmpfs(graded):
@@ -101,3 +101,33 @@ def test_memory_and_processes_are_limited_by_a_cgroup(graded):
     _, mem, pids = probe[-1].split()
     # one cgroup for the whole box: the student's processes and their Redis
     assert mem == str((1024 + SERVER_MEMORY_MB) << 20) and pids == str(32 + SERVER_PROCESSES), probe[-1]
+
+
+@pytest.mark.parametrize("mode", ["grade", "none"])
+def test_a_boxs_memory_is_bounded_as_a_whole_without_a_cgroup(tmp_path, mode):
+    """Finding: without a cgroup, RLIMIT_AS bounded each process but not their sum (six children of
+    900 MiB held 7.9 GB).  On the path with no writable cgroup (an ordinary user on cgroup v1) the
+    grader's memory watchdog sums the box's resident memory and stops its processes above the
+    limit: four children of 100 MiB under a limit of 256 MiB end the call as out of memory, and
+    the next, honest calls (100 MiB in one process, two children of 60 MiB) pass.  As ``grade``
+    isolates here (bubblewrap), and with ``--no-isolation``."""
+    from redteam_paths import nobody
+
+    script = [sys.executable, str(HERE / "memory_fanout.py"), os.urandom(3).hex(), *(["none"] if mode == "none" else [])]
+    if os.geteuid() == 0:
+        uid, gid = nobody()
+        script = [sys.executable, str(HERE / "as_user.py"), str(uid), str(gid), *script]
+        os.chmod(tmp_path, 0o777)
+    elif cgroups.cgroup_version() is not None:
+        pytest.skip("this user may write a cgroup: the cgroup holds the box's memory")
+    import json
+    import subprocess
+
+    res = subprocess.run(script, capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env={**os.environ, "HOME": str(tmp_path), "TMPDIR": str(tmp_path)})
+    assert res.returncode == 0, res.stderr[-3000:]
+    seen = json.loads(res.stdout.strip().splitlines()[-1])
+    assert seen["cgroup"] is None and seen["watch"] and (seen["mode"] == "none") == (mode == "none"), seen
+    assert "crash" in seen["fan_out"], seen
+    assert "out of memory" in seen["fan_out"]["crash"] and "256 MiB" in seen["fan_out"]["crash"], seen
+    assert seen["honest"] == 100 and seen["honest_fan_out"] == "held", seen

@@ -24,7 +24,7 @@ from ..authoring.model import Lab
 from ..sandbox import ENV_ISOLATION, make_run_dir
 from ..sandbox import cgroups
 from ..sandbox import launch as iso
-from ..sandbox.limits import Limits
+from ..sandbox.limits import WATCH_PERIOD_S, Limits
 
 @dataclass
 class TestResult:
@@ -236,8 +236,9 @@ def describe(mode: str, limits: Limits) -> str:
     cg = cgroups.cgroup_version()
     how = (f"cgroup {cg} for the box (memory {limits.memory_mb} MiB and its Redis's, {limits.nproc} processes, one CPU) "
            "and rlimits"
-           if cg else f"rlimits only, no writable cgroup (address space {limits.memory_mb} MiB, "
-                      f"{limits.nproc} processes)")
+           if cg else f"no writable cgroup: rlimits (address space {limits.memory_mb} MiB per process, "
+                      f"{limits.nproc} processes) and the grader's memory watchdog (the box's processes "
+                      f"together {limits.memory_mb} MiB resident, checked every {WATCH_PERIOD_S:g} s)")
     scratch = f", writable space tmpfs {limits.tmp_mb} MiB" if mode != "none" else ""
     return (f"isolation: {iso.describe_mode(mode)}; limits: {how}, CPU {limits.cpu_s:g} s{scratch}; "
             f"time: {limits.call_timeout_s:g} s per call, {limits.lab_budget_s:g} s for the lab")

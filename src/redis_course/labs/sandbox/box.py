@@ -37,7 +37,7 @@ from pathlib import Path
 
 from . import cgroups
 from . import launch as ln
-from .limits import Limits
+from .limits import WATCH_PERIOD_S, Limits
 from .server import RunRedis, ServerWalls, children, process_tree
 
 BOX_SOCKET_DIR = "/run/redis"   # where the box sees the proxy's socket (under bubblewrap)
@@ -85,6 +85,7 @@ class Box:
         self.box_pid: int | None = None   # the fork server's pid on this machine
         self.alive = False
         self._owners: dict[int, object] = {}
+        self.watch: MemoryWatch | None = None  # the box's memory as a whole, where no cgroup holds it
 
     # -- paths as the box sees them ------------------------------------------------------------------
     @property
@@ -185,6 +186,7 @@ class Box:
                "module": self.module_path, "prefix": self.prefix, "url": self.student_url,
                "second_url": self.second_url,
                "limits": self.limits.to_dict(), "tmp": "/tmp" if self.isolated else str(work),
+               "scratch": ["/tmp", "/dev/shm"] if self.isolated else [],
                "import_path": ln.import_path(), "faketime": faketime_library()}
         from . import inbox
 
@@ -229,6 +231,9 @@ class Box:
         else:
             self.box_pid = self.proc.pid
         self.alive = True
+        if self.cgroup is None:
+            self.watch = MemoryWatch(self, self.limits.memory_mb << 20)
+            self.watch.start()
 
     def _external_redis(self) -> list[str]:
         """A Redis the course does not own (a student's REDIS_URL, ``check`` on their machine): its
@@ -306,6 +311,8 @@ class Box:
 
     def fork(self, cfg: dict, fds: list[int]) -> tuple[int, int | None]:
         """A new process of the box: (its pid inside the box, its pid on this machine or None)."""
+        if self.watch is not None:
+            self.watch.settled()
         msg = self._ask({"op": "spawn", "cfg": cfg}, fds, timeout=STARTUP_TIMEOUT_S)
         inner = msg.get("pid")
         if not isinstance(inner, int) or inner <= 0:
@@ -349,6 +356,8 @@ class Box:
         except BoxError:
             self.restart_box()
         self._owners.clear()
+        if self.watch is not None:
+            self.watch.forget()
 
     def reset(self) -> None:
         """:meth:`reap`, then a clean server (FLUSHALL, scripts and functions flushed)."""
@@ -370,6 +379,9 @@ class Box:
             except BoxError:
                 pass
         self.alive = False
+        if self.watch is not None:
+            self.watch.stop()
+            self.watch = None
         if self.proc is not None:
             # everything below the fork server first, round after round (what forks while it is
             # killed is killed next round), the fork server last: while it lives, it adopts orphans
@@ -413,6 +425,11 @@ class Box:
 
     close = stop
 
+    def memory_kill(self, host_pid: int | None) -> str | None:
+        """Why the memory watchdog stopped the box's process ``host_pid`` (None: it did not)."""
+        watch = self.watch
+        return watch.reason(host_pid) if watch is not None and host_pid is not None else None
+
     # -- faults from outside ---------------------------------------------------------------------------
     def register(self, host_pid: int | None, owner: object) -> None:
         """Connections from ``host_pid`` (or its descendants) belong to ``owner`` (a student process)."""
@@ -435,6 +452,89 @@ class Box:
         kill = getattr(info.get("owner"), "fault_kill", None)
         if kill is not None:
             kill(info)
+
+
+class MemoryWatch(threading.Thread):
+    """The memory of a box as a whole where no cgroup holds it (an ordinary user on cgroup v1, a
+    container): every :data:`WATCH_PERIOD_S` a thread of the grader sums the resident memory of the
+    box's processes (anonymous and shared memory, :func:`resident_bytes`: what they hold of RAM
+    beyond the files they map) and, above ``limit`` bytes, kills every process below the box's fork
+    server, as the kernel's out-of-memory killer does in a cgroup.  RLIMIT_AS bounds one process;
+    this bounds their sum, however many there are.  A call then ends as :class:`StudentCrash` with
+    :meth:`reason` as its detail."""
+
+    def __init__(self, box: Box, limit: int) -> None:
+        super().__init__(name="box-memory-watch", daemon=True)
+        self.box, self.limit = box, limit
+        self.peak = 0
+        self._stopped = threading.Event()
+        self._killed: dict[int, str] = {}
+        self._lock = threading.Lock()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self.is_alive() and threading.current_thread() is not self:
+            self.join(2)
+
+    def forget(self) -> None:
+        """The processes killed so far are gone (a reap): their pids may come back for others."""
+        with self._lock:
+            self._killed.clear()
+
+    def reason(self, host_pid: int) -> str | None:
+        with self._lock:
+            return self._killed.get(host_pid)
+
+    def run(self) -> None:
+        while not self._stopped.wait(WATCH_PERIOD_S):
+            proc = self.box.proc
+            if proc is None:
+                continue
+            used = sum(map(resident_bytes, process_tree(proc.pid)))
+            self.peak = max(self.peak, used)
+            if used > self.limit:
+                self._kill(used)
+
+    def _kill(self, used: int) -> None:
+        """Every process below the fork server, round after round until none is left (the fork
+        server adopts orphans, and starts none meanwhile: :meth:`settled` holds a new one back)."""
+        why = (f"the box's processes together used {(used + (1 << 20) - 1) >> 20} MiB of memory, more than its limit of "
+               f"{self.limit >> 20} MiB: they were stopped by SIGKILL (out of memory)")
+        top = self.box.box_pid
+        with self._lock:
+            for _ in range(200):
+                below = process_tree(top)[1:] if top else []
+                if not below:
+                    break
+                for pid in below:
+                    self._killed.setdefault(pid, why)
+                for pid in reversed(below):
+                    _kill(pid)
+                time.sleep(0.01)
+
+    def settled(self) -> None:
+        """Returns once no kill is under way (a new process of the box is not one to kill)."""
+        with self._lock:
+            pass
+
+
+def resident_bytes(pid: int) -> int:
+    """What ``pid`` holds of RAM of its own: its anonymous and shared-memory pages (not the files it
+    maps, which the page cache may drop), each page shared with other processes (a fork's
+    copy-on-write pages) counted in proportion (PSS, from smaps_rollup); where that cannot be read
+    (another uid's process that is not dumpable), its whole resident set of both (from status).
+    0 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            rollup = dict(line.split(":", 1) for line in f if ":" in line)
+        return sum(int(rollup[k].split()[0]) for k in ("Pss_Anon", "Pss_Shmem")) << 10
+    except (OSError, KeyError, ValueError, IndexError):
+        pass
+    st = _status(pid)
+    try:
+        return sum(int(st.get(k, "0 kB").split()[0]) for k in ("RssAnon", "RssShmem")) << 10
+    except (ValueError, IndexError):
+        return 0
 
 
 FAKETIME = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",

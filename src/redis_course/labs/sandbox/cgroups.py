@@ -1,8 +1,9 @@
 """cgroups: memory, processes and CPU of one student process tree (stdlib only).
 
 A grading run that may write cgroups (root, or a delegated cgroup v2) puts each student process
-tree in a :class:`CGroup` of its own; elsewhere rlimits alone apply and the grading log's first
-line says so (:func:`cgroup_version` is None).
+tree in a :class:`CGroup` of its own; elsewhere rlimits bound each process and the grader's memory
+watchdog (:class:`.box.MemoryWatch`) the box's memory as a whole, and the grading log's first line
+says so (:func:`cgroup_version` is None).
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def _cgroup2_base() -> str | None:
 
 def cgroup_version() -> str | None:
     """``v1`` (memory, pids and cpu hierarchies writable), ``v2`` (a writable place with those
-    controllers), or None: then resource limits are rlimits only."""
+    controllers), or None: then rlimits bound each process and the memory watchdog the box."""
     if all(os.access(os.path.join(CGROUP_ROOT, c), os.W_OK) for c in CGROUP_V1):
         return "v1"
     base = _cgroup2_base()

@@ -153,7 +153,8 @@ def _descendants() -> list[int]:
 
 
 def _reap(cfg: dict) -> int:
-    """Kill every process of the box but this one, then empty the work folder; how many were killed."""
+    """Kill every process of the box but this one, then empty the work folder (and, under
+    bubblewrap, the box's /tmp and /dev/shm); how many were killed."""
     killed = 0
     for _ in range(200):
         if cfg.get("alone"):  # own PID namespace or own uid: every other process it may signal is the box's
@@ -171,16 +172,20 @@ def _reap(cfg: dict) -> int:
             except OSError:
                 pass
         _collect({})
-    work = cfg["work"]
-    for entry in os.listdir(work):
-        path = os.path.join(work, entry)
+    for folder in (cfg["work"], *cfg.get("scratch", [])):  # the box's own tmpfs: /tmp, /dev/shm
         try:
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.unlink(path)
+            entries = os.listdir(folder)
         except OSError:
-            pass
+            continue
+        for entry in entries:
+            path = os.path.join(folder, entry)
+            try:
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    os.unlink(path)
+            except OSError:
+                pass
     return killed
 
 

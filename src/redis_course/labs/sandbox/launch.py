@@ -38,6 +38,8 @@ UID_BASE = 200_000
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc")
 #: Folders inside those that hold sources or checkouts, not programs: covered by an empty tmpfs.
 SOURCE_DIRS = ("/usr/src", "/usr/local/src")
+#: The size of a tmpfs that only covers a folder (read-only once its mounts are in place): one page.
+EMPTY_BYTES = 4096
 
 LAUNCHER = r"""
 import ctypes, json, os, resource, sys
@@ -84,8 +86,38 @@ for fd in range(3, 1024):
             pass
     else:
         os.set_inheritable(fd, True)
+sc = cfg.get("seccomp")
+if sc:  # refuse the calls that make memory no process's resident set shows (a classic BPF filter)
+    import struct
+    checks = ([(0x35, 0x40000000)] if sc["x32"] else []) + [(0x15, n) for n in sc["deny"]]
+    body = [(0x20, 0, 0, 0)] + [(op, len(checks) - i, 0, k) for i, (op, k) in enumerate(checks)]
+    body += [(0x06, 0, 0, 0x7FFF0000), (0x06, 0, 0, 0x00050000 | 1)]  # allow; EPERM
+    prog = [(0x20, 0, 0, 4), (0x15, 0, len(body) - 1, sc["arch"])] + body  # another ABI: EPERM for all
+    code = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *i) for i in prog))
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+    fprog = Prog(len(prog), ctypes.addressof(code))
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
+        fail("seccomp")
 os.execve(argv[0], argv, cfg.get("env", {}))
 """
+
+
+#: Calls a box may not make (per architecture: its seccomp audit arch and the numbers): SysV shared
+#: memory and message queues, memfd and POSIX message queues hold memory that no process's resident
+#: set counts once it is unmapped, and that outlives the process (SysV: the IPC namespace, which in a
+#: container or without isolation is the machine's).  Shared memory stays: /dev/shm, a sized tmpfs.
+DENIED_CALLS = {"x86_64": {"arch": 0xC000003E, "x32": True,   # shmget, msgget, mq_open, memfd_create
+                           "deny": [29, 68, 240, 319]},
+                "aarch64": {"arch": 0xC00000B7, "x32": False,
+                            "deny": [194, 186, 180, 279]}}
+
+
+def seccomp_filter() -> dict | None:
+    """What :data:`LAUNCHER` refuses on this machine (None: an architecture it has no numbers for)."""
+    import platform
+
+    return DENIED_CALLS.get(platform.machine())
 
 
 def is_root() -> bool:
@@ -211,7 +243,7 @@ class Launch:
             argv = [*argv[:cut], "--remount-ro", "/", *argv[cut:]]
         cfg = {"exec": argv, "stage": sorted(self._staged.items()), "cgroup": self.cgroup,
                "uid": self.uid, "gid": self.uid, "rlimits": rlimits, "keep_fds": list(keep_fds),
-               "env": env or {}, "parent": os.getpid(), "options_fd": wrapped}
+               "env": env or {}, "parent": os.getpid(), "options_fd": wrapped, "seccomp": seccomp_filter()}
         return [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(cfg)]
 
 
@@ -220,7 +252,9 @@ def bwrap_args(launch: Launch, *, read_only: list[str], hide: list[str] = (), tm
     """The walls every box process gets under bubblewrap: every namespace (no network but loopback),
     no capabilities, an empty environment, killed with its parent; the system folders and exactly
     ``read_only`` visible, read-only; source folders (and ``hide``) inside the system folders
-    covered; a private /proc, /dev and a size-limited /tmp.  Mounts that follow are the caller's."""
+    covered by empty read-only tmpfs; a private /proc, a read-only /dev with a size-limited /dev/shm,
+    and a size-limited /tmp.  Every tmpfs made here has a size, and every one the box may write in
+    has at most ``tmp_mb`` MiB.  Mounts that follow are the caller's (and must keep that so)."""
     binary = bwrap_binary()
     assert binary, "bubblewrap is not usable here"
     args = [binary, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
@@ -231,23 +265,28 @@ def bwrap_args(launch: Launch, *, read_only: list[str], hide: list[str] = (), tm
             args += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             args += ["--ro-bind", launch.visible(top), top]
+    hidden = []
     for h in (*SOURCE_DIRS, *hide):
         h = os.path.realpath(h)
-        if any(_inside(h, "/" + n) for n in SYSTEM_DIRS) and os.path.isdir(h):
-            args += ["--tmpfs", h]
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
+        if any(_inside(h, "/" + n) for n in SYSTEM_DIRS) and os.path.isdir(h) and h not in hidden:
+            hidden.append(h)
+            args += ["--perms", "0755", "--size", str(EMPTY_BYTES), "--tmpfs", h]
+    # /dev: bubblewrap's own tmpfs (the machine's device nodes bound in it) is made read-only at the
+    # end; /dev/shm, where POSIX shared memory lives, is a tmpfs of the same size as /tmp
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/dev/shm",
+             "--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
     covered = [os.path.realpath(h) for h in (*SOURCE_DIRS, *hide)]
     kept = outermost([os.path.realpath(x) for x in read_only if os.path.exists(x)])
     # a kept folder under /tmp (a checkout there) gets a tmpfs of its own for its parents, made
     # read-only below: the folders made to hold its mounts are not the box's writable space
     in_tmp = sorted({"/tmp/" + p.split("/")[2] for p in kept if _inside(p, "/tmp") and p != "/tmp"})
     for t in in_tmp:
-        args += ["--tmpfs", t]
+        args += ["--perms", "0755", "--size", str(EMPTY_BYTES), "--tmpfs", t]
     for p in kept:
         in_system = any(_inside(p, "/" + n) for n in SYSTEM_DIRS)
         if not in_system or any(_inside(p, h) for h in covered):
             args += ["--ro-bind", launch.visible(p), p]
-    for t in in_tmp:
+    for t in (*in_tmp, *hidden, "/dev"):
         args += ["--remount-ro", t]
     if info_fd is not None:
         args += ["--info-fd", str(info_fd)]

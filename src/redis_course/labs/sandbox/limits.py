@@ -11,6 +11,9 @@ from dataclasses import asdict, dataclass
 
 from .errors import StudentTimeout
 
+#: How often the grader's memory watchdog sums a box's memory where no cgroup holds it (seconds).
+WATCH_PERIOD_S = 0.15
+
 
 @dataclass
 class Limits:

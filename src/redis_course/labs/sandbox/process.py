@@ -322,6 +322,9 @@ class StudentProcess:
             except BlockingIOError:
                 continue
             if not chunk:
+                oom = self.box.memory_kill(self.host_pid)
+                if oom is not None and self._fault is None:
+                    raise StudentCrash(fn, oom)
                 code = self.box.exit_status(self.pid) if self.pid is not None and self._fault is None else None
                 raise StudentCrash(fn, exit_reason(code))
             self._buf += chunk
