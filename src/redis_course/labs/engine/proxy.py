@@ -15,6 +15,8 @@ from typing import Any, Callable, Sequence
 from ..sandbox.errors import StudentCrash, StudentError, StudentTimeout
 from ..sandbox.process import StudentProcess
 
+CAUGHT = (StudentError, StudentTimeout, StudentCrash)  # what a student's call may end with: the test's to judge
+
 class _Function:
     """``lab.count_view``: prints as ``lab.count_view`` in assertion messages."""
 
@@ -148,7 +150,9 @@ class LabProxy:
         finally:
             proc.release()
         thread.join()
-        return out.get("result"), ran
+        if "result" not in out:  # the grader's own thread failed: an error of the test, never a pass
+            raise RuntimeError(f"call_between: {name}() ended without a result or a student's error")
+        return out["result"], ran
 
     def output(self) -> str:
         """The end of what the student's code printed so far."""
