@@ -135,9 +135,11 @@ def test_a_cached_file_needs_no_network_and_an_old_cache_is_adopted(tmp_path, mo
     assert downloads.cached(art, tmp_path) and art.path(tmp_path).parent.name == "downloads"
 
 
-def _serve(body: bytes):
+def _serve(body: bytes, gets: list | None = None):
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - the stdlib's name
+            if gets is not None:
+                gets.append(self.path)
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -166,6 +168,24 @@ def test_a_corrupt_download_is_refused_and_not_kept(tmp_path, monkeypatch):
     folder = tmp_path / "downloads"
     assert not (folder / wheel.name).exists()
     assert [p.name for p in folder.iterdir() if not p.name.endswith(".lock")] == [], "a partial file was left"
+
+
+def test_workers_sharing_the_cache_download_a_file_once(tmp_path, monkeypatch):
+    import hashlib
+    from concurrent.futures import ThreadPoolExecutor
+
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    body, gets = os.urandom(200_000), []
+    server = _serve(body, gets)
+    try:
+        art = downloads.Artifact("shared.bin", f"http://127.0.0.1:{server.server_port}/shared.bin", "sha256",
+                                 hashlib.sha256(body).hexdigest())
+        with ThreadPoolExecutor(4) as pool:
+            paths = list(pool.map(lambda _i: downloads.fetch(art, tmp_path), range(4)))
+    finally:
+        server.shutdown()
+    assert gets == ["/shared.bin"] and {p.read_bytes() for p in paths} == {body}
 
 
 def test_both_checksum_spellings_give_pooch_one_hash():
