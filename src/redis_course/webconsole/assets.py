@@ -203,8 +203,10 @@ def prepare(log=print, cache: Path | None = None) -> dict | None:
         return None
     from . import precompile
 
-    packages = precompile.bundle(runtime, wheels, PYODIDE.digest, log)
-    return manifest(runtime, wheels, packages, precompile.snapshot(runtime, packages, course_zip(), PYODIDE.digest, log))
+    with downloads.lock(runtime.parent / "precompiled"):  # parallel builds would write the same .part files
+        packages = precompile.bundle(runtime, wheels, PYODIDE.digest, log)
+        snapshot = precompile.snapshot(runtime, packages, course_zip(), PYODIDE.digest, log)
+    return manifest(runtime, wheels, packages, snapshot)
 
 
 def install(site_root: Path, info: dict) -> Path:
