@@ -96,9 +96,16 @@ def cached(artifact: Artifact, cache: Path | None = None) -> bool:
 
 def lock(path: Path):
     """A lock beside ``path`` (a file or a folder) shared by every process that uses the same cache."""
+    import contextlib
+
     from filelock import FileLock
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return contextlib.nullcontext()
+    if not os.access(path.parent, os.W_OK):  # a read-only cache: nothing to write, so nothing to guard
+        return contextlib.nullcontext()
     return FileLock(str(path.parent / f".{path.name}.lock"))
 
 
@@ -167,9 +174,10 @@ def fetch(artifact: Artifact, cache: Path | None = None, downloaded=None) -> Pat
         finally:
             pooch_log.setLevel(level)
     path = Path(path)
-    os.chmod(path, 0o644)
-    if downloaded and actions and actions[0] != "fetch":
-        downloaded(path)
+    if actions and actions[0] != "fetch":  # pooch's temporary file is owner-only: readable by all, as before
+        os.chmod(path, 0o644)
+        if downloaded:
+            downloaded(path)
     return path
 
 
