@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from redis_course import site  # noqa: E402
-from redis_course.npmfile import cache_dir  # noqa: E402
+from redis_course.downloads import cache_dir  # noqa: E402
 
 LIGHTHOUSE = "lighthouse@12.8.2"
 PAGES = {"home": "", "lesson": "01-incr/", "notebook": "01-incr/notebook/"}
@@ -44,7 +44,7 @@ TARGET_PERF = {"home": 90, "lesson": 90, "notebook": 80}
 
 def lighthouse_bin() -> Path:
     """The lighthouse CLI, installed with npm into the course's cache on first use."""
-    prefix = cache_dir() / LIGHTHOUSE.replace("@", "-")
+    prefix = cache_dir() / "npm" / LIGHTHOUSE.replace("@", "-")
     cli = prefix / "node_modules" / "lighthouse" / "cli" / "index.js"
     if not cli.is_file():
         npm = shutil.which("npm")

@@ -4,15 +4,16 @@ The session module is the one the browser runs: every transcript of every page r
 prints what the page shows, except the Lua examples, which get a note instead of a reply."""
 from __future__ import annotations
 
+import http.server
 import io
 import os
-import urllib.error
+import threading
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from redis_course import transcripts
+from redis_course import downloads, transcripts
 from redis_course.webconsole import assets, hook, strings
 from redis_course.webconsole.session import Session
 
@@ -106,28 +107,92 @@ def test_checksums_are_checked():
     assert assets.Artifact("x", "u", "sha256", "a" * 64).matches(b"") is False
 
 
-def test_without_network_the_site_builds_without_consoles_in_one_line(tmp_path, monkeypatch):
-    def offline(*_a, **_k):
-        raise urllib.error.URLError("Name or service not known")
+def _no_network(monkeypatch):
+    """Every HTTPS request goes to a proxy on a closed loopback port: what a machine without network sees."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("https_proxy", "http://127.0.0.1:9")
 
-    monkeypatch.setattr(assets.urllib.request, "urlopen", offline)
+
+def test_without_network_the_site_builds_without_consoles_in_one_line(tmp_path, monkeypatch):
+    _no_network(monkeypatch)
     lines: list[str] = []
     assert assets.prepare(log=lines.append, cache=tmp_path) is None
     assert len(lines) == 1 and "without in-browser consoles" in lines[0] and "registry.npmjs.org" in lines[0]
+    assert "\n" not in lines[0] and len(lines[0]) < 200, lines[0]  # one sentence, not a traceback
 
 
-def test_a_corrupt_download_is_refused(tmp_path, monkeypatch):
-    class Resp(io.BytesIO):
-        def __enter__(self):
-            return self
+def test_a_cached_file_needs_no_network_and_an_old_cache_is_adopted(tmp_path, monkeypatch):
+    _no_network(monkeypatch)
+    art = downloads.Artifact("a.bin", "https://registry.npmjs.org/a.bin", "sha256",
+                             "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824")  # sha256("hello")
+    old = tmp_path / "console" / "a.bin"  # where the console kept its downloads before
+    old.parent.mkdir()
+    old.write_bytes(b"hello")
+    assert not downloads.cached(art, tmp_path)
+    assert downloads.fetch(art, tmp_path).read_bytes() == b"hello"
+    assert downloads.cached(art, tmp_path) and art.path(tmp_path).parent.name == "downloads"
 
-        def __exit__(self, *exc):
-            return False
 
-    monkeypatch.setattr(assets.urllib.request, "urlopen", lambda *_a, **_k: Resp(b"tampered"))
-    with pytest.raises(assets.Unavailable, match="checksum"):
-        assets.fetch(assets.WHEELS[1], cache=tmp_path)
-    assert not (tmp_path / "console" / assets.WHEELS[1].name).exists()
+def _serve(body: bytes, gets: list | None = None):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the stdlib's name
+            if gets is not None:
+                gets.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_a):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_a_corrupt_download_is_refused_and_not_kept(tmp_path, monkeypatch):
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    server = _serve(b"tampered")
+    try:
+        wheel = assets.WHEELS[1]
+        art = assets.Artifact(wheel.name, f"http://127.0.0.1:{server.server_port}/{wheel.name}", wheel.algo,
+                              wheel.digest)
+        with pytest.raises(assets.Unavailable, match="checksum"):
+            assets.fetch(art, cache=tmp_path)
+    finally:
+        server.shutdown()
+    folder = tmp_path / "downloads"
+    assert not (folder / wheel.name).exists()
+    assert [p.name for p in folder.iterdir() if not p.name.endswith(".lock")] == [], "a partial file was left"
+
+
+def test_workers_sharing_the_cache_download_a_file_once(tmp_path, monkeypatch):
+    import hashlib
+    from concurrent.futures import ThreadPoolExecutor
+
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    body, gets = os.urandom(200_000), []
+    server = _serve(body, gets)
+    try:
+        art = downloads.Artifact("shared.bin", f"http://127.0.0.1:{server.server_port}/shared.bin", "sha256",
+                                 hashlib.sha256(body).hexdigest())
+        with ThreadPoolExecutor(4) as pool:
+            paths = list(pool.map(lambda _i: downloads.fetch(art, tmp_path), range(4)))
+    finally:
+        server.shutdown()
+    assert gets == ["/shared.bin"] and {p.read_bytes() for p in paths} == {body}
+
+
+def test_both_checksum_spellings_give_pooch_one_hash():
+    npm = downloads.npm_artifact("pyodide", assets.PYODIDE_VERSION, "sha512-" + assets.PYODIDE.digest)
+    assert npm.known_hash == assets.PYODIDE.known_hash and npm.url == assets.PYODIDE.url
+    assert npm.known_hash.startswith("sha512:") and len(npm.known_hash) == len("sha512:") + 128
+    assert assets.WHEELS[0].known_hash == "sha256:" + assets.WHEELS[0].digest
 
 
 def test_consoles_can_be_switched_off(monkeypatch):

