@@ -1,7 +1,7 @@
 """Where the test suite's time goes: a JUnit XML file (``pytest --junitxml``) summed per directory.
 
     .venv/bin/course test --junitxml=/tmp/suite.xml
-    .venv/bin/python bench/suite_times.py /tmp/suite.xml [--before /tmp/old.xml] [--depth 2]
+    .venv/bin/python bench/suite_times.py /tmp/suite.xml [--before /tmp/old.xml] [--depth 2] [--modules]
 
 Each row is a folder of tests (``tests/grading``, ``tests/grading/redteam`` ...) with its number of tests
 and the sum of their durations (set-up, call and tear-down; a module fixture counts in the first test
@@ -16,13 +16,13 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 
 
-def per_folder(path: str, depth: int) -> dict[str, tuple[int, float]]:
-    """folder → (tests, seconds) from one JUnit XML file."""
+def per_folder(path: str, depth: int, modules: bool = False) -> dict[str, tuple[int, float]]:
+    """folder (or test module) → (tests, seconds) from one JUnit XML file."""
     out: dict[str, list] = defaultdict(lambda: [0, 0.0])
     for case in ET.parse(path).getroot().iter("testcase"):
-        module = case.get("classname", "").split(".")
-        parts = [p for p in module if not p[:1].isupper()][:-1]  # drop the module and any class name
-        folder = "/".join(["tests", *parts][:depth]) if parts or depth else "tests"
+        parts = [p for p in case.get("classname", "").split(".") if not p[:1].isupper()]  # no class names
+        parts = parts if parts[:1] == ["tests"] else ["tests", *parts]
+        folder = "/".join(parts if modules else parts[:-1][:depth])
         row = out[folder]
         row[0] += 1
         row[1] += float(case.get("time") or 0)
@@ -34,9 +34,10 @@ def main() -> None:
     ap.add_argument("xml")
     ap.add_argument("--before")
     ap.add_argument("--depth", type=int, default=2)
+    ap.add_argument("--modules", action="store_true", help="one row per test module")
     a = ap.parse_args()
-    now = per_folder(a.xml, a.depth)
-    old = per_folder(a.before, a.depth) if a.before else {}
+    now = per_folder(a.xml, a.depth, a.modules)
+    old = per_folder(a.before, a.depth, a.modules) if a.before else {}
     head = "| folder | tests | s |" + (" tests before | s before |" if old else "")
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
