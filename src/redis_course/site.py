@@ -231,12 +231,13 @@ def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = N
     if "ru" in langs:
         fold_yo(out / "ru" / "search" / "search_index.json")
     from .paths import CJK_FONT  # not from charts: serve and build do without matplotlib
-    from .webfont import write_web_font
+    from .webfont import write_page_fonts, write_web_font
 
     for lang in langs:  # Chinese glyphs for a machine without a CJK font (course.css, @font-face)
         drop_source_maps(out / lang)
         fix_query_segmenter(out / lang)
         write_web_font(CJK_FONT, out / lang)
+        write_page_fonts(CJK_FONT, out / lang, preload=lang == "zh")
     if console:
         assets.install(out, console)
     else:

@@ -1,5 +1,6 @@
 """What a reader downloads: no source maps in the built site, a CJK web font cut to each language's
-characters, and ``course serve`` sending text gzip-compressed."""
+and each page's characters, images sized and lazy, no search index before the reader searches, and
+``course serve`` sending text gzip-compressed."""
 from __future__ import annotations
 
 import gzip
@@ -11,7 +12,7 @@ import pytest
 
 from redis_course import site
 from redis_course.paths import LANGS
-from redis_course.webfont import CJK, WEB_FONT, cjk_characters
+from redis_course.webfont import CJK, PAGE_FONT, WEB_FONT, cjk_characters, page_characters, unicode_range
 
 
 def test_no_source_maps_ship(built_site):
@@ -40,22 +41,97 @@ def test_cjk_font_holds_each_languages_characters_only(built_site):
     assert re.search(rf'url\("\.\./fonts/{re.escape(WEB_FONT)}"\)', css)
 
 
+def test_each_page_has_its_own_cut_of_the_cjk_font(built_site):
+    """A page declares a cut of the CJK font that holds exactly its characters (unicode-range) after
+    course.css, so its text comes from it; Chinese pages preload it, the others (the menu's 简体中文,
+    a few KB) do not."""
+    from fontTools.ttLib import TTFont
+
+    root = built_site.require()
+    for lang, path in (("zh", "04-rate-limiting/index.html"), ("zh", "index.html"), ("en", "04-rate-limiting/index.html")):
+        html = (root / lang / path).read_text(encoding="utf-8")
+        face = re.search(r'<style>@font-face\{font-family:"Course CJK";src:url\("([^"]+)"\)[^}]*unicode-range:([^}]+)\}', html)
+        assert face and html.index("course.css") < face.start(), (lang, path)
+        font = (root / lang / path).parent / face.group(1)
+        assert PAGE_FONT.search(font.name) and font.is_file(), font
+        chars = page_characters(html)  # its text, and the strings its scripts show (JSON-escaped)
+        assert set(CJK.findall(html)) <= chars and face.group(2) == unicode_range(chars), (lang, path)
+        cmap = {chr(c) for c in TTFont(str(font)).getBestCmap()}
+        assert chars <= cmap and len({c for c in cmap if CJK.match(c)}) <= len(chars) + 2, (lang, path)
+        preload = f'<link rel="preload" href="{face.group(1)}" as="font" type="font/woff" crossorigin>'
+        assert (preload in html) == (lang == "zh"), (lang, path)
+        assert f"assets/fonts/{WEB_FONT}" not in html  # the whole font: only for what the page lacks
+    assert font.stat().st_size < 20_000  # en's cut
+
+
+def test_unicode_range_joins_consecutive_characters():
+    assert unicode_range(set("中文简体")) == "U+4E2D,U+4F53,U+6587,U+7B80"
+    assert unicode_range({"\u4e00", "\u4e01", "\u4e02", "\u4e05"}) == "U+4E00-4E02,U+4E05"
+
+
 @pytest.mark.browser
-def test_chinese_pages_fetch_the_cjk_font_with_the_page(browser, site_url):
+def test_chinese_pages_fetch_their_cjk_font_with_the_page(browser, site_url):
     """This machine has no CJK font (CI's neither): a zh page must have the course's font when it first
-    paints, so the font is preloaded by the page, not found late through the stylesheet; en pages
-    (four characters, in a closed menu; a 32 KB cut) are not made to fetch theirs early."""
+    paints, so its cut is preloaded by the page, not found late through the stylesheet, and the
+    language's whole font is not fetched; en pages fetch only their small cut, not early."""
     page = browser.new_page()
     try:
         for path in ("/zh/", "/zh/04-rate-limiting/"):
             page.goto(site_url + path)
+            page.evaluate("() => document.fonts.ready")
             entries = page.evaluate("""() => performance.getEntriesByType("resource")
-                .filter(e => e.name.endsWith("/assets/fonts/course-cjk.woff")).map(e => e.initiatorType)""")
-            assert entries == ["link"], f"{path}: the CJK font was fetched by {entries}, not by the page's preload"
-            assert page.evaluate("() => document.fonts.check('16px \"Course CJK\"', '限流')")
+                .filter(e => e.name.includes("/assets/fonts/")).map(e => [e.name.split("/").pop(), e.initiatorType])""")
+            assert entries and PAGE_FONT.search(entries[0][0]) and entries[0][1] == "link", (path, entries)
+            assert not any(name == WEB_FONT for name, _how in entries), (path, entries)
+            # the page's face is loaded (fonts.check would also want the whole font's face, which covers 计 too)
+            assert page.evaluate("""() => [...document.fonts].some(f => f.family.replace(/"/g, "") === "Course CJK"
+                && f.status === "loaded" && f.unicodeRange.includes("U+8BA1"))""")  # 计
         page.goto(site_url + "/en/04-rate-limiting/")
         assert "link" not in page.evaluate("""() => performance.getEntriesByType("resource")
-            .filter(e => e.name.endsWith("/course-cjk.woff")).map(e => e.initiatorType)""")
+            .filter(e => e.name.includes("/assets/fonts/")).map(e => e.initiatorType)""")
+    finally:
+        page.close()
+
+
+def test_charts_are_sized_and_lazy(built_site):
+    """A notebook's charts keep their place while they load (width and height: no layout shift) and are
+    fetched when the reader scrolls to them; the hidden chart of the other colour scheme is not."""
+    html = (built_site.require() / "en" / "04-rate-limiting" / "notebook" / "index.html").read_text(encoding="utf-8")
+    imgs = re.findall(r"<img\b[^>]*>", html)
+    assert len(imgs) == 2, imgs
+    for img in imgs:
+        assert re.search(r'width="\d+" height="\d+"', img) and 'loading="lazy"' in img, img
+
+
+def test_sized_lazy_images_reads_the_png_header(tmp_path):
+    from redis_course.mkdocs_hooks import sized_lazy_images
+
+    png = tmp_path / "a.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + (640).to_bytes(4, "big") + (480).to_bytes(4, "big"))
+    out = sized_lazy_images('<p><img alt="a" src="a.png#only-light" /><img src="b.svg"></p>',
+                            lambda src: png if src == "a.png" else None)
+    assert out == ('<p><img alt="a" src="a.png#only-light" width="640" height="480" loading="lazy" decoding="async" />'
+                   '<img src="b.svg" loading="lazy" decoding="async" /></p>')
+
+
+@pytest.mark.browser
+def test_search_index_waits_for_the_reader(browser, site_url):
+    """The search index (1.2 MB for Chinese) is not fetched with a page, only once the reader goes to
+    search; search then works as before."""
+    page = browser.new_page()
+    try:
+        page.goto(site_url + "/zh/04-rate-limiting/")
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(500)
+        fetched = "() => performance.getEntriesByType('resource').some(e => e.name.endsWith('/search_index.json'))"
+        assert not page.evaluate(fetched)
+        box = page.locator("input.md-search__input")
+        if not box.is_visible():
+            page.locator("label.md-header__button[for=__search]").click()
+        box.fill("限流")
+        box.press("End")
+        page.locator(".md-search-result__item").first.wait_for(state="visible", timeout=15_000)
+        assert page.evaluate(fetched)
     finally:
         page.close()
 
