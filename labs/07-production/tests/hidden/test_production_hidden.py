@@ -243,6 +243,24 @@ def test_a_slow_server_costs_a_request_no_more_than_its_budget(lab, redis):
 
 
 @points(2)
+@hint("deadline")
+@contract("guarded-budget")
+def test_each_request_is_held_to_its_own_budget_hidden(lab, redis):
+    """A request waits no longer than its own budget, whatever budget the process's first request had."""
+    lab.admit("api", "warm-up", 5, 60_000, 30_000, "open")   # the process's first request: a generous budget
+    with paused_server():
+        start = time.monotonic()
+        answer = lab.admit("api", "a", 5, 60_000, BUDGET_MS, "open")
+        took = time.monotonic() - start
+    assert answer == {"admitted": True, "by": "open"}, _(
+        "policy {policy!r}, server paused: admit returned {answer}", policy="open", answer=answer)
+    assert took < BUDGET_MS / 1000 + SLACK_S, _(
+        "the process's first request had a budget of 30,000 ms and this one {budget} ms; with the server "
+        "paused admit took {took:.2f} s: hold each request to its own budget (deadline(budget_ms) around "
+        "every call), not to the budget its client was made with", budget=BUDGET_MS, took=took)
+
+
+@points(2)
 @hint("auth")
 @contract("guarded-auth-raised")
 def test_a_wrong_password_is_raised_not_answered_by_the_policy(lab, redis):
