@@ -5,6 +5,7 @@ summary and its reset; restoring answers on load changes the size of no box (no 
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 from test_browser import Requests, switch_language
 
 from redis_course.quiz.render import strings
@@ -73,7 +74,8 @@ def _assert_restored(page, lang):
     s = strings(lang)
     for qid, (_wrong, _shown, right) in CASES.items():
         box = page.locator(f"#quiz-{qid}")
-        assert box.locator(".course-quiz__status").inner_text() == s["answered_right"], (lang, qid)
+        box.scroll_into_view_if_needed()  # a block far below the first screen is laid out when the reader nears it
+        expect(box.locator(".course-quiz__status")).to_have_text(s["answered_right"])
         ticked = [i.get_attribute("value") for i in box.locator(".course-quiz__options input").all() if i.is_checked()]
         assert sorted(ticked) == sorted(right), (lang, qid)
         assert not box.locator(".course-quiz__feedback").is_visible()
