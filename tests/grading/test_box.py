@@ -294,7 +294,8 @@ def test_nothing_of_one_test_is_left_for_the_next(boxes):
             return sorted(os.listdir("."))
         def look(r):
             mine = os.getpid()
-            left = [d for d in ("/tmp", "/dev/shm") if os.getcwd().startswith("/box") and os.listdir(d)]
+            left = [f"{d}: {sorted(os.listdir(d))}" for d in ("/tmp", "/dev/shm")
+                    if os.getcwd().startswith("/box") and os.listdir(d)]  # what was left, by name
             return {"files": sorted(os.listdir(".")), "scratch": left,
                     "sleepers": [p for p in os.listdir("/proc") if p.isdigit() and int(p) != mine and
                                  b"sleep" in open(f"/proc/{p}/cmdline", "rb").read()]}
