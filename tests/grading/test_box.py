@@ -294,8 +294,9 @@ def test_nothing_of_one_test_is_left_for_the_next(boxes):
             return sorted(os.listdir("."))
         def look(r):
             mine = os.getpid()
-            left = [f"{d}: {sorted(os.listdir(d))}" for d in ("/tmp", "/dev/shm")
-                    if os.getcwd().startswith("/box") and os.listdir(d)]  # what was left, by name
+            def kept(d):  # what was left, by name; not a mount point (a checkout under /tmp is hidden there)
+                return sorted(e for e in os.listdir(d) if not os.path.ismount(os.path.join(d, e)))
+            left = [f"{d}: {kept(d)}" for d in ("/tmp", "/dev/shm") if os.getcwd().startswith("/box") and kept(d)]
             return {"files": sorted(os.listdir(".")), "scratch": left,
                     "sleepers": [p for p in os.listdir("/proc") if p.isdigit() and int(p) != mine and
                                  b"sleep" in open(f"/proc/{p}/cmdline", "rb").read()]}
