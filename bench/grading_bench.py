@@ -237,12 +237,13 @@ def main(argv: list[str] | None = None) -> int:
         for rep in range(args.repeat):  # alternate, so both see the same machine load
             cpu0, t0 = children_cpu(), time.monotonic()
             with TreeMemory() as mem:
-                summary = grade(subs, tmp / "results", labs=[lab.id], backend=args.backend, workers=args.workers,
-                                progress=sys.stderr.isatty())
+                # a RESULTS folder of its own per run: grade resumes from one that holds results
+                summary = grade(subs, tmp / f"results{rep}", labs=[lab.id], backend=args.backend,
+                                workers=args.workers, progress=sys.stderr.isatty())
             walls["iso"].append(time.monotonic() - t0)
             cpus["iso"].append(children_cpu() - cpu0)
             peaks["iso"] = max(peaks["iso"], mem.peak)
-            with open(tmp / "results" / "grades.csv", newline="", encoding="utf-8-sig") as f:
+            with open(tmp / f"results{rep}" / "grades.csv", newline="", encoding="utf-8-sig") as f:
                 iso = {row["student"]: float(row["points"]) for row in csv.DictReader(f)}
             cpu0, t0 = children_cpu(), time.monotonic()
             with TreeMemory() as mem:
