@@ -63,11 +63,9 @@ class Outcomes:
         self.wanted, self.composed_dir = wanted, composed_dir
         self.done: dict = {}
 
-    def _run(self, lab, path, backend, first_tests=()):
-        # a known-wrong file need only lose points: its run stops at the first failing test, and the
-        # tests its docstring names (``Caught by:``) run first, so that it is usually one test long
-        return run_lab(lab, path, visibility=("public", "hidden"), backend=backend,
-                       first_failure=str(path).startswith(str(self.composed_dir)), first_tests=first_tests)
+    def _run(self, lab, path, backend):
+        """A whole grading run, as a student's file gets (the solution, the starter)."""
+        return run_lab(lab, path, visibility=("public", "hidden"), backend=backend)
 
     def grade_lab(self, lab) -> None:
         """The solution and the starter each in a grading run of its own, as a student's file is; the

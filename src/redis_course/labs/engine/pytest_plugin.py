@@ -219,8 +219,6 @@ def _visibility(item: pytest.Item) -> str:
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     if _run is None:
         return
-    if _run.cfg.get("first_tests"):  # a run that stops at its first failure: the tests written for the mistake go first
-        items[:] = _first(items, _run.cfg["first_tests"])
     for item in items:
         pts = item.get_closest_marker("points")
         hint = item.get_closest_marker("hint")

@@ -109,8 +109,7 @@ def wall_timeout(lab: Lab, limits: Limits, n_tests: int) -> float:
 def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] = ("public",),
             backend: str = "auto", url: str | None = None, limits: Limits | None = None,
             hide: tuple[str, ...] = (), run_dir: Path | None = None, keep_dir: bool = False,
-            keep_log: Path | None = None, isolate: bool = True, first_failure: bool = False,
-            first_tests: tuple[str, ...] = ()) -> LabResult:
+            keep_log: Path | None = None, isolate: bool = True, first_failure: bool = False) -> LabResult:
     """Grade ``source_file`` (the student's lab.py) with the lab's tests of the given visibilities.
 
     ``backend``: ``auto`` / ``redis-server`` / ``fakeredis`` (a private server for this run), or
@@ -119,12 +118,10 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     the copy is made after the run, when no student process is left.  ``isolate=False``: student code
     runs without namespaces (:func:`..sandbox.launch.mode`); the log's first line says how it ran.
     ``first_failure``: stop at the first failing test (pytest ``-x``), for callers that only ask
-    whether a file loses points (mutation testing, the known-wrong files), never for a grade;
-    ``first_tests`` (test function names, with ``first_failure`` only) run before the others.
+    whether a file loses points (mutation testing), never for a grade; the known-wrong files
+    use :func:`run_variants`.
     """
     started = time.monotonic()
-    if first_tests and not first_failure:
-        raise ValueError("first_tests reorders a run that stops at its first failure, never a grade")
     if source_file is None or not Path(source_file).is_file():
         return LabResult(lab.id, "missing", message="no lab.py for this lab")
     source_file = Path(source_file).resolve()
@@ -138,8 +135,7 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     results = run_dir / "results.json"
     cfg = {"lab_dir": str(lab.path), "source_file": str(source_file), "run_dir": str(run_dir),
            "results": str(results), "limits": limits.to_dict(), "backend": "url" if url else backend,
-           "url": url or "", "hide": [str(h) for h in hide], "runner_pid": os.getpid(),
-           "first_tests": list(first_tests)}
+           "url": url or "", "hide": [str(h) for h in hide], "runner_pid": os.getpid()}
     _private_write(run_dir / "run.json", json.dumps(cfg))  # hidden-test names: the grader's eyes only
     _private_write(run_dir / "pytest.ini", INI)
     mode = iso.mode(isolate)
