@@ -8,6 +8,7 @@ import shutil
 import xml.etree.ElementTree as ET
 
 
+import junitparser
 import pytest
 
 from redis_course.labs.grading import report
@@ -93,8 +94,14 @@ def test_reports_are_valid_and_localized(tmp_path):
     assert [t["visibility"] for t in gs["tests"]] == ["visible", "visible", "after_published"]
     assert "提示：" in gs["tests"][1]["output"] and gs["tests"][0]["output"] == ""
     assert "提示: " not in gs["tests"][1]["output"]  # a full-width colon after a Chinese word
-    root = ET.fromstring(report.junit_xml("s", [(lab, res)], "en"))
+    xml = report.junit_xml("s", [(lab, res)], "en")
+    root = ET.fromstring(xml)
     assert len(root.findall(".//failure")) == 2
+    suites = junitparser.JUnitXml.fromstring(xml)  # read back by a JUnit library, not the writer
+    (suite,) = list(suites)
+    assert (suite.name, suite.tests, suite.failures) == ("s.00-demo", 3, 2)
+    assert {p.name: p.value for p in suite.properties()} == {"points": "2/5", "status": "timeout"}
+    assert [type(r).__name__ for case in suite for r in case.result] == ["Failure", "Failure"]
     md = report.feedback_markdown("s", [(lab, res)], "ru")
     assert md.startswith("# Результаты проверки: s") and "`````text" in md and "скрытый тест" in md
 
