@@ -17,6 +17,8 @@ import {readFileSync, writeFileSync} from "node:fs";
 import {pathToFileURL} from "node:url";
 import {gunzipSync, gzipSync} from "node:zlib";
 
+import {restoreOptions} from "./worker.mjs";  // restored here exactly as the browser restores it
+
 const [runtime, packages, course, out] = process.argv.slice(2);
 const asm = await import(pathToFileURL(`${runtime}/pyodide.asm.mjs`).href);
 const {loadPyodide} = await import(pathToFileURL(`${runtime}/pyodide.mjs`).href);
@@ -101,22 +103,4 @@ try {
 } catch (err) {  // one line for the build's log, not the minified source Node would print
   console.error(String(err && err.message || err).split("\n").filter(Boolean).slice(-1)[0]);
   process.exit(2);
-}
-
-// The same function is in worker.mjs (the two files are run apart: keep them alike).  Pyodide 314.0.7
-// sets INITIAL_MEMORY to the snapshot's size, which its WebAssembly module ignores (the module makes its
-// own memory): grow the memory to the snapshot's heap before Pyodide copies the heap into it.
-function restoreOptions(createPyodideModule, snapshotPromise) {
-  return {
-    _loadSnapshot: snapshotPromise,
-    createPyodideModule: async (settings) => {  // called once Pyodide has the snapshot
-      const snapshot = await snapshotPromise;
-      const heap = snapshot.byteLength - new Uint32Array(snapshot.buffer, snapshot.byteOffset, 2)[1];
-      const module = await createPyodideModule(settings);
-      const brk = module._sbrk(0);
-      if (module.HEAP8.length < heap) module._sbrk(heap - brk);
-      if (module.HEAP8.length < heap) throw new Error(`memory ${module.HEAP8.length} < snapshot ${heap}`);
-      return module;
-    },
-  };
 }

@@ -100,10 +100,11 @@ function transferred() {
   return performance.getEntriesByType("resource").reduce((sum, e) => sum + (e.transferSize || 0), 0);
 }
 
-// The same function is in snapshot.mjs, which checks at build time that a snapshot restored this way
-// answers as a fresh start.  Pyodide 314.0.7 sets INITIAL_MEMORY to the snapshot's size, which its
-// WebAssembly module ignores (it makes its own memory): grow the memory to the snapshot's heap first.
-function restoreOptions(createPyodideModule, snapshotPromise) {
+// Also imported by snapshot.mjs, which checks at build time that a snapshot restored this way answers
+// as a fresh start (a module worker ignores the export).  Pyodide 314.0.7 sets INITIAL_MEMORY to the
+// snapshot's size, which its WebAssembly module ignores (it makes its own memory): grow the memory to
+// the snapshot's heap first.
+export function restoreOptions(createPyodideModule, snapshotPromise) {
   return {
     _loadSnapshot: snapshotPromise,
     createPyodideModule: async (settings) => {  // called once Pyodide has the snapshot
@@ -124,7 +125,8 @@ function toJs(proxy) {
   return value;
 }
 
-onmessage = async (ev) => {
+// globalThis: the worker's own scope; under Node (snapshot.mjs imports this file) a plain property
+globalThis.onmessage = async (ev) => {
   const msg = ev.data;
   if (msg.op === "init") {
     if (!starting) {
