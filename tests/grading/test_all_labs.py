@@ -7,7 +7,6 @@ generates.  New labs are covered as they appear.  Only the runs the selected tes
 (``-k 00`` grades lab 00 only)."""
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -72,7 +71,9 @@ class Outcomes:
         known-wrong files of each backend in one grader process (:func:`run_variants`: a box of its
         own for each, the same tests, stopping at each file's first failure)."""
         jobs, variants = {}, {}
-        with ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as pool:
+        # every run at once: they mostly wait (pauses, leases, cool-downs), and a lab's slowest run,
+        # not the sum of its runs, then sets how long the worker holding the lab spends on it
+        with ThreadPoolExecutor(2 * len(BACKENDS) + len(BACKENDS)) as pool:
             for backend in BACKENDS:
                 if backend == "redis-server" and not redis_server_binary():
                     continue
