@@ -152,11 +152,15 @@ def _palette(lang: str) -> list[dict]:
 
 
 def _markdown_extensions(lang: str) -> list:
-    """mkdocs.yml's Markdown extensions, the heading anchors titled in ``lang`` (the list is replaced whole)."""
+    """mkdocs.yml's Markdown extensions, the heading anchors titled in ``lang`` (the list is replaced whole),
+    and the snippets a page includes (``--8<-- "src/..."``) found from the repository's root, whatever
+    the folder mkdocs runs in."""
     out = []
     for ext in _root_config()["markdown_extensions"]:
         if isinstance(ext, dict) and "toc" in ext:
             ext = {"toc": {**(ext["toc"] or {}), "permalink_title": _(PERMALINK_TITLE, lang=lang)}}
+        if isinstance(ext, dict) and "pymdownx.snippets" in ext:
+            ext = {"pymdownx.snippets": {**(ext["pymdownx.snippets"] or {}), "base_path": [str(paths.ROOT)]}}
         out.append(ext)
     return out
 

@@ -13,16 +13,8 @@ import redis
 
 from redis_course import connect
 from redis_course.lessons import atomicity
+from redis_course.lessons.money import WITHDRAW  # the script the page shows (it includes it from there)
 from redis_course.servers import private_redis, redis_server_binary
-
-WITHDRAW = """
-local balance = tonumber(redis.call('GET', KEYS[1]) or '0')
-local amount = tonumber(ARGV[1])
-if balance < amount then
-  return -1
-end
-return redis.call('DECRBY', KEYS[1], amount)
-"""
 
 
 @pytest.fixture

@@ -34,6 +34,7 @@ def schedule(r, payload: str, due_ms: int, queue: str = "queue") -> int:
     return task_id
 
 
+# --8<-- [start:claim]
 CLAIM = """
 -- KEYS: due, processing, attempts, tasks; ARGV: now_ms, lease deadline ms, limit
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
@@ -46,6 +47,7 @@ for _, id in ipairs(ids) do
 end
 return claimed
 """
+# --8<-- [end:claim]
 
 
 def claim(r, now_ms: int, lease_ms: int = 30_000, limit: int = 10, queue: str = "queue") -> list[list]:

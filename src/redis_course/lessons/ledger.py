@@ -176,6 +176,7 @@ def flush_getdel(r, ledger: Ledger, name: str, crash_at: str | None = None) -> i
     return delta
 
 
+# --8<-- [start:claim-pending]
 CLAIM_PENDING = """
 -- KEYS: live counter, pending counter, pending flush id, flush id sequence
 if redis.call('EXISTS', KEYS[2]) == 0 then
@@ -187,6 +188,7 @@ if redis.call('EXISTS', KEYS[2]) == 0 then
 end
 return {redis.call('GET', KEYS[3]), redis.call('GET', KEYS[2])}
 """
+# --8<-- [end:claim-pending]
 
 RELEASE_PENDING = """
 -- KEYS: pending counter, pending flush id; ARGV: the flush id this flusher applied

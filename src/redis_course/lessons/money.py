@@ -14,6 +14,7 @@ Steps = Generator[str, None, bool]
 
 #: KEYS[1]: the balance in cents; ARGV[1]: the amount.  The new balance, or -1 when it does not
 #: cover the amount (nothing is written then).  GET + DECRBY in one EVALSHA: O(1).
+# --8<-- [start:withdraw]
 WITHDRAW = """
 local balance = tonumber(redis.call('GET', KEYS[1]) or '0')
 local amount = tonumber(ARGV[1])
@@ -22,6 +23,7 @@ if balance < amount then
 end
 return redis.call('DECRBY', KEYS[1], amount)
 """
+# --8<-- [end:withdraw]
 
 #: KEYS[1]: the balance, KEYS[2]: this request's marker; ARGV[1]: amount, ARGV[2]: marker TTL (s).
 #: The first call decides and records its answer in the marker; a retry gets the same answer.

@@ -1,0 +1,63 @@
+"""Pages that include the lessons' code (``--8<-- "src/...:section"``): every include resolves, with the site's settings.
+
+A page shows a script from its lesson's module instead of a copy of it (pymdownx.snippets).  The site
+build is strict and fails on a missing file or section; these tests say the same in a second, without a
+build, and from a folder that is not the repository's root, as mkdocs may run anywhere.
+"""
+from __future__ import annotations
+
+import re
+
+import markdown
+import pytest
+
+from redis_course import paths, site
+
+INCLUDE = re.compile(r'^[ \t]*-+8<-+[ \t]+"([^"]+)"[ \t]*$', re.M)
+PAGES = sorted(p for lang in paths.LANGS for p in (paths.DOCS / lang).rglob("*.md") if INCLUDE.search(p.read_text("utf-8")))
+
+
+def _snippets_config(lang: str) -> dict:
+    """The snippets extension's settings exactly as ``build/mkdocs.<lang>.yml`` gives them."""
+    for ext in site._markdown_extensions(lang):
+        if isinstance(ext, dict) and "pymdownx.snippets" in ext:
+            return ext["pymdownx.snippets"]
+    raise AssertionError("mkdocs.yml has no pymdownx.snippets")
+
+
+def _included(page, lang: str) -> str:
+    """The page's Markdown once pymdownx.snippets has replaced every include with what it names."""
+    md = markdown.Markdown(extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": _snippets_config(lang)})
+    return "\n".join(md.preprocessors["snippet"].run(page.read_text("utf-8").split("\n")))
+
+
+def test_some_pages_include_the_lessons_code():
+    assert {p.relative_to(paths.DOCS / p.relative_to(paths.DOCS).parts[0]).as_posix() for p in PAGES} >= {
+        "02-atomicity/index.md", "05-durable/index.md"}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(paths.DOCS).as_posix())
+def test_every_include_resolves_from_any_folder(page, tmp_path, monkeypatch):
+    lang = page.relative_to(paths.DOCS).parts[0]
+    monkeypatch.chdir(tmp_path)  # base_path must not depend on where mkdocs runs
+    text = page.read_text("utf-8")
+    shown = _included(page, lang)                 # check_paths: a missing file or section raises
+    for ref in INCLUDE.findall(text):
+        path, _, section = ref.rpartition(":")
+        assert path.startswith("src/redis_course/lessons/"), f"{page}: {ref}: pages include the lessons' modules only"
+        source = (paths.ROOT / path).read_text("utf-8")
+        body = source.split(f"# --8<-- [start:{section}]\n", 1)[1].split(f"# --8<-- [end:{section}]\n", 1)[0]
+        assert body.strip(), f"{ref}: an empty section"
+        for line in body.strip("\n").splitlines():
+            if line.strip():
+                assert line.strip() in shown, f"{page}: {ref}: {line!r} is not on the page"
+    assert "8<-" not in shown
+
+
+def test_the_withdraw_script_on_the_page_is_the_one_money_runs():
+    from redis_course.lessons.money import WITHDRAW
+
+    for lang in paths.LANGS:
+        shown = _included(paths.DOCS / lang / "02-atomicity" / "index.md", lang)
+        indented = "\n".join("    " + line if line else line for line in f'WITHDRAW = """{WITHDRAW}"""'.split("\n"))
+        assert indented in shown, lang                # in the "Python" tab, at the tab's indentation
