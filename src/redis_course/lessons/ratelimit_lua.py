@@ -37,9 +37,12 @@ class Decision(NamedTuple):
     reset_after_ms: int   # how long until the limiter is back to its full quota
 
 
-_CLOCK = """
--- ARGV[1]: now in ms (a controlled clock) or '' for the server's clock
-local now, limit, window, slack = ARGV[1], ARGV[2] + 0, ARGV[3] + 0, 60000
+#: The clock of every script of the course that takes a time (these limiters, lesson 07's semaphore):
+#: ``now`` in ms from ARGV[1], or from the server's TIME when ARGV[1] is '', and ``slack``, the
+#: extra TTL that keys get under a controlled clock.  Each script adds its own ARGV after it.
+CLOCK_LUA = """
+-- ARGV[1]: now in ms (a controlled clock) or '' for the server's clock (TIME)
+local now, slack = ARGV[1], 60000
 if now == '' then
   local t = redis.call('TIME')
   now, slack = t[1] * 1000 + math.floor(t[2] / 1000), 0
@@ -48,6 +51,10 @@ else
 end
 -- slack: keys expire on the server's real clock; under a controlled clock they get a minute more,
 -- so a key never vanishes while the controlled clock still needs it (decisions never rely on expiry)
+"""
+
+_CLOCK = CLOCK_LUA + """-- ARGV[2]: limit, ARGV[3]: window in ms
+local limit, window = ARGV[2] + 0, ARGV[3] + 0
 """
 
 FIXED_WINDOW_LUA = _CLOCK + """

@@ -22,22 +22,9 @@ import heapq
 import secrets
 from typing import Callable, NamedTuple
 
-from .ratelimit_lua import Script
+from .ratelimit_lua import CLOCK_LUA, Script
 
-_CLOCK = """
--- ARGV[1]: now in ms (a controlled clock) or '' for the server's clock (TIME)
-local now, slack = ARGV[1], 60000
-if now == '' then
-  local t = redis.call('TIME')
-  now, slack = t[1] * 1000 + math.floor(t[2] / 1000), 0
-else
-  now = now + 0
-end
--- slack: keys expire on the server's real clock; under a controlled clock they live a minute more,
--- so a key never vanishes while the controlled clock still needs it (decisions never rely on expiry)
-"""
-
-ACQUIRE_LUA = _CLOCK + """
+ACQUIRE_LUA = CLOCK_LUA + """
 -- KEYS[1]: holders (token -> lease end, ms).  ARGV[2]: limit, ARGV[3]: lease ms, ARGV[4]: token
 local limit, lease, token = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)         -- ended leases: crashed or stalled holders
@@ -51,7 +38,7 @@ if redis.call('PTTL', KEYS[1]) < lease + slack then redis.call('PEXPIRE', KEYS[1
 return {1, held + 1, 0}
 """
 
-RELEASE_LUA = _CLOCK + """
+RELEASE_LUA = CLOCK_LUA + """
 -- KEYS[1]: holders.  ARGV[2]: token.  1 if the token still held a live lease, else 0.
 local score = redis.call('ZSCORE', KEYS[1], ARGV[2])
 redis.call('ZREM', KEYS[1], ARGV[2])
@@ -59,7 +46,7 @@ if not score then return 0 end
 return tonumber(score) > now and 1 or 0
 """
 
-EXTEND_LUA = _CLOCK + """
+EXTEND_LUA = CLOCK_LUA + """
 -- KEYS[1]: holders.  ARGV[2]: token, ARGV[3]: lease ms.  A lease that has ended is not revived.
 local score = redis.call('ZSCORE', KEYS[1], ARGV[2])
 if not score or tonumber(score) <= now then
@@ -72,7 +59,7 @@ if redis.call('PTTL', KEYS[1]) < lease + slack then redis.call('PEXPIRE', KEYS[1
 return 1
 """
 
-ACQUIRE_FAIR_LUA = _CLOCK + """
+ACQUIRE_FAIR_LUA = CLOCK_LUA + """
 -- KEYS[1]: holders, KEYS[2]: queue (token -> ticket), KEYS[3]: waiters (token -> waiting until),
 -- KEYS[4]: ticket counter.  ARGV[2]: limit, ARGV[3]: lease ms, ARGV[4]: token, ARGV[5]: patience ms
 local limit, lease, token, patience = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
