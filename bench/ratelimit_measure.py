@@ -29,6 +29,8 @@ from typing import Callable, Iterator
 
 from redis.connection import AbstractConnection
 
+from redis_course.lessons.ratelimit import count_round_trips
+
 
 BURST = 12     # requests per client id, at once: with a limit of 10, 10 allowed and 2 denied
 CLIENTS = 1000  # client ids for the memory measure
@@ -65,23 +67,6 @@ def usual_mean(values: list[float]) -> float:
     return statistics.fmean(v if v <= 10 * med else med for v in values)
 
 
-@contextmanager
-def round_trips() -> Iterator[dict]:
-    """Round trips (packed requests written to a connection) by ``counter["now"]``, the strategy running."""
-    counter: dict = {"now": None}
-    original = AbstractConnection.send_packed_command
-
-    def counting(self, command, check_health=True):
-        counter[counter["now"]] = counter.get(counter["now"], 0) + 1
-        return original(self, command, check_health)
-
-    AbstractConnection.send_packed_command = counting
-    try:
-        yield counter
-    finally:
-        AbstractConnection.send_packed_command = original
-
-
 def one_client(strategies: dict[str, Callable[[str], object]], seconds: float,
                between: Callable[[], object] = lambda: None) -> dict[str, tuple[float, float]]:
     """{name: (decisions/s = 1 / mean latency, round trips per decision)}, strategies taking turns a
@@ -93,20 +78,21 @@ def one_client(strategies: dict[str, Callable[[str], object]], seconds: float,
     clock = time.perf_counter
     stop = next_clean = clock()
     stop += seconds
-    with round_trips() as trips:
+    trips = dict.fromkeys(strategies, 0)
+    with count_round_trips() as sent:
         while clock() < stop:
             for name, fn in strategies.items():
-                trips["now"], mine, got = name, ids[name], lat[name]
+                mine, got, before = ids[name], lat[name], sent["n"]
                 for _ in range(BURST):
                     cid = next(mine)
                     t = clock()
                     fn(cid)
                     got.append(clock() - t)
+                trips[name] += sent["n"] - before
             if clock() > next_clean:
-                trips["now"] = None
                 between()
                 next_clean = clock() + 2.0
-    return {name: (1 / usual_mean(v), trips.get(name, 0) / len(v)) for name, v in lat.items()}
+    return {name: (1 / usual_mean(v), trips[name] / len(v)) for name, v in lat.items()}
 
 
 # ---------------------------------------------------------------- 16 processes
