@@ -483,15 +483,10 @@ charts.show(fig, alt=_("Line chart of WATCH retries per deposit against the numb
 # 脚本作为一条命令执行：脚本运行期间，其他客户端的命令都要等待。所以脚本可以读取、判断、写入，中间没有任何窗口。`EVAL` 每次都发送脚本全文；`SCRIPT LOAD` 之后，`EVALSHA` 只需发送脚本的 SHA-1；redis-py 的 `register_script` 会替你处理这些（先尝试 `EVALSHA`，遇到 `NOSCRIPT` 时再加载脚本）。
 
 # %%
-WITHDRAW = """
-local balance = tonumber(redis.call('GET', KEYS[1]) or '0')
-local amount = tonumber(ARGV[1])
-if balance < amount then
-  return -1
-end
-return redis.call('DECRBY', KEYS[1], amount)
-"""
+from redis_course.lessons import show
+from redis_course.lessons.money import WITHDRAW  # the script the page shows, as lesson 01's money module runs it
 
+show(WITHDRAW)
 r.set(balance, 100)
 print(r.eval(WITHDRAW, 1, balance, 30))          # EVAL: the text travels every time
 sha = r.script_load(WITHDRAW)                    # SCRIPT LOAD: once
