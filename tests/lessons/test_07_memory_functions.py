@@ -152,25 +152,17 @@ def test_fakeredis_lacks_read_only_eval_and_script_flags_which_redis_7_has(owned
 
 @needs_server
 def test_a_no_writes_function_runs_on_a_read_only_replica_and_a_writing_one_is_refused():
-    from redis_course.lessons.failover import _wait_link_up
-    from redis_course.servers import PrivateRedis
+    from redis_course.lessons.switchover import primary_and_replica
 
-    fast = ["--repl-diskless-sync-delay", "0"]
-    with PrivateRedis(extra_args=fast) as primary:
-        replica = PrivateRedis(extra_args=[*fast, "--replicaof", "127.0.0.1", str(primary.port)])
-        try:
-            replica.start()
-            p, rep = primary.client(prefix="rep:"), replica.client(prefix="rep:")
-            _wait_link_up(rep)
-            fn.load(p)
-            fn.gcra(p, "k", now_ms=T)
-            p.execute_command("WAIT", 1, 2000)
-            tat, pttl = fn.fcall(rep, "course_peek", [rep.key("rl", "gcra", "k")], read_only=True)
-            assert int(tat) > T * 1000 and pttl > 0
-            with pytest.raises(redis.exceptions.ReadOnlyError):
-                fn.gcra(rep, "k", now_ms=T)
-        finally:
-            replica.close()
+    with primary_and_replica() as (primary, replica):
+        p, rep = primary.client(prefix="rep:"), replica.client(prefix="rep:")
+        fn.load(p)
+        fn.gcra(p, "k", now_ms=T)
+        p.execute_command("WAIT", 1, 2000)
+        tat, pttl = fn.fcall(rep, "course_peek", [rep.key("rl", "gcra", "k")], read_only=True)
+        assert int(tat) > T * 1000 and pttl > 0
+        with pytest.raises(redis.exceptions.ReadOnlyError):
+            fn.gcra(rep, "k", now_ms=T)
 
 
 def test_fakeredis_accepts_maxmemory_and_then_neither_evicts_nor_refuses():

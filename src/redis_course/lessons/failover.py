@@ -11,17 +11,8 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 
-
-def _wait_link_up(client, timeout: float = 10.0) -> None:
-    """Poll INFO replication until the replica's link to its primary is up."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if client.info("replication").get("master_link_status") == "up":
-            return
-        time.sleep(0.05)
-    raise TimeoutError("the replica did not connect to its primary")
+from .switchover import FAST_SYNC, primary_and_replica, wait_link_up
 
 
 def failover_with_always(before: int = 100, after_cut: int = 50) -> dict:
@@ -31,17 +22,8 @@ def failover_with_always(before: int = 100, after_cut: int = 50) -> dict:
     Returns ``{"acked", "wait_in_sync", "wait_after_cut", "old_primary_aof", "new_primary",
     "lost", "old_primary_after_rejoin"}``.
     """
-    from ..servers import PrivateRedis
-
-    fast_sync = ["--repl-diskless-sync-delay", "0"]        # a full sync starts at once, not after 5 s
-    primary = PrivateRedis(persistence="aof-always", extra_args=list(fast_sync))
-    replica = PrivateRedis(persistence="aof-always")
-    try:
-        primary.start()
-        replica.extra_args = [*fast_sync, "--replicaof", "127.0.0.1", str(primary.port)]
-        replica.start()
+    with primary_and_replica(persistence="aof-always") as (primary, replica):
         p, rep = primary.client(prefix=""), replica.client(prefix="")
-        _wait_link_up(rep)
         for _ in range(before):
             acked = p.incr("payments")
         in_sync = p.execute_command("WAIT", 1, 1000)
@@ -55,18 +37,13 @@ def failover_with_always(before: int = 100, after_cut: int = 50) -> dict:
         os.killpg(replica.proc.pid, signal.SIGCONT)
         rep.execute_command("REPLICAOF", "NO", "ONE")        # the failover
         promoted = int(rep.get("payments"))
-        primary.extra_args = [*fast_sync, "--replicaof", "127.0.0.1", str(replica.port)]
+        primary.extra_args = [*FAST_SYNC, "--replicaof", "127.0.0.1", str(replica.port)]
         primary.start()
-        _wait_link_up(primary.client(prefix=""))
+        wait_link_up(primary.client(prefix=""))
         rejoined = int(primary.client(prefix="").get("payments"))
         return {"acked": acked, "wait_in_sync": in_sync, "wait_after_cut": after,
                 "old_primary_aof": on_disk, "new_primary": promoted, "lost": acked - promoted,
                 "old_primary_after_rejoin": rejoined}
-    finally:
-        if replica.proc and replica.proc.poll() is None:
-            os.killpg(replica.proc.pid, signal.SIGCONT)
-        replica.close()
-        primary.close()
 
 
 def _aof_value(srv) -> int:

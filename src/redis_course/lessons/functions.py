@@ -79,10 +79,9 @@ def what_survives(mode: str) -> dict:
     setting of :mod:`redis_course.servers`) or fail over to a replica (``mode`` = "failover").
     Returns ``{"function": still there?, "script": still cached?}``."""
     from ..servers import PrivateRedis
-    from .failover import _wait_link_up
+    from .switchover import primary_and_replica
 
     script = Script(GCRA_LUA)
-    fast = ["--repl-diskless-sync-delay", "0"]
     if mode != "failover":
         with PrivateRedis(persistence=mode) as srv:
             c = srv.client(prefix="")
@@ -92,20 +91,14 @@ def what_survives(mode: str) -> dict:
             srv.start()
             c = srv.client(prefix="")
             return {"function": LIBRARY in libraries(c), "script": c.script_exists(script.sha)[0]}
-    with PrivateRedis(extra_args=fast) as primary:
-        replica = PrivateRedis(extra_args=[*fast, "--replicaof", "127.0.0.1", str(primary.port)])
-        try:
-            replica.start()
-            p, rep = primary.client(prefix=""), replica.client(prefix="")
-            _wait_link_up(rep)
-            load(p)
-            p.script_load(script.text)
-            p.execute_command("WAIT", 1, 1000)
-            primary.kill()
-            rep.execute_command("REPLICAOF", "NO", "ONE")   # the failover
-            return {"function": LIBRARY in libraries(rep), "script": rep.script_exists(script.sha)[0]}
-        finally:
-            replica.close()
+    with primary_and_replica() as (primary, replica):
+        p, rep = primary.client(prefix=""), replica.client(prefix="")
+        load(p)
+        p.script_load(script.text)
+        p.execute_command("WAIT", 1, 1000)
+        primary.kill()
+        rep.execute_command("REPLICAOF", "NO", "ONE")   # the failover
+        return {"function": LIBRARY in libraries(rep), "script": rep.script_exists(script.sha)[0]}
 
 
 #: Five ways to run the same write at ``maxmemory`` under ``noeviction``: what Redis 7 does with each.
