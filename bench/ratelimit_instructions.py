@@ -20,7 +20,7 @@ from typing import Callable, Iterator
 
 import ratelimit_measure as m
 
-from redis_course.servers import PrivateRedis, redis_server_binary
+from redis_course.core.servers import PrivateRedis, redis_server_binary
 
 
 def available() -> bool:

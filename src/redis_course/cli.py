@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from . import paths
-from .backend import CourseError
+from .core.backend import CourseError
 from .l10n import _
 from .paths import LANGS
 

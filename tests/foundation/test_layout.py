@@ -31,7 +31,8 @@ def test_no_module_crosses_a_layer():
 
 
 PLANTED = [  # (module, the import planted at its end, what the check must say)
-    ("compat.py", "from .labs.grading import grade", "redis_course.compat is not allowed to import redis_course.labs"),
+    ("core/compat.py", "from ..labs.grading import grade", "redis_course.core is not allowed to import redis_course.labs"),
+    ("core/compat.py", "from . import backend", "redis_course.core.compat is not allowed to import redis_course.core.backend"),
     ("labs/sandbox/limits.py", "from ..engine import runner",
      "redis_course.labs.sandbox is not allowed to import redis_course.labs.engine"),
     ("labs/check/selfcheck.py", "from ..grading import report",
@@ -43,8 +44,8 @@ PLANTED = [  # (module, the import planted at its end, what the check must say)
 
 @pytest.mark.parametrize("module, line, said", PLANTED, ids=[m for m, _, _ in PLANTED])
 def test_a_crossing_planted_in_a_copy_is_found(tmp_path, module, line, said):
-    """compat (the bottom layer) importing the labs, or a lab subpackage importing one above it or
-    beside it, is what the layers forbid: the check says so."""
+    """The core (the bottom layer) importing the labs, compat importing the client above it, or a lab
+    subpackage importing one above it or beside it, is what the layers forbid: the check says so."""
     src = tmp_path / "src"
     shutil.copytree(ROOT / "src" / "redis_course", src / "redis_course",
                     ignore=shutil.ignore_patterns("__pycache__", "*.po", "*.mo", "*.otf", "*.mjs"))

@@ -11,7 +11,7 @@ import pytest
 
 from redis_course import CourseError, connect, l10n
 from redis_course.messages import MESSAGES, msg
-from redis_course.servers import free_port
+from redis_course.core.servers import free_port
 
 COURSE = Path(sys.executable).with_name("course")
 _CODE = re.compile(r"`[^`]*`|\S+://\S*|\S*[/_.=:<>]\S*|\b[A-Z][A-Z_\-]+\b")

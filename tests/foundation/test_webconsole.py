@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from redis_course import downloads, transcripts
+from redis_course import downloads
+from redis_course.core import transcripts
 from redis_course.webconsole import assets, hook, strings
 from redis_course.webconsole.session import Session
 
@@ -98,7 +99,7 @@ def test_course_zip_is_deterministic_and_holds_the_formatter():
     data = assets.course_zip()
     assert data == assets.course_zip()
     names = zipfile.ZipFile(io.BytesIO(data)).namelist()
-    assert {"redis_course/transcripts.py", "redis_course/compat.py", "redis_course/webconsole/session.py"} <= set(names)
+    assert {"redis_course/core/transcripts.py", "redis_course/core/compat.py", "redis_course/webconsole/session.py"} <= set(names)
 
 
 def test_checksums_are_checked():

@@ -13,7 +13,7 @@ import redis
 
 from redis_course import connect
 from redis_course.lessons import atomicity
-from redis_course.servers import private_redis, redis_server_binary
+from redis_course.core.servers import private_redis, redis_server_binary
 
 WITHDRAW = """
 local balance = tonumber(redis.call('GET', KEYS[1]) or '0')

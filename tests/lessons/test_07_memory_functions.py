@@ -14,7 +14,7 @@ from redis_course import connect
 from redis_course.lessons import eviction as ev
 from redis_course.lessons import functions as fn
 from redis_course.lessons import ratelimit as rl
-from redis_course.servers import private_redis, redis_server_binary
+from redis_course.core.servers import private_redis, redis_server_binary
 
 needs_server = pytest.mark.skipif(not redis_server_binary(), reason="redis-server is not installed")
 T = 1_700_000_000_000
@@ -153,7 +153,7 @@ def test_fakeredis_lacks_read_only_eval_and_script_flags_which_redis_7_has(owned
 @needs_server
 def test_a_no_writes_function_runs_on_a_read_only_replica_and_a_writing_one_is_refused():
     from redis_course.lessons.failover import _wait_link_up
-    from redis_course.servers import PrivateRedis
+    from redis_course.core.servers import PrivateRedis
 
     fast = ["--repl-diskless-sync-delay", "0"]
     with PrivateRedis(extra_args=fast) as primary:

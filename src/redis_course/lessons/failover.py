@@ -31,7 +31,7 @@ def failover_with_always(before: int = 100, after_cut: int = 50) -> dict:
     Returns ``{"acked", "wait_in_sync", "wait_after_cut", "old_primary_aof", "new_primary",
     "lost", "old_primary_after_rejoin"}``.
     """
-    from ..servers import PrivateRedis
+    from ..core.servers import PrivateRedis
 
     fast_sync = ["--repl-diskless-sync-delay", "0"]        # a full sync starts at once, not after 5 s
     primary = PrivateRedis(persistence="aof-always", extra_args=list(fast_sync))

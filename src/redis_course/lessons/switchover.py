@@ -54,7 +54,7 @@ def wait_link_up(replica_client, timeout: float = 10.0) -> None:
 @contextlib.contextmanager
 def primary_and_replica(replica_args: list[str] | None = None) -> Iterator[tuple]:
     """A private primary and a private replica of it, link up; both stopped and removed after."""
-    from ..servers import PrivateRedis
+    from ..core.servers import PrivateRedis
 
     primary = PrivateRedis(extra_args=list(FAST_SYNC))
     replica = PrivateRedis(extra_args=list(FAST_SYNC) + list(replica_args or []))

@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 from ... import paths
-from ...backend import CourseError
+from ...core.backend import CourseError
 from ...messages import LANGS
 from . import labconfig
 

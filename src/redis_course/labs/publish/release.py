@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Callable
 
 from ... import paths
-from ...backend import CourseError
+from ...core.backend import CourseError
 from ...l10n import _
 from .edition import write_student_files
 from ..authoring.model import LAB_DIR, discover
