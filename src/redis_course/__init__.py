@@ -15,7 +15,7 @@ and, for a demo that needs a server of its own (``FLUSHALL``, ``CONFIG SET``, a 
 """
 from .core.backend import CourseError, ServerWideCommandRefused, connect
 from .core.servers import private_redis, redis_server_binary
-from .messages import msg
+from .l10n.messages import msg
 
 __all__ = ["CourseError", "ServerWideCommandRefused", "connect", "needs_real_redis", "private_redis",
            "redis_server_binary"]

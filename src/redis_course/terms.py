@@ -337,7 +337,7 @@ def problems(root: Path | None = None) -> dict[str, list[str]]:
         for lang in TRANSLATED:
             add(src.relative_to(root).as_posix(), _search(per[lang], by_lang[lang], ""))
     for lang in TRANSLATED:
-        po = root / "src" / "redis_course" / "locale" / lang / "LC_MESSAGES" / "course.po"
+        po = root / "src" / "redis_course" / "l10n" / "locale" / lang / "LC_MESSAGES" / "course.po"
         if po.exists():
             add(f"locale/{lang}/LC_MESSAGES/course.po", _search(catalog_lines(po.read_text("utf-8")),
                                                                   by_lang[lang], ""))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from redis_course import CourseError, connect, l10n
-from redis_course.messages import MESSAGES, msg
+from redis_course.l10n.messages import MESSAGES, msg
 from redis_course.core.servers import free_port
 
 COURSE = Path(sys.executable).with_name("course")

@@ -24,7 +24,7 @@ import redis
 from .. import paths
 from ..core.backend import PROTOCOL, CourseError
 from ..l10n import _
-from ..messages import msg
+from ..l10n.messages import msg
 from ..core.servers import RedisServerMissing, redis_server_binary
 from .slots import SLOTS
 from .topology import ClusterTopology

@@ -28,7 +28,7 @@ from redis.connection import Connection, SSLConnection, UnixDomainSocketConnecti
 
 from .compat import FAKE_SERVER_VERSION, wrap_command_packer
 from ..l10n import _
-from ..messages import msg
+from ..l10n.messages import msg
 
 ENV_URL = "REDIS_URL"
 ENV_PREFIX = "COURSE_KEY_PREFIX"

@@ -13,7 +13,7 @@ import argparse
 import os
 from pathlib import Path
 
-from ..messages import LANGS, current_lang
+from ..l10n.messages import LANGS, current_lang
 
 
 def _limits(args: argparse.Namespace):

@@ -30,7 +30,7 @@ STORED_PREFIX = "course:nb:"  # fakeredis runs in the kernel: a fixed prefix kee
 PKG = Path(__file__).resolve().parents[1]
 #: The course code a notebook's outputs depend on (besides its own source): the backend, the lessons and
 #: what draws their charts and tables.
-OUTPUT_CODE = ("__init__.py", "backend.py", "compat.py", "servers.py", "messages.py", "l10n.py", "paths.py",
+OUTPUT_CODE = ("__init__.py", "core/backend.py", "core/compat.py", "core/servers.py", "l10n/*.py", "paths.py",
                "charts.py", "tables.py", "fonts/*.otf", "cluster/*.py", "lessons/**/*.py")
 #: Installed packages whose versions change outputs.
 OUTPUT_PACKAGES = ("redis", "fakeredis", "lupa")

@@ -24,7 +24,7 @@ import yaml
 
 from ... import paths
 from ...core.backend import CourseError
-from ...messages import LANGS
+from ...l10n.messages import LANGS
 from . import labconfig
 
 LAB_DIR = re.compile(r"^\d\d-[a-z0-9][a-z0-9-]*$")

@@ -198,7 +198,7 @@ def strip_catalog(text: str) -> str:
 
 
 def strip_catalogs(ed: Edition) -> None:
-    for po in sorted(ed.out.glob("src/redis_course/locale/*/LC_MESSAGES/*.po")):
+    for po in sorted(ed.out.glob("src/redis_course/l10n/locale/*/LC_MESSAGES/*.po")):
         po.write_text(strip_catalog(po.read_text(encoding="utf-8")), encoding="utf-8")
 
 

@@ -7,8 +7,8 @@ Each message is one sentence that says what is wrong and what to do.
 """
 from __future__ import annotations
 
-from .l10n import N_, _, current_lang
-from .paths import LANGS
+from . import N_, _, current_lang
+from ..paths import LANGS
 
 __all__ = ["LANGS", "MESSAGES", "current_lang", "msg"]
 
