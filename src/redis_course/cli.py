@@ -199,15 +199,17 @@ def cmd_notebooks(args: argparse.Namespace) -> int:
 
 
 def cmd_i18n(args: argparse.Namespace) -> int:
-    from . import i18n
+    from .i18n import parity
 
     if args.action == "check":
-        return i18n.main_check()
+        from .quiz import parity as quiz_parity
+
+        return parity.main_check(quiz_parity.problems)
     if args.action == "status":
-        return i18n.main_status()
+        return parity.main_status()
     if args.action == "extract":
-        return i18n.main_extract(prune=args.prune)
-    return i18n.main_stamp(args.pages)
+        return parity.main_extract(prune=args.prune)
+    return parity.main_stamp(args.pages)
 
 
 def cmd_quiz(args: argparse.Namespace) -> int:

@@ -165,7 +165,7 @@ def _search(lang: str, config_dir: Path) -> dict:
     """The search plugin's settings; Chinese also gets the glossary's terms as jieba words."""
     settings = dict(SEARCH[lang])
     if lang == "zh":
-        from .glossary import write_jieba_dictionary
+        from .i18n.glossary import write_jieba_dictionary
 
         settings["jieba_dict_user"] = str(write_jieba_dictionary(config_dir / "jieba_user_dict.txt").resolve())
     return settings

@@ -34,6 +34,8 @@ PLANTED = [  # (module, the import planted at its end, what the check must say)
     ("core/compat.py", "from ..labs.grading import grade", "redis_course.core is not allowed to import redis_course.labs"),
     ("core/compat.py", "from . import backend", "redis_course.core.compat is not allowed to import redis_course.core.backend"),
     ("l10n/messages.py", "from ..core import backend", "redis_course.l10n is not allowed to import redis_course.core"),
+    ("i18n/catalogs.py", "from ..quiz import parity", "redis_course.i18n is not allowed to import redis_course.quiz"),
+    ("i18n/glossary.py", "from . import terms", "redis_course.i18n.glossary is not allowed to import redis_course.i18n.terms"),
     ("labs/sandbox/limits.py", "from ..engine import runner",
      "redis_course.labs.sandbox is not allowed to import redis_course.labs.engine"),
     ("labs/check/selfcheck.py", "from ..grading import report",

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from redis_course import paths, terms
+from redis_course import paths
+from redis_course.i18n import terms
 
 
 @pytest.fixture()

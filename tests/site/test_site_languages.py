@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from redis_course import glossary, paths, site
+from redis_course.i18n import glossary
+from redis_course import paths, site
 from test_browser import search, switch_language
 
 LANGS = paths.LANGS
