@@ -35,7 +35,7 @@ def _log(text: str) -> None:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from . import site
+    from .site import build as site
     from .notebooks import render
 
     _log("[course] " + _("rendering the notebook pages from notebooks/<lang>/*.ipynb (nothing is executed)"))
@@ -50,7 +50,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from . import site
+    from .site import build as site
 
     if not args.no_build:
         _port_free(args.port)
@@ -340,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a clear line for people; the traceback only on request
         if os.environ.get("COURSE_DEBUG"):
             raise
-        from .site import SiteBuildError
+        from .site.build import SiteBuildError
 
         if isinstance(exc, SiteBuildError):
             print(exc, file=sys.stderr)

@@ -36,6 +36,8 @@ PLANTED = [  # (module, the import planted at its end, what the check must say)
     ("l10n/messages.py", "from ..core import backend", "redis_course.l10n is not allowed to import redis_course.core"),
     ("i18n/catalogs.py", "from ..quiz import parity", "redis_course.i18n is not allowed to import redis_course.quiz"),
     ("i18n/glossary.py", "from . import terms", "redis_course.i18n.glossary is not allowed to import redis_course.i18n.terms"),
+    ("i18n/glossary.py", "from ..site import build", "redis_course.i18n is not allowed to import redis_course.site"),
+    ("site/webfont.py", "from . import build", "redis_course.site.webfont is not allowed to import redis_course.site.build"),
     ("labs/sandbox/limits.py", "from ..engine import runner",
      "redis_course.labs.sandbox is not allowed to import redis_course.labs.engine"),
     ("labs/check/selfcheck.py", "from ..grading import report",

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from redis_course import paths, site
+from redis_course import paths
+from redis_course.site import build as site
 
 from redis_course.paths import LANGS
 
