@@ -51,7 +51,7 @@ def test_a_changed_private_api_fails_with_one_sentence(monkeypatch, module, owne
         compat.USES[use]()
     text = str(err.value)
     package = module.split(".")[0]
-    assert text.startswith(f"{package} ") and f"{owner}.{name}" in text and "update src/redis_course/compat.py" in text
+    assert text.startswith(f"{package} ") and f"{owner}.{name}" in text and "update src/redis_course/core/compat.py" in text
     assert text.count(". ") == 0 and "\n" not in text  # one sentence
 
 

@@ -38,6 +38,8 @@ PLANTED = [  # (module, the import planted at its end, what the check must say)
     ("i18n/glossary.py", "from . import terms", "redis_course.i18n.glossary is not allowed to import redis_course.i18n.terms"),
     ("i18n/glossary.py", "from ..site import build", "redis_course.i18n is not allowed to import redis_course.site"),
     ("site/webfont.py", "from . import build", "redis_course.site.webfont is not allowed to import redis_course.site.build"),
+    ("paths.py", "from . import l10n", "redis_course.paths is not allowed to import redis_course.l10n"),
+    ("charts.py", "from .lessons import ids", "redis_course.charts is not allowed to import redis_course.lessons"),
     ("labs/sandbox/limits.py", "from ..engine import runner",
      "redis_course.labs.sandbox is not allowed to import redis_course.labs.engine"),
     ("labs/check/selfcheck.py", "from ..grading import report",
@@ -49,9 +51,10 @@ PLANTED = [  # (module, the import planted at its end, what the check must say)
 
 @pytest.mark.parametrize("module, line, said", PLANTED, ids=[m for m, _, _ in PLANTED])
 def test_a_crossing_planted_in_a_copy_is_found(tmp_path, module, line, said):
-    """The core importing the labs, compat importing the client above it, the reader's language (the
-    bottom layer) importing the core, or a lab subpackage importing one above it or beside it, is
-    what the layers forbid: the check says so."""
+    """A package importing one above it (the core the labs, the reader's language the core, the
+    translation checks the quiz or the site, paths anything), a module of a package importing one
+    above it inside (compat the client, the glossary the term base, the web font the build), or a lab
+    subpackage importing one above it or beside it, is what the layers forbid: the check says so."""
     src = tmp_path / "src"
     shutil.copytree(ROOT / "src" / "redis_course", src / "redis_course",
                     ignore=shutil.ignore_patterns("__pycache__", "*.po", "*.mo", "*.otf", "*.mjs"))
