@@ -19,8 +19,8 @@ terminal: ``(integer) 1``, ``"1"``, ``OK``, ``(nil)``, ``(error) ERR ...``, ``1)
   ``redis-server`` from :mod:`redis_course.core.servers`) is accepted; the command guard refuses
   FLUSHALL anywhere else.
 
-    from redis_course import transcripts
-    from redis_course.core.servers import private_redis
+    from redis_course.core import transcripts
+    from redis_course import private_redis
 
     transcripts.run_page("docs/en/00-start/index.md", transcripts.fake_backend())
     with private_redis() as srv:
