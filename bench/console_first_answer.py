@@ -30,7 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from redis_course import paths, site  # noqa: E402
+from redis_course import paths  # noqa: E402
+from redis_course.site import build as site  # noqa: E402
 from redis_course.webconsole import assets  # noqa: E402
 
 PAGE = "en/02-atomicity/index.html"

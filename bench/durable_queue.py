@@ -12,7 +12,7 @@ import os
 
 from redis_course import connect
 from redis_course.lessons import durable as d
-from redis_course.servers import redis_server_binary
+from redis_course.core.servers import redis_server_binary
 
 
 def main() -> None:

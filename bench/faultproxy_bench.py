@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from redis_course.labs.sandbox.server import RunRedis  # noqa: E402
 from redis_course.labs.sandbox import make_run_dir  # noqa: E402
 from redis_course.labs.sandbox.faultproxy import FaultProxy  # noqa: E402
-from redis_course.servers import PrivateRedis  # noqa: E402
+from redis_course.core.servers import PrivateRedis  # noqa: E402
 
 PREFIX = "bench:"
 WORKLOADS = ("SET", "GET", "SET x100 pipeline", "GET x100 pipeline")

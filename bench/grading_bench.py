@@ -43,7 +43,7 @@ PLAIN_PLUGIN = '''
 """In-process lab fixtures for the baseline: no isolation at all."""
 import importlib.util, json, os, threading
 import pytest
-from redis_course.backend import connect
+from redis_course.core.backend import connect
 from redis_course.labs.sandbox.errors import StudentError
 
 _mod = None

@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from redis_course import site  # noqa: E402
+from redis_course.site import build as site  # noqa: E402
 from redis_course.downloads import cache_dir  # noqa: E402
 
 LIGHTHOUSE = "lighthouse@12.8.2"

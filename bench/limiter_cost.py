@@ -19,7 +19,7 @@ import time
 from redis_course.lessons import functions as fn
 from redis_course.lessons import guard as g
 from redis_course.lessons import ratelimit as rl
-from redis_course.servers import private_redis, redis_server_binary
+from redis_course.core.servers import private_redis, redis_server_binary
 
 BATCH = 50  # strategies take turns every 50 decisions, so a change in the machine's load hits them all alike
 

@@ -48,7 +48,7 @@ import ratelimit_peers as peers  # noqa: E402
 
 from redis_course import connect  # noqa: E402
 from redis_course.l10n import N_, _, join  # noqa: E402
-from redis_course.servers import private_redis, redis_server_binary  # noqa: E402
+from redis_course.core.servers import private_redis, redis_server_binary  # noqa: E402
 
 BASE = "baseline: pipelined INCR+EXPIRE"
 

@@ -1,7 +1,7 @@
 """Server instructions per decision: the one server measure that a busy machine does not move.
 
 A private redis-server runs under valgrind's callgrind (through ``COURSE_REDIS_SERVER``, pointing
-at a small wrapper, so ``servers.py`` stays the one launcher); its counters are zeroed before a
+at a small wrapper, so ``core/servers.py`` stays the one launcher); its counters are zeroed before a
 strategy's decisions (``callgrind_control -z``) and dumped after them (``-d``): the instructions
 the server executed for them, reading the requests and writing the replies included.  The same
 scripts as :data:`ratelimit_measure.CALIBRATION` give what an empty script costs and what one
@@ -20,7 +20,7 @@ from typing import Callable, Iterator
 
 import ratelimit_measure as m
 
-from redis_course.servers import PrivateRedis, redis_server_binary
+from redis_course.core.servers import PrivateRedis, redis_server_binary
 
 
 def available() -> bool:

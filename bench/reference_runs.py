@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from redis_course.labs.model import discover  # noqa: E402
 from redis_course.labs.runner import run_lab  # noqa: E402
 from redis_course.labs.wrong import Wrong  # noqa: E402
-from redis_course.servers import redis_server_binary  # noqa: E402
+from redis_course.core.servers import redis_server_binary  # noqa: E402
 
 BACKENDS = ("redis-server", "fakeredis")
 

@@ -172,7 +172,7 @@ print(race(r.incr, r.key("race", "incr")) == 1200)
 # %%
 from redis_course.lessons import ids as idgen
 from redis_course.lessons import show
-from redis_course.servers import redis_server_binary
+from redis_course import redis_server_binary
 
 if redis_server_binary() is None:
     print(_("redis-server is not installed here: see the lesson page for the results."))

@@ -186,7 +186,7 @@ print(_("expected {expected}, got {got}, lost {lost}", expected=16 * 200, got=go
 # Redis 一次执行一条命令，每条都执行完才轮到下一条。`INCR` 在一条命令内部完成读取、加一和写回，所以中间不可能插入其他命令。从 Redis 6 开始可以启用 I/O 线程（`io-threads`，默认关闭）：它们并行地写回响应；在 Redis 8.0 之前，只有设置 `io-threads-do-reads yes` 时它们才会读取和解析请求，而默认值是 `no`（8.0 起读写总是都交给线程）。无论哪种情况，命令本身仍由主线程一条接一条地执行。单条命令是原子的，一串命令则不是。下面是向一个私有 Redis 服务器查询到的默认值：
 
 # %%
-from redis_course.servers import private_redis, redis_server_binary
+from redis_course import private_redis, redis_server_binary
 
 if redis_server_binary() is None:
     print(_("redis-server is not installed here: see the lesson page for Redis 7.0's answer."))

@@ -985,7 +985,7 @@ if needs_real_redis(r, "MEMORY USAGE"):
 # 12 KB 和 14 KB 都没错。稠密（dense）表示的 HyperLogLog 是 16,384 个 6 位寄存器（12,288 字节）再加 16 字节的头部：无论数量多大，都是一个 12,304 字节的字符串。`MEMORY USAGE` 统计的是内存分配器实际预留的空间：jemalloc 会把 12,304 字节向上取整到它的下一个尺寸档位 14,336 字节，键本身、它的对象以及它在键空间中的位置还要再加几十个字节。一个 12,304 字节的普通字符串占用的内存完全一样。下面向一个私有 Redis 服务器查询，所以两个后端上的结果相同：
 
 # %%
-from redis_course.servers import private_redis, redis_server_binary
+from redis_course import private_redis, redis_server_binary
 
 if redis_server_binary() is None:
     print(_("redis-server is not installed here: see the lesson page for Redis 7.0's answer."))

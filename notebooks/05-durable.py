@@ -46,7 +46,7 @@ from redis_course import charts, connect, needs_real_redis
 from redis_course.l10n import _, say
 from redis_course.lessons import durable as d
 from redis_course.lessons import show
-from redis_course.servers import redis_server_binary
+from redis_course import redis_server_binary
 from redis_course.tables import print_table
 
 r = connect(verbose=True)
@@ -163,7 +163,7 @@ if runs:
 # 上面的几种模式都是特意设置的。不带配置文件启动的 Redis 7（以及沿用相同取值的 Debian `redis.conf`）只做快照：一小时内有 1 个键变化、5 分钟内有 100 个、或 1 分钟内有 10,000 个键变化时保存一次，不开 AOF。下面向一个以默认设置启动的私有服务器查询：
 
 # %%
-from redis_course.servers import private_redis
+from redis_course import private_redis
 
 if redis_server_binary() is None:
     print(_("redis-server is not installed here: see the lesson page for Redis 7.0's defaults."))

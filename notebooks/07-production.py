@@ -64,7 +64,7 @@ from redis_course.lessons import ratelimit as rl
 from redis_course.lessons import semaphore as sem
 from redis_course.lessons import show
 from redis_course.lessons import switchover as so
-from redis_course.servers import private_redis, redis_server_binary
+from redis_course import private_redis, redis_server_binary
 from redis_course.tables import print_table
 
 r = connect(verbose=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths
-from .backend import CourseError
+from .core.backend import CourseError
 from .l10n import _
 
 PAGE_NAME = "ARCHITECTURE.md"

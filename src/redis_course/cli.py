@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from . import paths
-from .backend import CourseError
+from .core.backend import CourseError
 from .l10n import _
 from .paths import LANGS
 
@@ -35,7 +35,7 @@ def _log(text: str) -> None:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from . import site
+    from .site import build as site
     from .notebooks import render
 
     _log("[course] " + _("rendering the notebook pages from notebooks/<lang>/*.ipynb (nothing is executed)"))
@@ -50,7 +50,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from . import site
+    from .site import build as site
 
     if not args.no_build:
         _port_free(args.port)
@@ -199,15 +199,17 @@ def cmd_notebooks(args: argparse.Namespace) -> int:
 
 
 def cmd_i18n(args: argparse.Namespace) -> int:
-    from . import i18n
+    from .i18n import parity
 
     if args.action == "check":
-        return i18n.main_check()
+        from .quiz import parity as quiz_parity
+
+        return parity.main_check(quiz_parity.problems)
     if args.action == "status":
-        return i18n.main_status()
+        return parity.main_status()
     if args.action == "extract":
-        return i18n.main_extract(prune=args.prune)
-    return i18n.main_stamp(args.pages)
+        return parity.main_extract(prune=args.prune)
+    return parity.main_stamp(args.pages)
 
 
 def cmd_quiz(args: argparse.Namespace) -> int:
@@ -338,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a clear line for people; the traceback only on request
         if os.environ.get("COURSE_DEBUG"):
             raise
-        from .site import SiteBuildError
+        from .site.build import SiteBuildError
 
         if isinstance(exc, SiteBuildError):
             print(exc, file=sys.stderr)

@@ -5,7 +5,7 @@ import os
 import shutil
 import sys
 
-from .backend import CourseError, connect, lua_available
+from .core.backend import CourseError, connect, lua_available
 from .l10n import _, ngettext
 from .tables import pad, width
 
@@ -54,7 +54,7 @@ def checks() -> list[tuple[str, str, str, str]]:
         rows.append((WARN, "REDIS_URL", _("not set"),
                      _("everything runs on fakeredis; cells that need a real server (OBJECT, MEMORY, INFO) say so")))
 
-    from .servers import redis_server_binary, redis_server_version
+    from .core.servers import redis_server_binary, redis_server_version
 
     binary = redis_server_binary()
     rows.append((OK if binary else WARN, "redis-server", f"{binary} ({redis_server_version()})" if binary else _("not found"),

@@ -27,7 +27,7 @@ NOTEBOOKS = ROOT / "notebooks"
 LABS = ROOT / "labs"
 BUILD = ROOT / "build"
 SITE = ROOT / "site"
-# the charts' font, also cut into each language's web font (charts.py draws with it, webfont.py serves it)
+# the charts' font, also cut into each language's web font (charts.py draws with it, site/webfont.py serves it)
 CJK_FONT = Path(__file__).resolve().parent / "fonts" / "NotoSansCJKsc-course.otf"
 
 

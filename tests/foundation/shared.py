@@ -36,7 +36,7 @@ def private_server_or_skip(what: str):
 
     import pytest
 
-    from redis_course.servers import private_redis, redis_server_binary
+    from redis_course.core.servers import private_redis, redis_server_binary
 
     if not redis_server_binary():
         if os.environ.get("COURSE_REQUIRE_REAL_REDIS") == "1":

@@ -13,8 +13,8 @@ import pytest
 
 from foundation.shared import REAL_URL, require_real_redis
 from redis_course import CourseError, ServerWideCommandRefused, connect
-from redis_course.backend import CONNECT_TIMEOUT, check_command
-from redis_course.servers import free_port, private_redis, redis_server_binary
+from redis_course.core.backend import CONNECT_TIMEOUT, check_command
+from redis_course.core.servers import free_port, private_redis, redis_server_binary
 
 COURSE = Path(sys.executable).with_name("course")
 REQUIRE_REAL = os.environ.get("COURSE_REQUIRE_REAL_REDIS") == "1"

@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 
-from redis_course import catalogs, i18n, l10n, nbcells, paths
+from redis_course.i18n import catalogs, parity as i18n, nbcells
+from redis_course import l10n, paths
 
 HEADER = '''# test catalog
 msgid ""
@@ -370,7 +371,7 @@ def test_extract_drops_untranslated_leftovers_and_prunes_the_rest_on_request(tmp
     from babel.messages.catalog import Catalog
     from babel.messages.pofile import write_po
 
-    from redis_course import catalogs
+    from redis_course.i18n import catalogs
 
     po = catalogs.po_path("ru", tmp_path)
     po.parent.mkdir(parents=True)
@@ -396,7 +397,8 @@ def test_no_message_is_marked_inside_an_f_string():
     extracted, so `i18n extract` would call its translation unused and the reader would see English."""
     import re
 
-    from redis_course import catalogs, paths
+    from redis_course.i18n import catalogs
+    from redis_course import paths
 
     inside = re.compile(r"""\bf(["'])[^"'\n]*\{\s*(?:_|tr)\(""")
     found = [f"{p.relative_to(paths.ROOT)}:{n}" for p in catalogs.source_files()

@@ -13,7 +13,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from redis_course import catalogs, charts, l10n, tables  # noqa: E402
+from redis_course.i18n import catalogs  # noqa: E402
+from redis_course import charts, l10n, tables  # noqa: E402
 
 
 def _figure(lang: str):

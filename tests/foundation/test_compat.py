@@ -12,7 +12,8 @@ import pytest
 import redis
 
 from foundation.shared import REAL_URL, require_real_redis
-from redis_course import compat, paths
+from redis_course.core import compat
+from redis_course import paths
 
 
 @pytest.mark.parametrize("use", sorted(compat.USES))
@@ -50,7 +51,7 @@ def test_a_changed_private_api_fails_with_one_sentence(monkeypatch, module, owne
         compat.USES[use]()
     text = str(err.value)
     package = module.split(".")[0]
-    assert text.startswith(f"{package} ") and f"{owner}.{name}" in text and "update src/redis_course/compat.py" in text
+    assert text.startswith(f"{package} ") and f"{owner}.{name}" in text and "update src/redis_course/core/compat.py" in text
     assert text.count(". ") == 0 and "\n" not in text  # one sentence
 
 
@@ -91,7 +92,7 @@ def test_raw_parser_reads_a_real_server():
 
 
 def test_the_guard_still_sees_every_command_through_the_packer():
-    from redis_course.backend import GuardedConnection, ServerWideCommandRefused
+    from redis_course.core.backend import GuardedConnection, ServerWideCommandRefused
 
     conn = GuardedConnection(host="127.0.0.1", port=1)  # never connected: packing is enough
     with pytest.raises(ServerWideCommandRefused):
@@ -114,7 +115,7 @@ def test_unix_fake_server_answers_on_its_socket():
 
 
 def test_the_fake_server_version_is_stated_once():
-    from redis_course import backend
+    from redis_course.core import backend
 
     assert backend.FAKE_SERVER_VERSION is compat.FAKE_SERVER_VERSION
     pattern = re.compile(r"version\s*=\s*\(\s*\d+\s*,")

@@ -9,9 +9,9 @@ import fakeredis
 import pytest
 import redis
 
-from redis_course import compat
+from redis_course.core import compat
 from redis_course.cluster.slots import key_slot
-from redis_course.servers import redis_server_binary
+from redis_course.core.servers import redis_server_binary
 
 P = "course:fc:"
 A, A2, B = P + "{a}:1", P + "{a}:2", P + "{b}:1"     # A and A2 share a slot, B is elsewhere

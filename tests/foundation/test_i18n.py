@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from redis_course import i18n, paths, typography
+from redis_course.i18n import parity as i18n, typography
+from redis_course import paths
 
 COURSE = Path(sys.executable).with_name("course")
 
@@ -271,7 +272,7 @@ def test_line_breaks_inside_chinese_paragraphs_are_reported(docs):
 
 
 def test_comments_in_code_blocks_may_be_translated_and_nothing_else(docs):
-    from redis_course import comments
+    from redis_course.i18n import comments
 
     assert comments.strip("python", 'r.incr(k)   # 1\nx = "#not"  # note\n# only a comment\n') == \
         'r.incr(k)\nx = "#not"\n'
@@ -295,7 +296,7 @@ def test_numbers_are_grouped_the_way_each_language_writes_them(docs):
 
 
 def test_a_changed_english_passage_of_a_notebook_marks_its_translations_outdated(tmp_path):
-    from redis_course import nbcells
+    from redis_course.i18n import nbcells
 
     src = tmp_path / "09-demo.py"
     src.write_text('# %% [markdown] lang="en"\n# Counting views\n\n# %% [markdown] lang="ru"\n# Считаем просмотры\n\n'
@@ -312,7 +313,7 @@ def test_a_changed_english_passage_of_a_notebook_marks_its_translations_outdated
 
 
 def test_every_notebook_passage_is_stamped_against_its_english():
-    from redis_course import nbcells
+    from redis_course.i18n import nbcells
 
     rows = {src: r for src, r in nbcells.outdated_all().items()}
     assert all("never stamped" not in row for r in rows.values() for row in r), \

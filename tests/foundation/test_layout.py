@@ -31,7 +31,15 @@ def test_no_module_crosses_a_layer():
 
 
 PLANTED = [  # (module, the import planted at its end, what the check must say)
-    ("compat.py", "from .labs.grading import grade", "redis_course.compat is not allowed to import redis_course.labs"),
+    ("core/compat.py", "from ..labs.grading import grade", "redis_course.core is not allowed to import redis_course.labs"),
+    ("core/compat.py", "from . import backend", "redis_course.core.compat is not allowed to import redis_course.core.backend"),
+    ("l10n/messages.py", "from ..core import backend", "redis_course.l10n is not allowed to import redis_course.core"),
+    ("i18n/catalogs.py", "from ..quiz import parity", "redis_course.i18n is not allowed to import redis_course.quiz"),
+    ("i18n/glossary.py", "from . import terms", "redis_course.i18n.glossary is not allowed to import redis_course.i18n.terms"),
+    ("i18n/glossary.py", "from ..site import build", "redis_course.i18n is not allowed to import redis_course.site"),
+    ("site/webfont.py", "from . import build", "redis_course.site.webfont is not allowed to import redis_course.site.build"),
+    ("paths.py", "from . import l10n", "redis_course.paths is not allowed to import redis_course.l10n"),
+    ("charts.py", "from .lessons import ids", "redis_course.charts is not allowed to import redis_course.lessons"),
     ("labs/sandbox/limits.py", "from ..engine import runner",
      "redis_course.labs.sandbox is not allowed to import redis_course.labs.engine"),
     ("labs/check/selfcheck.py", "from ..grading import report",
@@ -43,8 +51,10 @@ PLANTED = [  # (module, the import planted at its end, what the check must say)
 
 @pytest.mark.parametrize("module, line, said", PLANTED, ids=[m for m, _, _ in PLANTED])
 def test_a_crossing_planted_in_a_copy_is_found(tmp_path, module, line, said):
-    """compat (the bottom layer) importing the labs, or a lab subpackage importing one above it or
-    beside it, is what the layers forbid: the check says so."""
+    """A package importing one above it (the core the labs, the reader's language the core, the
+    translation checks the quiz or the site, paths anything), a module of a package importing one
+    above it inside (compat the client, the glossary the term base, the web font the build), or a lab
+    subpackage importing one above it or beside it, is what the layers forbid: the check says so."""
     src = tmp_path / "src"
     shutil.copytree(ROOT / "src" / "redis_course", src / "redis_course",
                     ignore=shutil.ignore_patterns("__pycache__", "*.po", "*.mo", "*.otf", "*.mjs"))
@@ -52,6 +62,16 @@ def test_a_crossing_planted_in_a_copy_is_found(tmp_path, module, line, said):
     target.write_text(target.read_text(encoding="utf-8") + f"\n{line}  # noqa\n", encoding="utf-8")
     res = _lint_imports(src)
     assert res.returncode != 0 and said in res.stdout, res.stdout[-3000:]
+
+
+def test_every_file_the_course_names_by_path_exists():
+    """Lists of the course's own files by path (what makes a stored notebook stale, what the browser
+    console ships) name files that exist: a module moved to another package is not silently left out."""
+    from redis_course.notebooks.execute import OUTPUT_CODE, PKG
+    from redis_course.webconsole.assets import COURSE_MODULES, PACKAGE
+
+    assert [p for p in OUTPUT_CODE if not any(PKG.glob(p))] == []
+    assert [p for p in COURSE_MODULES if not (PACKAGE / p).is_file()] == []
 
 
 def _ruff(*args: str) -> subprocess.CompletedProcess:

@@ -50,7 +50,7 @@ def test_editing_the_grader_re_executes_no_notebook(course_copy, monkeypatch):
     assert execute.stale() == {}
     report = pkg / "labs" / "grading" / "report.py"
     report.write_text(report.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
-    (pkg / "site.py").write_text("# the site changed too\n", encoding="utf-8")
+    (pkg / "site" / "build.py").write_text("# the site changed too\n", encoding="utf-8")
     assert execute.stale() == {}
     assert execute.regenerate(log=lambda *_: None) == [] and _executions(monkeypatch) == []
 
@@ -66,7 +66,7 @@ def test_a_changed_fakeredis_version_invalidates_every_stored_notebook(course_co
 
 def test_lesson_and_backend_code_invalidate_the_notebooks(course_copy):
     pkg, _ = course_copy
-    for changed in (pkg / "lessons" / "ids.py", pkg / "backend.py"):
+    for changed in (pkg / "lessons" / "ids.py", pkg / "core" / "backend.py"):
         changed.write_text(changed.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
         assert set(execute.stale().values()) == {"outputs"} and len(execute.stale()) == 3
         for lang in paths.LANGS:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from redis_course import catalogs
+from redis_course.i18n import catalogs
 from redis_course.l10n import LOCALE_DIR
 
 pytest.importorskip("translate.filters.checks")

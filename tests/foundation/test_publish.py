@@ -10,7 +10,8 @@ import urllib.request
 
 import pytest
 
-from redis_course import cli, paths, site
+from redis_course import cli, paths
+from redis_course.site import build as site
 from redis_course.notebooks import execute
 
 URL = "https://courses.example.org/redis/"

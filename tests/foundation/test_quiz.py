@@ -11,7 +11,8 @@ import copy
 import pytest
 
 from foundation import shared
-from redis_course import paths, quiz, transcripts
+from redis_course import paths, quiz
+from redis_course.core import transcripts
 from redis_course.quiz import execute
 
 SOURCES = quiz.load_all()

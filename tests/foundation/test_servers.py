@@ -6,8 +6,8 @@ import os
 import pytest
 
 from redis_course import CourseError
-from redis_course.messages import msg
-from redis_course.servers import PrivateRedis, RedisServerMissing, private_redis, redis_server_binary
+from redis_course.l10n.messages import msg
+from redis_course.core.servers import PrivateRedis, RedisServerMissing, private_redis, redis_server_binary
 
 needs_binary = pytest.mark.usefixtures("_need_binary")
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from redis_course import paths, terms
+from redis_course import paths
+from redis_course.i18n import terms
 
 
 @pytest.fixture()
@@ -19,7 +20,7 @@ def tree(tmp_path: Path) -> Path:
     (root / "notebooks").mkdir()
     for src in paths.ROOT.glob("notebooks/[0-9][0-9]-*.py"):
         shutil.copy(src, root / "notebooks" / src.name)
-    shutil.copytree(paths.ROOT / "src/redis_course/locale", root / "src/redis_course/locale")
+    shutil.copytree(paths.ROOT / "src/redis_course/l10n/locale", root / "src/redis_course/l10n/locale")
     (root / "src/redis_course/labs/check").mkdir(parents=True)
     shutil.copy(paths.ROOT / "src/redis_course/labs/check/texts.py", root / "src/redis_course/labs/check/texts.py")
     for lab in paths.ROOT.glob("labs/[0-9][0-9]-*"):
@@ -93,7 +94,7 @@ def test_a_variant_in_english_passages_of_a_notebook_is_not_looked_for(tree: Pat
 
 
 def test_a_catalog_translation_with_a_variant_fails(tree: Path):
-    po = tree / "src/redis_course/locale/ru/LC_MESSAGES/course.po"
+    po = tree / "src/redis_course/l10n/locale/ru/LC_MESSAGES/course.po"
     text = po.read_text(encoding="utf-8")
     po.write_text(text + '\nmsgid "planted"\nmsgstr ""\n"Открытые тесты и держатель слота"\n', encoding="utf-8")
     n = text.count("\n") + 4
@@ -102,7 +103,7 @@ def test_a_catalog_translation_with_a_variant_fails(tree: Path):
 
 
 def test_a_variant_in_a_msgid_is_not_looked_for(tree: Path):
-    po = tree / "src/redis_course/locale/zh/LC_MESSAGES/course.po"
+    po = tree / "src/redis_course/l10n/locale/zh/LC_MESSAGES/course.po"
     po.write_text(po.read_text(encoding="utf-8") + '\nmsgid "the notebook waits 5 ms"\nmsgstr "笔记本等待 5 毫秒"\n',
                   encoding="utf-8")
     assert terms.problems(tree) == {}

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from redis_course import CourseError, connect, l10n
-from redis_course.messages import MESSAGES, msg
-from redis_course.servers import free_port
+from redis_course.l10n.messages import MESSAGES, msg
+from redis_course.core.servers import free_port
 
 COURSE = Path(sys.executable).with_name("course")
 _CODE = re.compile(r"`[^`]*`|\S+://\S*|\S*[/_.=:<>]\S*|\b[A-Z][A-Z_\-]+\b")

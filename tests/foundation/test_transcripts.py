@@ -13,8 +13,9 @@ import subprocess
 import pytest
 
 from foundation import shared
-from redis_course import paths, transcripts
-from redis_course.transcripts import ReplyError, Status, format_reply, split_args
+from redis_course import paths
+from redis_course.core import transcripts
+from redis_course.core.transcripts import ReplyError, Status, format_reply, split_args
 
 REQUIRE_REAL = os.environ.get("COURSE_REQUIRE_REAL_REDIS") == "1"
 PAGES = transcripts.pages()

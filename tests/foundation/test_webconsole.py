@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from redis_course import downloads, transcripts
+from redis_course import downloads
+from redis_course.core import transcripts
 from redis_course.webconsole import assets, hook, strings
 from redis_course.webconsole.session import Session
 
@@ -98,7 +99,7 @@ def test_course_zip_is_deterministic_and_holds_the_formatter():
     data = assets.course_zip()
     assert data == assets.course_zip()
     names = zipfile.ZipFile(io.BytesIO(data)).namelist()
-    assert {"redis_course/transcripts.py", "redis_course/compat.py", "redis_course/webconsole/session.py"} <= set(names)
+    assert {"redis_course/core/transcripts.py", "redis_course/core/compat.py", "redis_course/webconsole/session.py"} <= set(names)
 
 
 def test_checksums_are_checked():
@@ -280,7 +281,7 @@ def test_with_a_snapshot_a_first_click_loads_it_instead_of_the_packages(tmp_path
 
 def test_the_first_click_is_announced_with_the_bytes_that_cross_the_network(tmp_path):
     """The status line says how much a first click downloads: WebAssembly and scripts travel gzip-compressed."""
-    from redis_course import site
+    from redis_course.site import build as site
 
     assert assets.COMPRESSED_IN_TRANSIT <= site.COMPRESSIBLE
     runtime = tmp_path / "pyodide-x"
@@ -297,7 +298,7 @@ def test_serve_lets_browsers_keep_the_runtime_and_types_it(tmp_path):
     import threading
     import urllib.request
 
-    from redis_course import site
+    from redis_course.site import build as site
 
     (tmp_path / "console" / "pyodide-x").mkdir(parents=True)
     (tmp_path / "console" / "pyodide-x" / "pyodide.asm.wasm").write_bytes(b"\0asm" + bytes(100))

@@ -15,7 +15,7 @@ from redis_course.labs.authoring.model import discover
 from redis_course.labs.authoring.starter import stale_starters
 from redis_course.labs.authoring.wrong import Wrong, redundant
 from redis_course.labs.engine.runner import run_lab, run_variants
-from redis_course.servers import redis_server_binary
+from redis_course.core.servers import redis_server_binary
 
 LABS = [lab for lab in discover() if lab.solution_file.exists()]
 BACKENDS = ["redis-server", "fakeredis"]

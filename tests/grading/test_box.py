@@ -18,7 +18,7 @@ from redis_course.labs.sandbox import launch, make_run_dir
 from redis_course.labs.sandbox.box import Box
 from redis_course.labs.sandbox.limits import Limits
 from redis_course.labs.sandbox.process import StudentProcess
-from redis_course.servers import redis_server_binary
+from redis_course.core.servers import redis_server_binary
 
 pytestmark = pytest.mark.slow
 

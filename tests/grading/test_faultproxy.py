@@ -20,7 +20,7 @@ from redis.retry import Retry
 from redis_course.labs.sandbox.server import RunRedis
 from redis_course.labs.sandbox import make_run_dir
 from redis_course.labs.sandbox.faultproxy import READ_CHUNK, FaultProxy
-from redis_course.servers import PrivateRedis, redis_server_binary
+from redis_course.core.servers import PrivateRedis, redis_server_binary
 
 PREFIX = "fp:"          # keys under it count toward the crash budget
 OTHER = "other:"        # keys that do not

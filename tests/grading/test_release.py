@@ -65,7 +65,7 @@ PUBLIC_TEXT = ("labs/*/tests/public/**/*.py", "labs/*/hints.yml", "labs/*/lab.ym
 def hidden_messages() -> dict[str, str]:
     """Hidden tests' titles and failure messages that no public file uses, in English and in every
     translation the instructor's catalogs hold: none may ship."""
-    from redis_course import catalogs
+    from redis_course.i18n import catalogs
 
     out = {}
     ru, zh = catalogs.read("ru"), catalogs.read("zh")

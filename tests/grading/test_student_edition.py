@@ -18,7 +18,7 @@ import yaml
 
 from redis_course.labs.authoring.model import discover, find_lab
 from redis_course.labs.publish.release import release
-from redis_course.servers import PrivateRedis, redis_server_binary
+from redis_course.core.servers import PrivateRedis, redis_server_binary
 
 pytestmark = pytest.mark.slow
 LABS = [lab for lab in discover() if lab.solution_file.exists()]

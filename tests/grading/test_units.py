@@ -381,7 +381,7 @@ def test_failure_phrases_hide_pytest_internals():
 
 
 def test_lab_titles_and_starter_docstrings_are_extracted_and_translated():
-    from redis_course.catalogs import lab_messages
+    from redis_course.i18n.catalogs import lab_messages
     from redis_course.labs.authoring.starter import translate_docstrings
 
     found = {(ctx, msg) for _f, _l, msg, ctx, _c in lab_messages()}

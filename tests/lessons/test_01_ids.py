@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from redis_course.lessons import ids
-from redis_course.servers import redis_server_binary
+from redis_course.core.servers import redis_server_binary
 
 needs_server = pytest.mark.skipif(not redis_server_binary(), reason="redis-server is not installed")
 
@@ -46,7 +46,7 @@ def test_a_database_sequence_is_not_reused(tmp_path):
 
 @needs_server
 def test_waitaof_needs_redis_7_2_and_wait_reports_replicas():
-    from redis_course.servers import private_redis
+    from redis_course.core.servers import private_redis
 
     with private_redis("aof-always") as srv:
         c = srv.client(prefix="")

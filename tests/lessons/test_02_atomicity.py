@@ -14,7 +14,7 @@ import redis
 from redis_course import connect
 from redis_course.lessons import atomicity
 from redis_course.lessons.money import WITHDRAW  # the script the page shows (it includes it from there)
-from redis_course.servers import private_redis, redis_server_binary
+from redis_course.core.servers import private_redis, redis_server_binary
 
 
 @pytest.fixture

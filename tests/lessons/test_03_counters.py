@@ -10,7 +10,7 @@ import pytest
 
 from redis_course.cluster import default_primary, key_slot
 from redis_course.lessons import faults
-from redis_course.servers import private_redis, redis_server_binary
+from redis_course.core.servers import private_redis, redis_server_binary
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import redis as redis_py
 
 from redis_course import connect
 from redis_course.lessons import durable as d
-from redis_course.servers import redis_server_binary
+from redis_course.core.servers import redis_server_binary
 
 LEDGERS = ["sqlite"] + (["postgres"] if os.environ.get("DATABASE_URL") else [])
 T = 1_700_000_000

@@ -16,7 +16,7 @@ from redis_course import connect
 from redis_course.lessons import durable as d
 from redis_course.lessons import dualwrite as dw
 from redis_course.lessons import money
-from redis_course.servers import private_redis, redis_server_binary
+from redis_course.core.servers import private_redis, redis_server_binary
 
 LEDGERS = ["sqlite"] + (["postgres"] if os.environ.get("DATABASE_URL") else [])
 T = 1_700_000_000

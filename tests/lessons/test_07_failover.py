@@ -14,7 +14,7 @@ import redis
 
 from redis_course.lessons import guard as g
 from redis_course.lessons import switchover as so
-from redis_course.servers import redis_server_binary
+from redis_course.core.servers import redis_server_binary
 
 needs_server = pytest.mark.skipif(not redis_server_binary(), reason="redis-server is not installed")
 

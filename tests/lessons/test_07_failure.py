@@ -17,7 +17,7 @@ import redis
 from redis_course.lessons import guard as g
 from redis_course.lessons import outage
 from redis_course.lessons import ratelimit as rl
-from redis_course.servers import private_redis, redis_server_binary
+from redis_course.core.servers import private_redis, redis_server_binary
 
 needs_server = pytest.mark.skipif(not redis_server_binary(), reason="redis-server is not installed")
 

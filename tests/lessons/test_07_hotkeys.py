@@ -9,7 +9,7 @@ import redis
 
 from redis_course.cluster.nodes import redis_cli_binary
 from redis_course.lessons import hotkeys as h
-from redis_course.servers import private_redis, redis_server_binary
+from redis_course.core.servers import private_redis, redis_server_binary
 
 needs_server = pytest.mark.skipif(not redis_server_binary(), reason="redis-server is not installed")
 

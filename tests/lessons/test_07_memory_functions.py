@@ -14,7 +14,7 @@ from redis_course import connect
 from redis_course.lessons import eviction as ev
 from redis_course.lessons import functions as fn
 from redis_course.lessons import ratelimit as rl
-from redis_course.servers import private_redis, redis_server_binary
+from redis_course.core.servers import private_redis, redis_server_binary
 
 needs_server = pytest.mark.skipif(not redis_server_binary(), reason="redis-server is not installed")
 T = 1_700_000_000_000

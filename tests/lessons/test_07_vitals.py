@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from redis_course.lessons import vitals as v
-from redis_course.servers import private_redis, redis_server_binary, redis_server_version
+from redis_course.core.servers import private_redis, redis_server_binary, redis_server_version
 
 needs_server = pytest.mark.skipif(not redis_server_binary(), reason="redis-server is not installed")
 

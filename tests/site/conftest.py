@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from redis_course import notebooks, paths, site
+from redis_course import notebooks, paths
+from redis_course.site import build as site
 
 LANGS = paths.LANGS
 REQUIRE_BROWSER = os.environ.get("COURSE_REQUIRE_REAL_REDIS") == "1"  # CI: a missing browser fails

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from redis_course import paths, site
+from redis_course import paths
+from redis_course.site import build as site
 
 from redis_course.paths import LANGS
 
@@ -54,7 +55,8 @@ class Absent(importlib.abc.MetaPathFinder):
         pass
 
 sys.meta_path.insert(0, Absent())
-from redis_course import notebooks, site
+from redis_course import notebooks
+from redis_course.site import build as site
 notebooks.render_pages(langs=("zh",), log=lambda *_: None)
 site.build(langs=("zh",), strict=False, site_dir=Path(sys.argv[1]), log=lambda *_: None)
 print("built")

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from redis_course.transcripts import find_blocks
+from redis_course.core.transcripts import find_blocks
 
 pytestmark = pytest.mark.browser
 

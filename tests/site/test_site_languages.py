@@ -7,7 +7,9 @@ import re
 
 import pytest
 
-from redis_course import glossary, paths, site
+from redis_course.i18n import glossary
+from redis_course import paths
+from redis_course.site import build as site
 from test_browser import search, switch_language
 
 LANGS = paths.LANGS

@@ -10,9 +10,9 @@ import urllib.request
 
 import pytest
 
-from redis_course import site
+from redis_course.site import build as site
 from redis_course.paths import LANGS
-from redis_course.webfont import CJK, PAGE_FONT, WEB_FONT, cjk_characters, page_characters, unicode_range
+from redis_course.site.webfont import CJK, PAGE_FONT, WEB_FONT, cjk_characters, page_characters, unicode_range
 
 
 def test_no_source_maps_ship(built_site):
@@ -104,7 +104,7 @@ def test_charts_are_sized_and_lazy(built_site):
 
 
 def test_sized_lazy_images_reads_the_png_header(tmp_path):
-    from redis_course.mkdocs_hooks import sized_lazy_images
+    from redis_course.site.hooks import sized_lazy_images
 
     png = tmp_path / "a.png"
     png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + (640).to_bytes(4, "big") + (480).to_bytes(4, "big"))

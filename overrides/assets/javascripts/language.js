@@ -31,7 +31,7 @@ function sectionInView() {
 
 /* Material asks for a sitemap.xml beside every <link rel="alternate"> when the page loads, to rewrite
    the language links (which the handler above makes unnecessary).  The course's alternates are the
-   same page in each language (site_hooks.py), with no sitemap beside them: four requests a page that
+   same page in each language (site/hreflang.py), with no sitemap beside them: four requests a page that
    fail and log errors.  They are hidden from the theme's one look-up, made when the document is
    loaded (its listener was added first), and are back right after, for search engines. */
 (function () {

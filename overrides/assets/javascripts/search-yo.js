@@ -1,5 +1,5 @@
 /* Russian search treats ё and е as one letter, as Russian readers do.  The Russian search index is
-   written with е (site.py), and the query is folded the same way as it is typed.  So that readers
+   written with е (site/build.py), and the query is folded the same way as it is typed.  So that readers
    still see ё: result titles get their letters back from search/titles_yo.json, excerpts the words
    that the pages always write with ё from search/words_yo.json, and the page a result opens
    highlights the searched words whichever way the page spells them. */

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..backend import CourseError
+from ..core.backend import CourseError
 from ..l10n import _
 from .nodes import STATE_FILE, LocalCluster
 

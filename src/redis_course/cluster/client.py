@@ -5,7 +5,7 @@ import time
 
 from redis.cluster import RedisCluster
 
-from ..backend import PROTOCOL, _CourseClient, run_prefix
+from ..core.backend import PROTOCOL, _CourseClient, run_prefix
 from ..l10n import _
 from .slots import key_slot
 

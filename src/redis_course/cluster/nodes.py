@@ -22,10 +22,10 @@ from typing import Iterator
 import redis
 
 from .. import paths
-from ..backend import PROTOCOL, CourseError
+from ..core.backend import PROTOCOL, CourseError
 from ..l10n import _
-from ..messages import msg
-from ..servers import RedisServerMissing, redis_server_binary
+from ..l10n.messages import msg
+from ..core.servers import RedisServerMissing, redis_server_binary
 from .slots import SLOTS
 from .topology import ClusterTopology
 

@@ -7,7 +7,7 @@ import time
 
 import redis
 
-from ..backend import CourseError
+from ..core.backend import CourseError
 from ..l10n import _
 from .client import CourseCluster, connect_cluster
 

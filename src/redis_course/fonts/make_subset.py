@@ -34,7 +34,7 @@ def gb2312() -> set[int]:
 
 def used_by_the_course() -> set[int]:
     files = [*(ROOT / "docs" / "zh").rglob("*.md"), *(ROOT / "notebooks").glob("*.py"),
-             *(ROOT / "src" / "redis_course" / "locale").glob("*/LC_MESSAGES/course.po")]
+             *(ROOT / "src" / "redis_course" / "l10n" / "locale").glob("*/LC_MESSAGES/course.po")]
     return {ord(c) for f in files if f.exists() for c in f.read_text(encoding="utf-8") if ord(c) >= 0x80}
 
 

@@ -13,7 +13,7 @@ import argparse
 import os
 from pathlib import Path
 
-from ..messages import LANGS, current_lang
+from ..l10n.messages import LANGS, current_lang
 
 
 def _limits(args: argparse.Namespace):
@@ -53,7 +53,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _wrong(lab_spec: str | None, name: str) -> Path:
     """The composed module of ``labs/NN/wrong/NAME.py`` (solution.py with its definitions in place)."""
-    from ..backend import CourseError
+    from ..core.backend import CourseError
     from .authoring.model import find_lab
     from .authoring.wrong import composed_path
 
@@ -74,7 +74,7 @@ def default_lang() -> str:
 
 
 def _solution(lab_spec: str | None) -> Path:
-    from ..backend import CourseError
+    from ..core.backend import CourseError
     from ..l10n import _
     from .authoring.model import find_lab
 

@@ -132,7 +132,7 @@ def run_worker(url: str, prefix: str, lease_ms: int = 1000, batch: int = 10, que
     (SIGKILL) once it has executed that many tasks, in the middle of a claimed batch: half of it
     executed, none of it acknowledged.
     """
-    from ..backend import connect
+    from ..core.backend import connect
 
     r = connect(url, prefix=prefix)  # a prefix passed in is never cleaned up by this process on exit
     k = queue_keys(r, queue)
@@ -198,7 +198,7 @@ def run_queue(url: str, prefix: str, tasks: int = 10_000, workers: int = 4, spre
     import subprocess
     import sys
 
-    from ..backend import connect
+    from ..core.backend import connect
 
     r = connect(url, prefix=prefix)
     queue = f"bench-{secrets.token_hex(3)}"         # its own keys, even if another run shares the prefix

@@ -76,9 +76,9 @@ def gcra(r, client_id: str, limit: int = 10, window_ms: int = 1000, now_ms: int 
 
 def what_survives(mode: str) -> dict:
     """Load the library and a script on a private server, then restart it (``mode`` = a persistence
-    setting of :mod:`redis_course.servers`) or fail over to a replica (``mode`` = "failover").
+    setting of :mod:`redis_course.core.servers`) or fail over to a replica (``mode`` = "failover").
     Returns ``{"function": still there?, "script": still cached?}``."""
-    from ..servers import PrivateRedis
+    from ..core.servers import PrivateRedis
     from .switchover import primary_and_replica
 
     script = Script(GCRA_LUA)

@@ -126,7 +126,7 @@ def budget_client(r, budget_ms: int, max_connections: int | None = None):
     """
     if getattr(r, "backend", "") == "fakeredis":
         return r
-    from ..backend import CourseRedis
+    from ..core.backend import CourseRedis
 
     pool = r.connection_pool
     kwargs = dict(pool.connection_kwargs)

@@ -21,7 +21,7 @@ def reissued_after_restart(persistence: str = "default", handed_out: int = 150, 
     Returns ``{"persistence", "handed_out", "survived", "next_id", "reissued"}``: ``reissued`` is
     how many ids the restarted server will hand out a second time.  INCR is O(1), SAVE O(N).
     """
-    from ..servers import PrivateRedis
+    from ..core.servers import PrivateRedis
 
     srv = PrivateRedis(persistence=persistence)
     try:
@@ -112,7 +112,7 @@ def epoch_ids_across_restart(db_path: str, handed_out: int = 150, snapshot_at: i
     Returns the first and last id before and after the restart, how many bare INCR numbers were
     handed out twice, and how many epoch ids were (none).
     """
-    from ..servers import PrivateRedis
+    from ..core.servers import PrivateRedis
 
     srv = PrivateRedis(persistence="default")
     try:

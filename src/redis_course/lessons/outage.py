@@ -68,7 +68,7 @@ def run_outage(fault: str, setup: str, budget_ms: int = 50, seconds: float = 2.5
     Returns one dict per request: ``due`` and ``done`` (s since the start), ``allowed`` (True,
     False or None for an error), ``source``.
     """
-    from ..servers import private_redis
+    from ..core.servers import private_redis
 
     with private_redis() as srv:
         decide = _decider(srv, setup, budget_ms, limit, cooldown_ms)
@@ -111,7 +111,7 @@ def summarize(records: list[dict], fault_at: float = 1.0, fault_for: float = 1.0
 def timed_out_incr_runs_later(timeout_ms: int = 200) -> dict:
     """INCR on a paused server with a short socket timeout and no retry: the caller gets a
     TimeoutError, yet the command was delivered and runs when the server resumes."""
-    from ..servers import private_redis
+    from ..core.servers import private_redis
 
     with private_redis() as srv:
         r = budget_client(srv.client(prefix=""), timeout_ms)
@@ -135,7 +135,7 @@ def default_retry_counts_twice(timeout_ms: int = 200, pause_s: float = 1.0) -> d
     before the pause and the retry that got through), ``hello_calls`` handshakes (each retry first
     reconnects, and the HELLO of those made during the pause timed out before any INCR was sent
     again).  So a retried INCR counts at least twice, not once per retry."""
-    from ..servers import private_redis
+    from ..core.servers import private_redis
 
     with private_redis() as srv:
         r = redis.Redis(host="127.0.0.1", port=srv.port, socket_timeout=timeout_ms / 1000, decode_responses=True)

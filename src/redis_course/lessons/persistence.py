@@ -20,7 +20,7 @@ def measure_loss(persistence: str, seconds: float = 1.0, *, key: str = "counter"
     Returns ``{"mode", "acked", "survived", "lost", "ops_per_s"}``.  ``acked`` is the last reply of
     INCR: every increment up to it was acknowledged to the client.  One INCR per round trip (O(1)).
     """
-    from ..servers import PrivateRedis
+    from ..core.servers import PrivateRedis
 
     srv = PrivateRedis(persistence=persistence)
     try:

@@ -55,9 +55,9 @@ def wait_link_up(replica_client, timeout: float = 10.0) -> None:
 def primary_and_replica(replica_args: list[str] | None = None, persistence: str = "none") -> Iterator[tuple]:
     """A private primary and a private replica of it, link up; both stopped and removed after.
 
-    ``persistence`` is both servers' setting (:data:`redis_course.servers.PERSISTENCE`).  Lessons 05
+    ``persistence`` is both servers' setting (:data:`redis_course.core.servers.PERSISTENCE`).  Lessons 05
     and 07 start every pair they need here."""
-    from ..servers import PrivateRedis
+    from ..core.servers import PrivateRedis
 
     primary = PrivateRedis(persistence=persistence, extra_args=list(FAST_SYNC))
     replica = PrivateRedis(persistence=persistence, extra_args=list(FAST_SYNC) + list(replica_args or []))

@@ -30,7 +30,7 @@ STORED_PREFIX = "course:nb:"  # fakeredis runs in the kernel: a fixed prefix kee
 PKG = Path(__file__).resolve().parents[1]
 #: The course code a notebook's outputs depend on (besides its own source): the backend, the lessons and
 #: what draws their charts and tables.
-OUTPUT_CODE = ("__init__.py", "backend.py", "compat.py", "servers.py", "messages.py", "l10n.py", "paths.py",
+OUTPUT_CODE = ("__init__.py", "core/backend.py", "core/compat.py", "core/servers.py", "l10n/*.py", "paths.py",
                "charts.py", "tables.py", "fonts/*.otf", "cluster/*.py", "lessons/**/*.py")
 #: Installed packages whose versions change outputs.
 OUTPUT_PACKAGES = ("redis", "fakeredis", "lupa")
@@ -82,7 +82,7 @@ def execute(nb: nbformat.NotebookNode, *, redis_url: str | None = None, lang: st
     finally:
         shutil.rmtree(ipc_dir, ignore_errors=True)
         if redis_url:  # the kernel is stopped without running atexit: delete this run's keys here
-            from ..backend import connect
+            from ..core.backend import connect
 
             connect(redis_url, prefix=prefix).cleanup()
     nb.metadata.setdefault("course", {})["executed_on"] = executed_on(redis_url)
@@ -93,7 +93,7 @@ def executed_on(redis_url: str | None) -> str:
     """``fakeredis 2.41.0`` or ``Redis 7.0.15``: asked of the backend, not read from a notebook's output."""
     if not redis_url:
         return f"fakeredis {_version('fakeredis')}"
-    from ..backend import connect
+    from ..core.backend import connect
 
     return f"Redis {connect(redis_url, prefix='course:probe:').server_version()}"
 

@@ -27,7 +27,7 @@ Kinds:
 
 * ``choice`` — options carry ``text`` (per language); one is right;
 * ``predict`` — a ``redis>`` sequence whose replies are hidden; options are replies as redis-cli
-  prints them (:func:`redis_course.transcripts.format_reply`); one is right, and
+  prints them (:func:`redis_course.core.transcripts.format_reply`); one is right, and
   :mod:`.execute` proves it on fakeredis and on a real server;
 * ``race`` — ``setup`` commands, then two ``clients`` whose steps interleave in every possible order:
   ``{run: COMMAND, as: x, if: "x >= 80"}`` (``as`` keeps the reply, as an integer when it is one;
@@ -46,7 +46,7 @@ from typing import Any
 import yaml
 
 from .. import paths
-from ..backend import CourseError
+from ..core.backend import CourseError
 
 KINDS = ("choice", "predict", "race")
 QUIZZES = paths.ROOT / "quizzes"

@@ -1,6 +1,6 @@
 """What Redis really answers to a question: the proof behind every ``predict`` and ``race`` answer.
 
-The transcripts' runner does the work (:mod:`redis_course.transcripts`): commands are split like
+The transcripts' runner does the work (:mod:`redis_course.core.transcripts`): commands are split like
 redis-cli splits them, sent raw, and their replies formatted as redis-cli 7 prints them, on an empty
 database — a fresh fakeredis server, a server the course owns after FLUSHALL, or a shared server
 whose keys of the run's prefix are deleted first (:class:`PrefixedBackend`: nothing else is touched).
@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 import redis
 
-from ..transcripts import Backend, format_reply, split_args
+from ..core.transcripts import Backend, format_reply, split_args
 from . import _COND, _STEP_VAR
 
 MAX_ORDERS = 500
@@ -42,7 +42,7 @@ class PrefixedBackend:
         self.prefix = client.prefix
 
     def _raw(self) -> redis.Redis:
-        from ..transcripts import RawParser
+        from ..core.transcripts import RawParser
 
         pool = self.client.connection_pool
         kwargs = dict(pool.connection_kwargs)

@@ -91,7 +91,7 @@ def _pct(x: float) -> str:
 
 def items(lesson: str, lang: str, site_url: str | None = None):
     """(source, [(question, text html, general feedback html, [(option id, html, fraction, feedback html)])])."""
-    from ..site import base_url
+    from ..site.build import base_url
 
     if lang not in paths.LANGS:
         raise ValueError(f"unknown language {lang!r}")

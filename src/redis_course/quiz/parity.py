@@ -9,7 +9,7 @@ what is checked is the prose of each question in each language:
 * a Russian text is written in Cyrillic and a Chinese one in Chinese characters (not left in English);
 * the glossary's term is used: where the English text uses a glossary term, the Chinese text has the
   Chinese term and the Russian text the Russian one (the stems of its words, Russian declines them);
-* numbers are grouped as the pages group them (:mod:`redis_course.typography`).
+* numbers are grouped as the pages group them (:mod:`redis_course.i18n.typography`).
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from pathlib import Path
 
 import yaml
 
-from .. import glossary, paths, typography
+from ..i18n import glossary, typography
+from .. import paths
 from . import sources, validate
 
 _CODE = re.compile(r"`([^`]+)`")

@@ -6,7 +6,7 @@ browser (CPython compiled to WebAssembly by Pyodide), with no server and no requ
 * :mod:`.assets` — the runtime and wheels: fetched once from npm and PyPI at build time, pinned by
   version and checksum, cached, copied into the built site;
 * :mod:`.session` — the Python that runs in the browser: one fakeredis server, two clients, replies
-  formatted by :mod:`redis_course.transcripts` exactly as the page's transcripts are checked;
+  formatted by :mod:`redis_course.core.transcripts` exactly as the page's transcripts are checked;
 * :mod:`.strings` — what the console says, in the page's language, from the course's catalogs;
 * :mod:`.hook` — the mkdocs hook that gives pages with transcripts the console's small loader.
 

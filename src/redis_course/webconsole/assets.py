@@ -11,8 +11,8 @@ File names carry a version or a content hash, so a host may let browsers cache t
   locks, loaded by ``pyodide.loadPackage`` from the site itself (no micropip, no CDN);
 * ``packages-<hash>.zip`` — those wheels compiled to ``.pyc`` by Pyodide itself when Node is at hand
   (:mod:`.precompile`; a first click then imports instead of compiling: bench/console_first_answer.py);
-* ``course-<hash>.zip`` — :mod:`redis_course.transcripts` (the formatter the page tests use),
-  :mod:`redis_course.compat` and :mod:`.session`, so the browser prints what the tests check;
+* ``course-<hash>.zip`` — :mod:`redis_course.core.transcripts` (the formatter the page tests use),
+  :mod:`redis_course.core.compat` and :mod:`.session`, so the browser prints what the tests check;
 * ``snapshot-<hash>-<n>.gz`` — Pyodide's memory once all of that is imported, made with Node too
   (:func:`.precompile.snapshot`): a click restores it instead of starting Python, and then needs
   neither the packages nor the course zip; the worker falls back on them when it cannot restore it.
@@ -68,7 +68,8 @@ WHEELS = (
 RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 PACKAGE = Path(__file__).resolve().parents[1]  # src/redis_course
 # the course's modules the browser runs (redis_course/__init__.py there is empty: it would import the world)
-COURSE_MODULES = ("compat.py", "transcripts.py", "webconsole/__init__.py", "webconsole/session.py")
+COURSE_MODULES = ("core/__init__.py", "core/compat.py", "core/transcripts.py", "webconsole/__init__.py",
+                  "webconsole/session.py")
 WORKER = Path(__file__).with_name("worker.mjs")
 SITE_FOLDER = "console"
 SNAPSHOT_PART = 3_000_000  # bytes of one part of the snapshot (see above)

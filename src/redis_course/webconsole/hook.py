@@ -2,7 +2,7 @@
 
 ``extra.console`` in the generated ``build/mkdocs.<lang>.yml`` is the manifest of
 :func:`redis_course.webconsole.assets.prepare` (absent when the site is built without consoles).
-A page whose Markdown holds a transcript (:func:`redis_course.transcripts.find_blocks`, the tests'
+A page whose Markdown holds a transcript (:func:`redis_course.core.transcripts.find_blocks`, the tests'
 own finder) gets, before ``</body>``, a JSON block with where the runtime is (relative to the page,
 so the site works from any folder), the first load's size, the lesson's notebook and the strings
 in the page's language, and ``assets/javascripts/console.js`` (a few KB; it loads nothing before a click).
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path, PurePosixPath
 
-from redis_course.transcripts import find_blocks
+from redis_course.core.transcripts import find_blocks
 from redis_course.webconsole.strings import strings
 
 

@@ -1,8 +1,8 @@
 """One browser console: a fakeredis server and two clients, answering as redis-cli prints.
 
 This module runs inside the browser (Pyodide) as well as in CPython (its tests).  A command line is
-split with :func:`redis_course.transcripts.split_args` and its reply formatted with
-:func:`redis_course.transcripts.format_reply`, the functions that check the pages' transcripts, on
+split with :func:`redis_course.core.transcripts.split_args` and its reply formatted with
+:func:`redis_course.core.transcripts.format_reply`, the functions that check the pages' transcripts, on
 the same raw fakeredis connection (status replies unquoted, error texts with their ``ERR`` prefix).
 
 What the browser cannot run is answered with a note instead of a wrong reply:
@@ -22,8 +22,8 @@ from typing import Any
 import fakeredis
 import redis
 
-from redis_course.compat import FAKE_SERVER_VERSION, raw_fake_connection_class
-from redis_course.transcripts import TranscriptSyntaxError, format_reply, split_args
+from redis_course.core.compat import FAKE_SERVER_VERSION, raw_fake_connection_class
+from redis_course.core.transcripts import TranscriptSyntaxError, format_reply, split_args
 
 LUA = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "SCRIPT", "FUNCTION", "FCALL", "FCALL_RO"}
 BLOCKING = {"BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BLMPOP", "BZPOPMIN", "BZPOPMAX", "BZMPOP",

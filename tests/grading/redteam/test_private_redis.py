@@ -22,7 +22,7 @@ from redis_course.labs.sandbox import launch as isolation
 from redis_course.labs.sandbox import make_run_dir
 from redis_course.labs.sandbox.box import Box
 from redis_course.labs.sandbox.limits import Limits
-from redis_course.servers import redis_server_binary
+from redis_course.core.servers import redis_server_binary
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not redis_server_binary(), reason="needs redis-server")]
@@ -72,7 +72,7 @@ def server(redis6):
 def test_student_user_is_refused_every_command_that_reaches_past_its_data(server):
     import redis
 
-    from redis_course.backend import connect
+    from redis_course.core.backend import connect
 
     student = connect(server.url, prefix="course:t:")
     assert student.incr("n") == 1 and student.eval("return redis.call('incr', KEYS[1])", 1, "n") == 2

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import yaml
 
-from ...messages import LANGS
+from ...l10n.messages import LANGS
 
 
 class LabConfigError(ValueError):

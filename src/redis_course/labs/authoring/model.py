@@ -23,8 +23,8 @@ from pathlib import Path
 import yaml
 
 from ... import paths
-from ...backend import CourseError
-from ...messages import LANGS
+from ...core.backend import CourseError
+from ...l10n.messages import LANGS
 from . import labconfig
 
 LAB_DIR = re.compile(r"^\d\d-[a-z0-9][a-z0-9-]*$")

@@ -104,7 +104,7 @@ def write_workflow(out: Path, labs: list[Lab]) -> Path:
 def main(lab_spec: str | None, lang: str, backend: str = "auto") -> int:
     """``check LAB --classroom``: the check table, then the result for the reporter.  Exit 0 when the
     check ran (the points say how it went); the reporter marks the run failed when points are missing."""
-    from ...backend import CourseError
+    from ...core.backend import CourseError
     from .selfcheck import run_check
 
     if not lab_spec:

@@ -45,7 +45,7 @@ def too_old(lab: Lab, version: str | None) -> bool:
 
 def url_version(url: str) -> str | None:
     """The version of the Redis at ``url`` (None when it cannot be asked: the run says why)."""
-    from ...backend import CourseError, connect
+    from ...core.backend import CourseError, connect
 
     try:
         c = connect(url, socket_timeout=5)
@@ -71,7 +71,7 @@ def backend_for(lab: Lab, backend: str, lang: str | None) -> tuple[str, str | No
     """The private backend to run ``lab`` on, and a sentence when it is not the one asked for.
     ``auto`` with a ``redis-server`` older than the lab needs gives fakeredis (unless the lab needs a
     real server); an explicit ``redis-server`` is kept, and the sentence says it is too old."""
-    from ...servers import redis_server_binary, redis_server_version
+    from ...core.servers import redis_server_binary, redis_server_version
 
     if backend == "fakeredis" or not redis_server_binary():
         return backend, None
@@ -323,7 +323,7 @@ def main(lab_spec: str | None, lang: str, backend: str = "auto", source: Path | 
          verbose: bool = False) -> int:
     results, table = run_check(lab_spec, lang=lang, backend=backend, source=source, verbose=verbose)
 
-    from ...backend import _describe_url
+    from ...core.backend import _describe_url
 
     def shown(name: str) -> str:  # "url" means the server in REDIS_URL, under a fresh key prefix
         url = os.environ.get("REDIS_URL")

@@ -115,7 +115,7 @@ class LabRun:
         return proc
 
     def client(self):
-        from ...backend import connect
+        from ...core.backend import connect
 
         if self.server is not None:
             return self.server.client(self.prefix)

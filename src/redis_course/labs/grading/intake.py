@@ -15,7 +15,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...backend import CourseError
+from ...core.backend import CourseError
 from ...l10n import _
 from ..authoring.model import Lab
 from .names import Student, assign, edition_lang, sort_key

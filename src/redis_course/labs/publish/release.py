@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Callable
 
 from ... import paths
-from ...backend import CourseError
+from ...core.backend import CourseError
 from ...l10n import _
 from .edition import write_student_files
 from ..authoring.model import LAB_DIR, discover
@@ -198,7 +198,7 @@ def strip_catalog(text: str) -> str:
 
 
 def strip_catalogs(ed: Edition) -> None:
-    for po in sorted(ed.out.glob("src/redis_course/locale/*/LC_MESSAGES/*.po")):
+    for po in sorted(ed.out.glob("src/redis_course/l10n/locale/*/LC_MESSAGES/*.po")):
         po.write_text(strip_catalog(po.read_text(encoding="utf-8")), encoding="utf-8")
 
 

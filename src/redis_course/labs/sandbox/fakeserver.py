@@ -4,13 +4,13 @@
 
 It runs inside the box (:mod:`.server` starts it under the same walls as the student's processes),
 so whatever a script could do in it stays there.  Its Lua is Redis 7's and nothing of Python
-(:func:`redis_course.compat.bare_fakeredis_lua`): no ``python`` table, no ``io``/``os``/``debug``, no
+(:func:`redis_course.core.compat.bare_fakeredis_lua`): no ``python`` table, no ``io``/``os``/``debug``, no
 Python attribute of any object; and, as on Redis 7, its globals, its libraries (``redis``,
 ``string``, ``cjson``...) and the string metatable are read-only and ``setfenv``/``getfenv`` do not
 exist (:data:`READONLY_LUA`), so no script can change what a later one -- the grader's own
 included -- finds there.  ``--cluster``: refuse, as one node of a Redis Cluster does, a
 command, transaction or script whose keys are in different hash slots (CROSSSLOT;
-:func:`redis_course.compat.refuse_cross_slot`).  Cost: fakeredis's, one lock per server.
+:func:`redis_course.core.compat.refuse_cross_slot`).  Cost: fakeredis's, one lock per server.
 """
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def readonly_fakeredis_lua() -> None:
 
 
 def make_server(path: str):
-    from ...compat import bare_fakeredis_lua, unix_fake_server  # fakeredis's private parts: fenced there
+    from ...core.compat import bare_fakeredis_lua, unix_fake_server  # fakeredis's private parts: fenced there
 
     bare_fakeredis_lua()
     readonly_fakeredis_lua()
@@ -93,7 +93,7 @@ def main(argv: list[str]) -> int:
     path, rest = argv[0], argv[1:]
     if "--cluster" in rest:
         from ...cluster.slots import key_slot
-        from ...compat import refuse_cross_slot
+        from ...core.compat import refuse_cross_slot
         refuse_cross_slot(key_slot)
     server = make_server(path)
     os.chmod(path, 0o777)

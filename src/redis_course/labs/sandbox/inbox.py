@@ -75,7 +75,7 @@ def main(control_fd: int) -> None:
     cfg = json.loads(sock.recv(1 << 16))
     import sqlite3  # noqa: F401 - imported once here, inherited by every fork (lab 05's tasks)
 
-    import redis_course.backend  # noqa: F401
+    import redis_course.core.backend  # noqa: F401
     from redis_course.labs.sandbox import tasks  # noqa: F401
     from redis_course.lessons import faults  # noqa: F401
 
@@ -284,7 +284,7 @@ def _connect(cfg: dict):
     """The box's Redis, through the fault proxy; an import error when it never answers."""
     import time
 
-    from redis_course.backend import connect
+    from redis_course.core.backend import connect
 
     deadline = time.monotonic() + 10
     while True:

@@ -1,4 +1,4 @@
-"""The box's Redis: a ``redis-server`` (:class:`redis_course.servers.PrivateRedis`, the one launcher
+"""The box's Redis: a ``redis-server`` (:class:`redis_course.core.servers.PrivateRedis`, the one launcher
 of lessons, tests and grader) when the binary exists, else a fakeredis server process
 (:mod:`.fakeserver`); on a Unix socket alone in a folder of the grader's, inside the box's walls.
 
@@ -18,7 +18,7 @@ a fakeredis server, which has no maxmemory, gets an address-space limit.
 of one node that serves all 16384 slots: clients use it as a single server (no redirections), and
 the server refuses any multi-key command, transaction or script whose keys are in different slots
 (CROSSSLOT), as a real cluster does.  fakeredis has no cluster mode: its server process refuses the
-same commands itself (``--cluster``: :func:`redis_course.compat.refuse_cross_slot`).
+same commands itself (``--cluster``: :func:`redis_course.core.compat.refuse_cross_slot`).
 """
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from ...backend import CourseError, connect
-from ...servers import PrivateRedis, redis_server_binary
+from ...core.backend import CourseError, connect
+from ...core.servers import PrivateRedis, redis_server_binary
 from . import launch as ln
 
 BACKENDS = ("auto", "redis-server", "fakeredis")

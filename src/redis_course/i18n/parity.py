@@ -19,7 +19,9 @@ For each page under ``docs/en`` (hand-written pages; generated ``notebook.md`` p
 Notebook language cells (:mod:`.nbcells`) and the gettext catalogs of tool messages
 (:mod:`.catalogs`) are checked by ``course i18n check`` too, and reported by ``course i18n status``;
 so is the term base (:mod:`.terms`): no disallowed variant of a term anywhere a reader meets it;
-so are the lessons' question sources (``quizzes/*.yml``, :mod:`.quiz.parity`) by ``check``.
+so are the lessons' question sources (``quizzes/*.yml``, :mod:`redis_course.quiz.parity`) by ``check``,
+which the command passes in: the quiz package uses this one's glossary and typography, so this one
+does not import it.
 
 Outdated translations: a translated page records in its front matter the hash of the English page
 it was translated from (``source: 1a2b3c4d5e6f``).  ``course i18n status`` lists pages whose English
@@ -31,10 +33,12 @@ import hashlib
 import re
 import sys
 from dataclasses import dataclass, field
+from typing import Callable
 from pathlib import Path
 
-from . import comments, paths, typography
-from .paths import LANGS
+from . import comments, typography
+from .. import paths
+from ..paths import LANGS
 
 GENERATED = {"notebook.md"}
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=indent)(?P=ticks)[ \t]*$",
@@ -184,7 +188,7 @@ _compiled: dict[tuple[str, int], list] = {}
 
 def _translations(lang: str, block: str) -> list[tuple[re.Pattern, list[str], list[str]]]:
     """The catalog's messages the English ``block`` may show, longest first, each with its translations."""
-    from . import l10n
+    from .. import l10n
 
     cat = l10n.catalog(lang)
     if (lang, id(cat)) not in _compiled:
@@ -335,7 +339,9 @@ def stamp(page: Path) -> None:
     page.write_text(text, encoding="utf-8")
 
 
-def main_check() -> int:
+def main_check(*more: Callable[[], dict[str, list[str]]]) -> int:
+    """Print every problem; 1 if there is one.  ``more``: further checks, each ``{where: [problem, ...]}``
+    (``course i18n check`` adds the question sources', :func:`redis_course.quiz.parity.problems`)."""
     from . import catalogs, nbcells, terms
 
     report = check_all()
@@ -343,9 +349,9 @@ def main_check() -> int:
         print(page)
         for p in problems:
             print(f"  - {p}")
-    from .quiz import parity as quiz_parity
-
-    other = {**nbcells.check_all(), **catalogs.problems(), **quiz_parity.problems()}
+    other = {**nbcells.check_all(), **catalogs.problems()}
+    for check in more:
+        other.update(check())
     for where, problems in [*catalogs.pofilter_problems().items(), *terms.problems().items()]:
         other.setdefault(where, []).extend(problems)
     for where, problems in other.items():

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from . import paths
+from .. import paths
 
 _ROW = re.compile(r"^\|\s*\*\*(?P<term>[^*|]+)\*\*\s*\|\s*(?P<second>[^|]+?)\s*\|", re.MULTILINE)
 _HAN = re.compile(r"[\u3400-\u9fff]")

@@ -29,9 +29,9 @@ import string
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths
-from .l10n import DOMAIN, LOCALE_DIR, SOURCE_LANG
-from .paths import LANGS
+from .. import paths
+from ..l10n import DOMAIN, LOCALE_DIR, SOURCE_LANG
+from ..paths import LANGS
 
 # ``tr``: a local wrapper that fixes the language (the student README).  A call inside an f-string
 # is not seen by the extractor on Python 3.11: concatenate instead.
@@ -101,8 +101,8 @@ def lab_messages(root: Path | None = None) -> list[tuple[str, int, str, str, str
       and its ``your code here``, in context ``starter``: ``course release --lang`` writes ``lab.py``
       with them in that language.
     """
-    from .labs.authoring.model import TITLE_CONTEXT, test_docstrings
-    from .labs.authoring.starter import PLACEHOLDER, STARTER_CONTEXT, comments, docstrings
+    from ..labs.authoring.model import TITLE_CONTEXT, test_docstrings
+    from ..labs.authoring.starter import PLACEHOLDER, STARTER_CONTEXT, comments, docstrings
 
     root = Path(root or paths.ROOT)
     out = []

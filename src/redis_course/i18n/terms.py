@@ -26,7 +26,7 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths
+from .. import paths
 
 TRANSLATED = ("ru", "zh")
 _LETTER = r"A-Za-z\u00c0-\u024f\u0400-\u04ff"
@@ -231,7 +231,7 @@ def yaml_lines(text: str) -> dict[str, list[str]]:
 
 def python_prose_lines(text: str) -> list[str]:
     """A Python file's comments and docstrings, the code blanked out (a starter as a student reads it)."""
-    from .labs.authoring.starter import docstrings
+    from ..labs.authoring.starter import docstrings
 
     src = text.split("\n")
     out = [""] * len(src)
@@ -337,7 +337,7 @@ def problems(root: Path | None = None) -> dict[str, list[str]]:
         for lang in TRANSLATED:
             add(src.relative_to(root).as_posix(), _search(per[lang], by_lang[lang], ""))
     for lang in TRANSLATED:
-        po = root / "src" / "redis_course" / "locale" / lang / "LC_MESSAGES" / "course.po"
+        po = root / "src" / "redis_course" / "l10n" / "locale" / lang / "LC_MESSAGES" / "course.po"
         if po.exists():
             add(f"locale/{lang}/LC_MESSAGES/course.po", _search(catalog_lines(po.read_text("utf-8")),
                                                                   by_lang[lang], ""))

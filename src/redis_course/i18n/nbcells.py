@@ -12,8 +12,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from . import paths
-from .paths import LANGS
+from .. import paths
+from ..paths import LANGS
 
 
 def passages(src: Path) -> list[list[tuple[int, str, str]]]:

@@ -58,7 +58,7 @@ def require(package: str, module: str, names: tuple[str, ...], use: str) -> Any:
         dotted = ".".join((module, *names))
         raise PrivateAPIChanged(
             f"{package} {_version(package)} no longer has {dotted}, which {use} relies on: "
-            f"update src/redis_course/compat.py for this {package} version.") from None
+            f"update src/redis_course/core/compat.py for this {package} version.") from None
 
 
 # ------------------------------------------------------------------ raw replies (redis-cli transcripts)
@@ -290,7 +290,7 @@ def check_command_packer() -> None:
     if packer is None or not callable(getattr(packer, "pack", None)):
         raise PrivateAPIChanged(
             f"redis {_version('redis')} no longer packs commands through Connection._command_packer.pack, "
-            "which the guard against server-wide commands relies on: update src/redis_course/compat.py "
+            "which the guard against server-wide commands relies on: update src/redis_course/core/compat.py "
             "for this redis version.")
 
 

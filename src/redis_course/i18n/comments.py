@@ -1,7 +1,7 @@
 """Comments in a page's code blocks, so that translations may translate them.
 
 A code block is the same program in every language; only its comments are prose.  The parity check
-(:mod:`redis_course.i18n`) compares code blocks with their comments taken out (:func:`strip`), so a
+(:mod:`redis_course.i18n.parity`) compares code blocks with their comments taken out (:func:`strip`), so a
 Russian page may say ``# '2' (строка: значение хранится как строка)`` where the English page says
 ``# '2' (a str: the value is a string)``.
 

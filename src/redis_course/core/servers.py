@@ -48,8 +48,8 @@ from pathlib import Path
 from typing import Iterator
 
 from .backend import CourseError, connect
-from .l10n import _
-from .messages import msg
+from ..l10n import _
+from ..l10n.messages import msg
 
 PERSISTENCE = {
     "default": [],  # the server's built-in defaults (Redis 7: save 3600 1 300 100 60 10000, appendonly no)

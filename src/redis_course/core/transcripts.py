@@ -16,11 +16,11 @@ terminal: ``(integer) 1``, ``"1"``, ``OK``, ``(nil)``, ``(error) ERR ...``, ``1)
 
 * fakeredis: a fresh ``FakeServer`` emulating Redis 7.0 (``compat.FAKE_SERVER_VERSION``) per block;
 * a real server: ``FLUSHALL`` before each block, so only a server the course owns (a private
-  ``redis-server`` from :mod:`redis_course.servers`) is accepted; the command guard refuses
+  ``redis-server`` from :mod:`redis_course.core.servers`) is accepted; the command guard refuses
   FLUSHALL anywhere else.
 
-    from redis_course import transcripts
-    from redis_course.servers import private_redis
+    from redis_course.core import transcripts
+    from redis_course import private_redis
 
     transcripts.run_page("docs/en/00-start/index.md", transcripts.fake_backend())
     with private_redis() as srv:
@@ -334,7 +334,7 @@ def run_page(path: str | Path, client: Any) -> list[Mismatch]:
 
 def pages(docs: Path | None = None) -> list[Path]:
     """Every hand-written Markdown page under docs/ (all languages) that holds a transcript."""
-    from . import paths
+    from .. import paths
 
     root = docs or paths.DOCS
     return sorted(p for p in root.rglob("*.md")
@@ -342,7 +342,7 @@ def pages(docs: Path | None = None) -> list[Path]:
 
 
 def main(argv: Iterable[str] | None = None) -> int:  # pragma: no cover - a convenience for authors
-    """``python -m redis_course.transcripts [PAGE ...]``: check pages on fakeredis."""
+    """``python -m redis_course.core.transcripts [PAGE ...]``: check pages on fakeredis."""
     import sys
 
     targets = [Path(a) for a in (argv if argv is not None else sys.argv[1:])] or pages()

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import yaml
 
-from . import paths
-from .l10n import N_, _
-from .paths import LANGS
+from .. import paths
+from ..l10n import N_, _
+from ..paths import LANGS
 
 # Search (each setting is checked in a browser by tests/site/test_browser.py):
 # - Material appends a wildcard to every query word ("счётчик" → "счётчик*") and lunr does not stem
@@ -94,6 +94,7 @@ def nav(lang: str) -> list:
     return items
 
 
+PACKAGE = Path(__file__).resolve().parents[1]  # src/redis_course: the quiz and the console add their hooks from there
 LOCAL_URL = "http://127.0.0.1:8000/"
 
 
@@ -128,8 +129,8 @@ def write_config(lang: str, site_dir: Path | None = None, config_dir: Path | Non
         "markdown_extensions": _markdown_extensions(lang),
         "plugins": [{"search": _search(lang, config_dir)}],
         "nav": nav(lang),
-        "hooks": [rel(Path(__file__).with_name("site_hooks.py")), rel(Path(__file__).with_name("mkdocs_hooks.py")),
-                  rel(Path(__file__).parent / "webconsole" / "hook.py"), rel(Path(__file__).parent / "quiz" / "hook.py")],
+        "hooks": [rel(Path(__file__).with_name("hreflang.py")), rel(Path(__file__).with_name("hooks.py")),
+                  rel(PACKAGE / "webconsole" / "hook.py"), rel(PACKAGE / "quiz" / "hook.py")],
     }
     if console:
         cfg["extra"] = {"console": console}
@@ -169,7 +170,7 @@ def _search(lang: str, config_dir: Path) -> dict:
     """The search plugin's settings; Chinese also gets the glossary's terms as jieba words."""
     settings = dict(SEARCH[lang])
     if lang == "zh":
-        from .glossary import write_jieba_dictionary
+        from ..i18n.glossary import write_jieba_dictionary
 
         settings["jieba_dict_user"] = str(write_jieba_dictionary(config_dir / "jieba_user_dict.txt").resolve())
     return settings
@@ -206,7 +207,7 @@ def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = N
     """Build ``<site_dir>/<lang>/`` for each language with ``mkdocs build`` (``--strict``: warnings
     fail) and the root ``index.html`` that sends readers to their language.  ``site_dir`` defaults to
     ``site/``; another folder (tests build into a temporary one) leaves ``site/`` and ``build/`` alone."""
-    from .webconsole import assets
+    from ..webconsole import assets
 
     out = Path(site_dir) if site_dir else paths.SITE
     out.mkdir(parents=True, exist_ok=True)
@@ -234,7 +235,7 @@ def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = N
             raise SiteBuildError("\n".join(failed))
     if "ru" in langs:
         fold_yo(out / "ru" / "search" / "search_index.json")
-    from .paths import CJK_FONT  # not from charts: serve and build do without matplotlib
+    from ..paths import CJK_FONT  # not from charts: serve and build do without matplotlib
     from .webfont import write_page_fonts, write_web_font
 
     for lang in langs:  # Chinese glyphs for a machine without a CJK font (course.css, @font-face)

@@ -24,7 +24,7 @@ import os
 import threading
 from pathlib import Path
 
-from .paths import LANGS
+from ..paths import LANGS
 
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 DOMAIN = "course"
@@ -40,7 +40,7 @@ _edition_cache: dict[Path, tuple[float, str]] = {}
 def edition_lang() -> str:
     """The language a student edition was released in (``edition.json``), or ``""``: read again only
     when the file changes, since every message asks."""
-    from . import paths
+    from .. import paths
 
     path = paths.ROOT / "edition.json"
     try:

@@ -11,7 +11,7 @@ Key safety.  Every key the course writes goes under one prefix per run, ``r.key(
 ``course:3f9a1c:views``; ``r.cleanup()`` deletes only those keys (SCAN MATCH + UNLINK).  On a server
 the course did not start itself, server-wide commands (FLUSHDB, FLUSHALL, CONFIG SET, SHUTDOWN,
 DEBUG, SAVE, BGSAVE, ...) are refused before they leave the client, also inside pipelines and in the
-text of Lua scripts.  Private servers started by :mod:`redis_course.servers` are "owned" and allow them.
+text of Lua scripts.  Private servers started by :mod:`redis_course.core.servers` are "owned" and allow them.
 """
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ import redis
 from redis.connection import Connection, SSLConnection, UnixDomainSocketConnection
 
 from .compat import FAKE_SERVER_VERSION, wrap_command_packer
-from .l10n import _
-from .messages import msg
+from ..l10n import _
+from ..l10n.messages import msg
 
 ENV_URL = "REDIS_URL"
 ENV_PREFIX = "COURSE_KEY_PREFIX"
@@ -249,7 +249,7 @@ def connect(url: str | None = None, *, prefix: str | None = None, owned: bool = 
             verbose: bool = False, decode_responses: bool = True, **kwargs: Any):
     """Return a client: fakeredis if neither ``url`` nor ``REDIS_URL`` is given, else the server there.
 
-    ``owned=True`` marks a server the course started itself (see :mod:`redis_course.servers`): then
+    ``owned=True`` marks a server the course started itself (see :mod:`redis_course.core.servers`): then
     server-wide commands are allowed.  Raises :class:`CourseError` with one clear sentence when the
     URL is malformed or the server is unreachable.  Costs one PING round trip on a real server.
     """
