@@ -40,6 +40,7 @@ class Decision(NamedTuple):
 #: The clock of every script of the course that takes a time (these limiters, lesson 07's semaphore):
 #: ``now`` in ms from ARGV[1], or from the server's TIME when ARGV[1] is '', and ``slack``, the
 #: extra TTL that keys get under a controlled clock.  Each script adds its own ARGV after it.
+# --8<-- [start:clock]
 CLOCK_LUA = """
 -- ARGV[1]: now in ms (a controlled clock) or '' for the server's clock (TIME)
 local now, slack = ARGV[1], 60000
@@ -52,6 +53,7 @@ end
 -- slack: keys expire on the server's real clock; under a controlled clock they get a minute more,
 -- so a key never vanishes while the controlled clock still needs it (decisions never rely on expiry)
 """
+# --8<-- [end:clock]
 
 _CLOCK = CLOCK_LUA + """-- ARGV[2]: limit, ARGV[3]: window in ms
 local limit, window = ARGV[2] + 0, ARGV[3] + 0
