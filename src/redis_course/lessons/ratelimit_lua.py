@@ -190,6 +190,7 @@ redis.call('SET', KEYS[1], string.format('%d %d', t, ts), 'PX', reset + slack)
 return {1, (t - t % window) / window, 0, reset}
 """
 
+# --8<-- [start:gcra]
 GCRA_LUA = _CLOCK + """
 -- KEYS[1]: the theoretical arrival time (TAT) of the next request, in microseconds.
 -- Requests are spaced `interval` apart at the sustained rate; a burst may run `burst` ahead.
@@ -209,6 +210,7 @@ redis.call('SET', KEYS[1], new_tat, 'PX', reset + slack)
 local ahead = now_us - allow_at
 return {1, (ahead - ahead % interval) / interval, 0, reset}
 """
+# --8<-- [end:gcra]
 
 
 class Script:
