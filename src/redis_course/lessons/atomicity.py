@@ -9,14 +9,17 @@ from __future__ import annotations
 
 #: DECRBY KEYS[1], then INCRBY KEYS[2] by ARGV[1]; fails half-way when KEYS[2] is not an integer.
 #: Two O(1) commands in one EVAL.
+# --8<-- [start:move]
 MOVE = """
 -- MOVE. KEYS[1]: from, KEYS[2]: to; ARGV[1]: amount
 redis.call('DECRBY', KEYS[1], ARGV[1])   -- runs, and stays done
 redis.call('INCRBY', KEYS[2], ARGV[1])   -- fails when KEYS[2] does not hold an integer
 """
+# --8<-- [end:move]
 
 #: Move ARGV[1] from KEYS[1] to KEYS[2] only if every check passes; -1 when the balance is short.
 #: GET, GET, then DECRBY and INCRBY: O(1), one EVAL.
+# --8<-- [start:transfer]
 TRANSFER = """
 -- TRANSFER. KEYS[1]: from, KEYS[2]: to; ARGV[1]: amount
 local function is_int(s)  -- canonical, at most 15 digits: INCRBY takes it, no sum overflows
@@ -37,3 +40,4 @@ end
 redis.call('DECRBY', KEYS[1], ARGV[1])    -- the first write comes after the last check
 return redis.call('INCRBY', KEYS[2], ARGV[1])
 """
+# --8<-- [end:transfer]

@@ -23,12 +23,14 @@ DUAL_STEPS = ("sql", "redis", "committed")
 
 #: KEYS[1]: the counter, KEYS[2]: the marker of this event; ARGV[1]: delta, ARGV[2]: marker TTL (s).
 #: INCRBY only when the marker is new (SET NX): the new value, or false when already applied.  O(1).
+# --8<-- [start:apply-once]
 APPLY_ONCE = """
 if redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[2]) then
   return redis.call('INCRBY', KEYS[1], ARGV[1])
 end
 return false
 """
+# --8<-- [end:apply-once]
 
 
 def _crash(step: str, crash_after: str | None) -> None:

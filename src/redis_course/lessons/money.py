@@ -27,6 +27,7 @@ return redis.call('DECRBY', KEYS[1], amount)
 
 #: KEYS[1]: the balance, KEYS[2]: this request's marker; ARGV[1]: amount, ARGV[2]: marker TTL (s).
 #: The first call decides and records its answer in the marker; a retry gets the same answer.
+# --8<-- [start:withdraw-once]
 WITHDRAW_ONCE = """
 local done = redis.call('GET', KEYS[2])
 if done then
@@ -40,6 +41,7 @@ end
 redis.call('SET', KEYS[2], result, 'EX', ARGV[2])
 return result
 """
+# --8<-- [end:withdraw-once]
 
 
 def _cents(amount: int) -> int:

@@ -40,6 +40,7 @@ class Decision(NamedTuple):
 #: The clock of every script of the course that takes a time (these limiters, lesson 07's semaphore):
 #: ``now`` in ms from ARGV[1], or from the server's TIME when ARGV[1] is '', and ``slack``, the
 #: extra TTL that keys get under a controlled clock.  Each script adds its own ARGV after it.
+# --8<-- [start:clock]
 CLOCK_LUA = """
 -- ARGV[1]: now in ms (a controlled clock) or '' for the server's clock (TIME)
 local now, slack = ARGV[1], 60000
@@ -52,6 +53,7 @@ end
 -- slack: keys expire on the server's real clock; under a controlled clock they get a minute more,
 -- so a key never vanishes while the controlled clock still needs it (decisions never rely on expiry)
 """
+# --8<-- [end:clock]
 
 _CLOCK = CLOCK_LUA + """-- ARGV[2]: limit, ARGV[3]: window in ms
 local limit, window = ARGV[2] + 0, ARGV[3] + 0
@@ -188,6 +190,7 @@ redis.call('SET', KEYS[1], string.format('%d %d', t, ts), 'PX', reset + slack)
 return {1, (t - t % window) / window, 0, reset}
 """
 
+# --8<-- [start:gcra]
 GCRA_LUA = _CLOCK + """
 -- KEYS[1]: the theoretical arrival time (TAT) of the next request, in microseconds.
 -- Requests are spaced `interval` apart at the sustained rate; a burst may run `burst` ahead.
@@ -207,6 +210,7 @@ redis.call('SET', KEYS[1], new_tat, 'PX', reset + slack)
 local ahead = now_us - allow_at
 return {1, (ahead - ahead % interval) / interval, 0, reset}
 """
+# --8<-- [end:gcra]
 
 
 class Script:
