@@ -13,7 +13,8 @@ import re
 import markdown
 import pytest
 
-from redis_course import paths, site
+from redis_course import paths
+from redis_course.site import build as site
 
 INCLUDE = re.compile(r'^[ \t]*-+8<-+[ \t]+"([^"]+)"[ \t]*$', re.M)
 PAGES = sorted(p for lang in paths.LANGS for p in (paths.DOCS / lang).rglob("*.md")
