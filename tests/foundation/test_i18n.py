@@ -327,3 +327,16 @@ def test_output_messages_are_whole_words_and_a_longer_match_may_give_way():
     assert i18n.output_matches(en, ru, "ru")
     assert not i18n.output_matches(en, ru.replace("pyrate-limiter: GCRA", "pyrate-ограничитель: GCRA"), "ru")
     assert not i18n.output_matches(en, ru.replace("ключи обмены", "ключей обмены"), "ru")
+
+
+@pytest.mark.parametrize("page, said", [
+    ("docs/en/01-incr/index.md", "is an original, not a translation: stamp its translations (docs/ru/01-incr/index.md"),
+    ("docs/ru/no-such-page.md", "does not exist"),
+    ("README.md", "is not a translated page: name a page under docs/ru/ or docs/zh/"),
+])
+def test_stamping_what_is_not_a_translation_says_why_in_one_sentence(page, said, capsys):
+    before = (paths.ROOT / page).read_bytes() if (paths.ROOT / page).exists() else None
+    assert i18n.main_stamp([str(paths.ROOT / page)]) == 2
+    err = capsys.readouterr().err
+    assert said in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert ((paths.ROOT / page).read_bytes() if (paths.ROOT / page).exists() else None) == before

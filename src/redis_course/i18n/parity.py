@@ -419,6 +419,28 @@ def main_stamp(pages_: list[str]) -> int:
         if Path(p).suffix == ".py":  # a notebook source: its Russian and Chinese passages
             print(f"stamped {p}: {nbcells.stamp_cells(Path(p))} passage(s) now match their English")
             continue
+        problem = stamp_problem(Path(p))
+        if problem:
+            print(problem, file=sys.stderr)
+            return 2
         stamp(Path(p))
         print(f"stamped {p}")
     return 0
+
+
+def stamp_problem(page: Path) -> str | None:
+    """Why ``page`` cannot be stamped, in one sentence; None when it can."""
+    page = page.resolve()
+    others = " or ".join(f"docs/{lang}/" for lang in LANGS[1:])
+    if (paths.DOCS / LANGS[0]) in page.parents:
+        rel = page.relative_to(paths.DOCS / LANGS[0])
+        return (f"{page.name} under docs/{LANGS[0]}/ is an original, not a translation: stamp its translations "
+                f"({', '.join(f'docs/{lang}/{rel}' for lang in LANGS[1:])}) once they say what it says")
+    lang_dir = next((paths.DOCS / lang for lang in LANGS[1:] if (paths.DOCS / lang) in page.parents), None)
+    if lang_dir is None:
+        return f"{page} is not a translated page: name a page under {others}"
+    if not page.is_file():
+        return f"{page} does not exist"
+    if not (paths.DOCS / LANGS[0] / page.relative_to(lang_dir)).is_file():
+        return f"{page.relative_to(paths.ROOT)} has no English original at docs/{LANGS[0]}/{page.relative_to(lang_dir)}"
+    return None
