@@ -10,6 +10,7 @@ Installs use exactly the versions in requirements/site.txt (serve, build) or req
 (everything else), with uv when it can be had from the package index and pip otherwise.  Only the
 standard library is used here, so this works on a machine that has nothing but python3 and git.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -45,12 +46,9 @@ HEARTBEAT = 5.0  # seconds of silence after which a long step says it is still w
 TEXTS = {
     "ru": {
         "creating a virtual environment in {folder}/": "создаю виртуальное окружение в {folder}/",
-        "uv could not be installed; pip installs the packages instead (slower)":
-            "uv установить не удалось; пакеты установит pip (медленнее)",
-        "uv could not install the packages; pip tries instead (COURSE_INSTALLER=pip skips uv)":
-            "uv не смог установить пакеты; пробует pip (с COURSE_INSTALLER=pip uv не используется)",
-        "installing {what} from requirements/{which}.txt with {tool}":
-            "устанавливаю {what} из requirements/{which}.txt через {tool}",
+        "uv could not be installed; pip installs the packages instead (slower)": "uv установить не удалось; пакеты установит pip (медленнее)",
+        "uv could not install the packages; pip tries instead (COURSE_INSTALLER=pip skips uv)": "uv не смог установить пакеты; пробует pip (с COURSE_INSTALLER=pip uv не используется)",
+        "installing {what} from requirements/{which}.txt with {tool}": "устанавливаю {what} из requirements/{which}.txt через {tool}",
         "what the site needs": "то, что нужно сайту",
         "the course and its tools": "курс и его инструменты",
         "set up in {s} s": "всё установлено за {s} с",
@@ -62,28 +60,21 @@ TEXTS = {
         "installing the packages in {lock}": "устанавливаю пакеты из {lock}",
         "installing the course itself": "устанавливаю сам курс",
         "Python cannot install packages here: it has no pip. On Debian or Ubuntu run "
-        "`sudo apt install python3-venv python3-pip`, then run this command again.":
-            "Python не может здесь устанавливать пакеты: у него нет pip. В Debian или Ubuntu выполните "
-            "`sudo apt install python3-venv python3-pip` и запустите эту команду снова.",
+        "`sudo apt install python3-venv python3-pip`, then run this command again.": "Python не может здесь устанавливать пакеты: у него нет pip. В Debian или Ubuntu выполните "
+        "`sudo apt install python3-venv python3-pip` и запустите эту команду снова.",
         "Python cannot create a virtual environment in {venv} ({exc}). On Debian or Ubuntu run "
-        "`sudo apt install python3-venv`, then run this command again.":
-            "Python не может создать виртуальное окружение в {venv} ({exc}). В Debian или Ubuntu выполните "
-            "`sudo apt install python3-venv` и запустите эту команду снова.",
+        "`sudo apt install python3-venv`, then run this command again.": "Python не может создать виртуальное окружение в {venv} ({exc}). В Debian или Ubuntu выполните "
+        "`sudo apt install python3-venv` и запустите эту команду снова.",
         "installing the course's Python packages failed (see the output above). "
-        "Check the network connection to the package index and run the command again.":
-            "установить Python-пакеты курса не удалось (вывод выше). Проверьте подключение к каталогу "
-            "пакетов и запустите команду снова.",
-        "the course needs Python 3.11 or newer; this is {version}.":
-            "курсу нужен Python 3.11 или новее, а здесь {version}.",
+        "Check the network connection to the package index and run the command again.": "установить Python-пакеты курса не удалось (вывод выше). Проверьте подключение к каталогу "
+        "пакетов и запустите команду снова.",
+        "the course needs Python 3.11 or newer; this is {version}.": "курсу нужен Python 3.11 или новее, а здесь {version}.",
     },
     "zh": {
         "creating a virtual environment in {folder}/": "正在 {folder}/ 中创建虚拟环境",
-        "uv could not be installed; pip installs the packages instead (slower)":
-            "无法安装 uv；改用 pip 安装软件包（更慢）",
-        "uv could not install the packages; pip tries instead (COURSE_INSTALLER=pip skips uv)":
-            "uv 无法安装软件包；改用 pip 尝试（设置 COURSE_INSTALLER=pip 可跳过 uv）",
-        "installing {what} from requirements/{which}.txt with {tool}":
-            "正在用 {tool} 从 requirements/{which}.txt 安装{what}",
+        "uv could not be installed; pip installs the packages instead (slower)": "无法安装 uv；改用 pip 安装软件包（更慢）",
+        "uv could not install the packages; pip tries instead (COURSE_INSTALLER=pip skips uv)": "uv 无法安装软件包；改用 pip 尝试（设置 COURSE_INSTALLER=pip 可跳过 uv）",
+        "installing {what} from requirements/{which}.txt with {tool}": "正在用 {tool} 从 requirements/{which}.txt 安装{what}",
         "what the site needs": "网站所需的软件包",
         "the course and its tools": "课程及其工具",
         "set up in {s} s": "安装完成，用时 {s} 秒",
@@ -95,16 +86,13 @@ TEXTS = {
         "installing the packages in {lock}": "安装 {lock} 中的软件包",
         "installing the course itself": "安装课程本身",
         "Python cannot install packages here: it has no pip. On Debian or Ubuntu run "
-        "`sudo apt install python3-venv python3-pip`, then run this command again.":
-            "这里的 Python 无法安装软件包：它没有 pip。在 Debian 或 Ubuntu 上运行 "
-            "`sudo apt install python3-venv python3-pip`，然后重新运行此命令。",
+        "`sudo apt install python3-venv python3-pip`, then run this command again.": "这里的 Python 无法安装软件包：它没有 pip。在 Debian 或 Ubuntu 上运行 "
+        "`sudo apt install python3-venv python3-pip`，然后重新运行此命令。",
         "Python cannot create a virtual environment in {venv} ({exc}). On Debian or Ubuntu run "
-        "`sudo apt install python3-venv`, then run this command again.":
-            "Python 无法在 {venv} 中创建虚拟环境（{exc}）。在 Debian 或 Ubuntu 上运行 "
-            "`sudo apt install python3-venv`，然后重新运行此命令。",
+        "`sudo apt install python3-venv`, then run this command again.": "Python 无法在 {venv} 中创建虚拟环境（{exc}）。在 Debian 或 Ubuntu 上运行 "
+        "`sudo apt install python3-venv`，然后重新运行此命令。",
         "installing the course's Python packages failed (see the output above). "
-        "Check the network connection to the package index and run the command again.":
-            "安装课程的 Python 软件包失败（见上面的输出）。请检查到软件包索引的网络连接，然后重新运行命令。",
+        "Check the network connection to the package index and run the command again.": "安装课程的 Python 软件包失败（见上面的输出）。请检查到软件包索引的网络连接，然后重新运行命令。",
         "the course needs Python 3.11 or newer; this is {version}.": "课程需要 Python 3.11 或更高版本；当前是 {version}。",
     },
 }
@@ -143,6 +131,7 @@ def _fail(msg: str) -> NoReturn:
 
 # ------------------------------------------------------------------ steps, visibly
 
+
 def _run(cmd: list[str], what: str, env: dict | None = None) -> bool:
     """Run one installer step with its own output shown; every 5 s of silence say it is still working.
 
@@ -151,8 +140,9 @@ def _run(cmd: list[str], what: str, env: dict | None = None) -> bool:
     hold = _lang() != "en" and not os.environ.get("COURSE_VERBOSE")
     held: list[str] = []
     started = time.monotonic()
-    proc = subprocess.Popen([str(c) for c in cmd], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, bufsize=1)
+    proc = subprocess.Popen(
+        [str(c) for c in cmd], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+    )
     last = [time.monotonic()]
     done = threading.Event()
 
@@ -174,14 +164,23 @@ def _run(cmd: list[str], what: str, env: dict | None = None) -> bool:
     done.set()
     if code != 0 and held:
         print("\n".join(held), flush=True)
-    _say(_t("{what}: done in {s} s" if code == 0 else "{what}: failed in {s} s", what=what,
-            s=f"{time.monotonic() - started:.1f}"))
+    _say(
+        _t(
+            "{what}: done in {s} s" if code == 0 else "{what}: failed in {s} s",
+            what=what,
+            s=f"{time.monotonic() - started:.1f}",
+        )
+    )
     return code == 0
 
 
 def _system_pip() -> list[str] | None:
-    ok = subprocess.call([sys.executable, "-m", "pip", "--version"], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL) == 0
+    ok = (
+        subprocess.call(
+            [sys.executable, "-m", "pip", "--version"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        == 0
+    )
     return [sys.executable, "-m", "pip", "--disable-pip-version-check"] if ok else None
 
 
@@ -190,11 +189,17 @@ def _venv_pip() -> list[str]:
     system = _system_pip()
     if system:
         return [*system, "--python", str(PYTHON)]
-    if subprocess.call([str(PYTHON), "-m", "pip", "--version"], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL) != 0:
+    if (
+        subprocess.call([str(PYTHON), "-m", "pip", "--version"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        != 0
+    ):
         if not _run([PYTHON, "-m", "ensurepip", "--default-pip"], _t("bootstrapping pip")):
-            _fail(_t("Python cannot install packages here: it has no pip. On Debian or Ubuntu run "
-                     "`sudo apt install python3-venv python3-pip`, then run this command again."))
+            _fail(
+                _t(
+                    "Python cannot install packages here: it has no pip. On Debian or Ubuntu run "
+                    "`sudo apt install python3-venv python3-pip`, then run this command again."
+                )
+            )
     return [str(PYTHON), "-m", "pip", "--disable-pip-version-check"]
 
 
@@ -203,8 +208,14 @@ def _make_venv() -> None:
     try:
         venv.EnvBuilder(with_pip=False).create(VENV)
     except OSError as exc:
-        _fail(_t("Python cannot create a virtual environment in {venv} ({exc}). On Debian or Ubuntu run "
-                 "`sudo apt install python3-venv`, then run this command again.", venv=VENV, exc=exc))
+        _fail(
+            _t(
+                "Python cannot create a virtual environment in {venv} ({exc}). On Debian or Ubuntu run "
+                "`sudo apt install python3-venv`, then run this command again.",
+                venv=VENV,
+                exc=exc,
+            )
+        )
 
 
 def _uv() -> str | None:
@@ -215,8 +226,10 @@ def _uv() -> str | None:
     found = shutil.which("uv") or (str(mine) if mine.exists() else None)
     if found:
         return found
-    if _run([*_venv_pip(), "install", "--target", UV_HOME, "uv"], _t("installing uv (a fast installer)")) \
-            and mine.exists():
+    if (
+        _run([*_venv_pip(), "install", "--target", UV_HOME, "uv"], _t("installing uv (a fast installer)"))
+        and mine.exists()
+    ):
         return str(mine)
     _say(_t("uv could not be installed; pip installs the packages instead (slower)"))
     return None
@@ -224,11 +237,15 @@ def _uv() -> str | None:
 
 # ------------------------------------------------------------------ locks
 
+
 def deps_digest() -> str:
     """What the locks are made from: the dependency lists in pyproject.toml (not its comments)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    wanted = {"dependencies": project.get("dependencies", []),
-              "optional": project.get("optional-dependencies", {}), "python": project.get("requires-python")}
+    wanted = {
+        "dependencies": project.get("dependencies", []),
+        "optional": project.get("optional-dependencies", {}),
+        "python": project.get("requires-python"),
+    }
     return hashlib.sha256(json.dumps(wanted, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -251,16 +268,32 @@ def write_locks(uv: str, upgrade: bool = False) -> None:
     LOCKS.mkdir(exist_ok=True)
     header = f"# pyproject-deps: {deps_digest()}\n# Refresh with `python3 run.py lock`; do not edit by hand.\n"
     for name in ("all", "site"):
-        cmd = [uv, "pip", "compile", "pyproject.toml", "--universal", "--python-version", "3.11", "--quiet",
-               "--no-header", "--custom-compile-command", "python3 run.py lock", "-o", LOCK[name]]
+        cmd = [
+            uv,
+            "pip",
+            "compile",
+            "pyproject.toml",
+            "--universal",
+            "--python-version",
+            "3.11",
+            "--quiet",
+            "--no-header",
+            "--custom-compile-command",
+            "python3 run.py lock",
+            "-o",
+            LOCK[name],
+        ]
         cmd += [a for extra in EXTRAS[name] for a in ("--extra", extra)]
         cmd += ["--upgrade"] if upgrade and name == "all" else []
         cmd += ["-c", LOCK["all"]] if name == "site" else []
         if not _run(cmd, f"resolving requirements/{name}.txt"):
             _fail("resolving the dependencies failed (see above).")
         body = LOCK[name].read_text(encoding="utf-8")
-        body = "\n".join(line for line in body.splitlines() if not line.startswith("# pyproject-deps: ")
-                         and not line.startswith("# Refresh with"))
+        body = "\n".join(
+            line
+            for line in body.splitlines()
+            if not line.startswith("# pyproject-deps: ") and not line.startswith("# Refresh with")
+        )
         LOCK[name].write_text(header + body.lstrip("\n") + "\n", encoding="utf-8")
     write_binder_requirements()
 
@@ -268,15 +301,37 @@ def write_locks(uv: str, upgrade: bool = False) -> None:
 def write_binder_requirements() -> None:
     """binder/requirements.txt: the locked versions without the [dev] tools (binder/postBuild installs
     the course itself)."""
-    pins = [line for line in LOCK["all"].read_text(encoding="utf-8").splitlines()
-            if line and not line.startswith((" ", "#"))]
-    dev_only = {"playwright", "pytest-xdist", "limits", "throttled-py", "pyrate-limiter", "execnet", "greenlet", "pyee",
-                "pygiftparser", "markdownsuperscript", "yattag",
-                "deprecated", "wrapt", "import-linter", "grimp", "ruff", "rich"}
+    pins = [
+        line
+        for line in LOCK["all"].read_text(encoding="utf-8").splitlines()
+        if line and not line.startswith((" ", "#"))
+    ]
+    dev_only = {
+        "playwright",
+        "pytest-xdist",
+        "limits",
+        "throttled-py",
+        "pyrate-limiter",
+        "execnet",
+        "greenlet",
+        "pyee",
+        "pygiftparser",
+        "markdownsuperscript",
+        "yattag",
+        "deprecated",
+        "wrapt",
+        "import-linter",
+        "grimp",
+        "ruff",
+        "rich",
+    }
     pins = [p for p in pins if p.split("==")[0].split("[")[0].lower() not in dev_only]
     BINDER_REQS.parent.mkdir(exist_ok=True)
-    BINDER_REQS.write_text("# Generated by `python3 run.py lock` from requirements/all.txt: the versions the course "
-                           "is tested with.\n" + "\n".join(pins) + "\n", encoding="utf-8")
+    BINDER_REQS.write_text(
+        "# Generated by `python3 run.py lock` from requirements/all.txt: the versions the course "
+        "is tested with.\n" + "\n".join(pins) + "\n",
+        encoding="utf-8",
+    )
 
 
 def cmd_lock(args: list[str]) -> int:
@@ -291,6 +346,7 @@ def cmd_lock(args: list[str]) -> int:
 
 
 # ------------------------------------------------------------------ install
+
 
 def _installed() -> dict:
     try:
@@ -317,28 +373,37 @@ def _install_set(which: str, uv: str | None) -> None:
     # Bytecode at install: the machines that run the course often set PYTHONDONTWRITEBYTECODE=1, so
     # without .pyc every grader, kernel and CLI process would compile pytest, Jupyter and the rest again.
     if uv:  # sync: exactly the locked set, nothing else left in the venv; uv compiles only when asked
-        ok = _run([uv, "pip", "sync", "--compile-bytecode", "--python", PYTHON, lock], what) and \
-            _run([uv, "pip", "install", "--python", PYTHON, "--no-deps", "-e", "."], _t("installing the course itself"))
+        ok = _run([uv, "pip", "sync", "--compile-bytecode", "--python", PYTHON, lock], what) and _run(
+            [uv, "pip", "install", "--python", PYTHON, "--no-deps", "-e", "."], _t("installing the course itself")
+        )
         if not ok:  # e.g. a proxy that re-signs TLS with a certificate only the system's store (pip's) trusts
             _say(_t("uv could not install the packages; pip tries instead (COURSE_INSTALLER=pip skips uv)"))
             uv = None
     if not uv:  # pip compiles what it installs (--compile is its default; said so that nothing turns it off)
         pip = _venv_pip()
-        ok = _run([*pip, "install", "--compile", "-r", lock], what) and \
-            _run([*pip, "install", "--no-deps", "-e", "."], _t("installing the course itself"))
+        ok = _run([*pip, "install", "--compile", "-r", lock], what) and _run(
+            [*pip, "install", "--no-deps", "-e", "."], _t("installing the course itself")
+        )
     if ok:
         compile_sources()
     if not ok:
-        _fail(_t("installing the course's Python packages failed (see the output above). "
-                 "Check the network connection to the package index and run the command again."))
+        _fail(
+            _t(
+                "installing the course's Python packages failed (see the output above). "
+                "Check the network connection to the package index and run the command again."
+            )
+        )
 
 
 def compile_sources() -> None:
     """The course's own modules to bytecode (src/: the installer does not compile an editable install).
     Only what changed is compiled again; `course test` does this before every run.  A module that does
     not compile is reported by whatever imports it, not here."""
-    subprocess.call([str(PYTHON), "-m", "compileall", "-q", "-j", "0", str(ROOT / "src")],
-                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.call(
+        [str(PYTHON), "-m", "compileall", "-q", "-j", "0", str(ROOT / "src")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def ensure_installed(which: str) -> None:
@@ -357,14 +422,21 @@ def ensure_installed(which: str) -> None:
             _fail("pyproject.toml changed since requirements/ was written, and refreshing the locks needs uv.")
         _say("pyproject.toml changed since the locks were written: refreshing requirements/ (commit them)")
         write_locks(uv)
-    _say(_t("installing {what} from requirements/{which}.txt with {tool}", which=which, tool="uv" if uv else "pip",
-            what=_t("what the site needs" if which == "site" else "the course and its tools")))
+    _say(
+        _t(
+            "installing {what} from requirements/{which}.txt with {tool}",
+            which=which,
+            tool="uv" if uv else "pip",
+            what=_t("what the site needs" if which == "site" else "the course and its tools"),
+        )
+    )
     _install_set(which, uv)
     STAMP.write_text(json.dumps(_wanted(which)))
     _say(_t("set up in {s} s", s=f"{time.monotonic() - started:.0f}"))
 
 
 # ------------------------------------------------------------------ run, and stop what we started
+
 
 def run_course(args: list[str]) -> int:
     """Run ``course ARGS`` in its own process group.  SIGTERM, SIGINT or SIGHUP to this process stop

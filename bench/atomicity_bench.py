@@ -10,6 +10,7 @@ transaction (one round trip for all 1,000).  One client, no contention; each way
 times and keeps its best time.  Keys go under a course prefix and are deleted at the end (never
 FLUSHALL).  Not a test: nothing here asserts a speed.
 """
+
 from __future__ import annotations
 
 import argparse

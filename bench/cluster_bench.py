@@ -7,6 +7,7 @@ Starts a private cluster (3 primaries, 3 replicas), sends INCRs in pipelines of 
 served (INFO commandstats).  On one machine the client and the six servers share the CPU cores, so
 the throughput says little about a real cluster; the split of the work between primaries does.
 """
+
 from __future__ import annotations
 
 import random

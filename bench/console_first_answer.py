@@ -14,6 +14,7 @@ path) and the bytes that crossed the network.  A copy of the site is served from
 with the wheels from the cache beside the bundle.  Prints medians; asserts nothing.
 Numbers depend on the machine and its load: report them with both.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,7 +59,7 @@ def variant_page(root: Path, page: str, name: str, mode: str) -> str:
         cfg["snapshot"] = None
     elif not cfg.get("snapshot"):
         raise SystemExit("this site has no snapshot (built without Node, or it failed its check)")
-    html = html[:m.start(2)] + json.dumps(cfg, ensure_ascii=False) + html[m.end(2):]
+    html = html[: m.start(2)] + json.dumps(cfg, ensure_ascii=False) + html[m.end(2) :]
     out = root / page.replace("index.html", f"{name}.html")
     out.write_text(html, encoding="utf-8")
     return "/" + out.relative_to(root).as_posix()
@@ -104,8 +105,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--site", type=Path, default=paths.SITE)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--variants", default="packages,snapshot",
-                    help="comma-separated, of: " + ", ".join(f"{k} ({v})" for k, v in VARIANTS.items()))
+    ap.add_argument(
+        "--variants",
+        default="packages,snapshot",
+        help="comma-separated, of: " + ", ".join(f"{k} ({v})" for k, v in VARIANTS.items()),
+    )
     ap.add_argument("--chromium", default=os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
     args = ap.parse_args()
     variants = [v for v in args.variants.split(",") if v]
@@ -119,26 +123,31 @@ def main() -> int:
         shutil.copytree(args.site, root)
         for wheel in assets.WHEELS:
             shutil.copyfile(assets.fetch(wheel), root / "console" / "wheels" / wheel.name)
-        urls = {v: (variant_page(root, PAGE, f"bench-{v}", v), variant_page(root, NEXT, f"bench-{v}", v))
-                for v in variants}
+        urls = {
+            v: (variant_page(root, PAGE, f"bench-{v}", v), variant_page(root, NEXT, f"bench-{v}", v)) for v in variants
+        }
         server = site.make_server(port=0, directory=root)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         base = f"http://127.0.0.1:{server.server_address[1]}"
         results: dict[str, list[tuple[float, dict]]] = {}
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=args.chromium,
-                                         args=["--headless", "--no-sandbox", "--disable-gpu"])
+            browser = pw.chromium.launch(
+                executable_path=args.chromium, args=["--headless", "--no-sandbox", "--disable-gpu"]
+            )
             for _ in range(args.rounds):  # interleaved, so that a change in the machine's load hits all
                 for v, (first, second) in urls.items():
                     results.setdefault(f"{v}, cold", []).append(first_answer(browser, base + first))
                     results.setdefault(f"{v}, next page", []).append(
-                        next_page_answer(browser, base + first, base + second))
+                        next_page_answer(browser, base + first, base + second)
+                    )
             browser.close()
         server.shutdown()
 
     load_after = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else []
-    print(f"first answer after a click on Run, median of {args.rounds}; {os.cpu_count()} CPUs, "
-          f"/proc/loadavg before {' '.join(load_before)}, after {' '.join(load_after)}")
+    print(
+        f"first answer after a click on Run, median of {args.rounds}; {os.cpu_count()} CPUs, "
+        f"/proc/loadavg before {' '.join(load_before)}, after {' '.join(load_after)}"
+    )
     print(f"{'variant':<22} {'first answer s':>15} {'worker ready s':>15} {'downloaded MB':>14}  path")
     for name, rows in results.items():
         med = statistics.median(r[0] for r in rows)

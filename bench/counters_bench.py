@@ -18,6 +18,7 @@ The numbers depend on the machine and the network; what matters is the ratio, an
 crash-safe forms cost about one round trip, like the unsafe ones.  Keys go under a course prefix
 and are deleted at the end.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,8 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from redis_course import connect  # noqa: E402
 
 TTL_MS = 60_000
-LUA = ("local n = redis.call('INCR', KEYS[1]) "
-       "if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end return n")
+LUA = "local n = redis.call('INCR', KEYS[1]) if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end return n"
 
 
 def forms(r):
@@ -67,8 +67,14 @@ def forms(r):
             p.incr(key)
             return p.execute()[1]
 
-    return {"INCR (baseline)": incr, "INCR + PEXPIRE if 1": first_only, "INCR + PEXPIRE NX": expire_nx,
-            "MULTI INCR PEXPIRE NX": multi, "Lua INCR + PEXPIRE": lua, "MULTI SET NX + INCR": set_nx}
+    return {
+        "INCR (baseline)": incr,
+        "INCR + PEXPIRE if 1": first_only,
+        "INCR + PEXPIRE NX": expire_nx,
+        "MULTI INCR PEXPIRE NX": multi,
+        "Lua INCR + PEXPIRE": lua,
+        "MULTI SET NX + INCR": set_nx,
+    }
 
 
 def main() -> int:

@@ -5,6 +5,7 @@
 Also measures what SIGKILL costs under each persistence mode (private redis-server processes).
 Prints tables; asserts nothing about speed.  Needs a real Redis server and redis-server installed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,16 +28,23 @@ def main() -> None:
 
     r = connect(args.url)
     try:
-        res = d.run_queue(args.url, r.prefix, tasks=args.tasks, workers=args.workers,
-                          spread_ms=args.spread_ms, lease_ms=args.lease_ms)
+        res = d.run_queue(
+            args.url, r.prefix, tasks=args.tasks, workers=args.workers, spread_ms=args.spread_ms, lease_ms=args.lease_ms
+        )
     finally:
         r.cleanup()
-    print(f"queue: {res['tasks']} tasks due over {args.spread_ms} ms, {res['workers']} workers, "
-          f"lease {args.lease_ms} ms, worker 0 SIGKILLed mid-batch (exit {res['killed_exit']})")
-    print(f"  executed {res['executed']}, missing {res['missing']}, run twice {res['twice']} "
-          f"(the dead worker's unacknowledged batch), run after ack {res['after_ack']}, left {res['left']}")
-    print(f"  lateness ms: p50 {res['late_p50']}  p95 {res['late_p95']}  p99 {res['late_p99']}  "
-          f"max {res['late_max']}   ({res['seconds']:.1f} s)")
+    print(
+        f"queue: {res['tasks']} tasks due over {args.spread_ms} ms, {res['workers']} workers, "
+        f"lease {args.lease_ms} ms, worker 0 SIGKILLed mid-batch (exit {res['killed_exit']})"
+    )
+    print(
+        f"  executed {res['executed']}, missing {res['missing']}, run twice {res['twice']} "
+        f"(the dead worker's unacknowledged batch), run after ack {res['after_ack']}, left {res['left']}"
+    )
+    print(
+        f"  lateness ms: p50 {res['late_p50']}  p95 {res['late_p95']}  p99 {res['late_p99']}  "
+        f"max {res['late_max']}   ({res['seconds']:.1f} s)"
+    )
 
     if not redis_server_binary():
         print("redis-server is not installed: persistence rounds skipped")

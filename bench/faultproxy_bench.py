@@ -10,6 +10,7 @@ pipelines of 100 SETs and of 100 GETs.  Prints commands per second both ways and
 (proxy / direct).  A crash is armed far beyond the run's count, so every unit is counted as when
 grading.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -88,7 +89,7 @@ def main() -> int:
         box = RunRedis(run / "redis", "fakeredis").start()
         upstream, stop = str(box.socket_path), box.stop
     proxy = FaultProxy(str(run / "proxy.sock"), upstream, PREFIX).start()
-    proxy.arm_crash(10 ** 12)
+    proxy.arm_crash(10**12)
     try:
         rows = []
         for workload in WORKLOADS:
@@ -105,8 +106,10 @@ def main() -> int:
     print(f"{'workload':<20}{'direct cmd/s':>14}{'proxy cmd/s':>14}{'proxy/direct':>14}")
     for workload, direct, through in rows:
         print(f"{workload:<20}{direct:>14,.0f}{through:>14,.0f}{through / direct:>14.2f}")
-    print(f"proxy: {stats['commands']:,} commands forwarded, {stats['counted_units']:,} counted units, "
-          f"peak buffered {stats['peak_buffered_bytes']:,} bytes")
+    print(
+        f"proxy: {stats['commands']:,} commands forwarded, {stats['counted_units']:,} counted units, "
+        f"peak buffered {stats['peak_buffered_bytes']:,} bytes"
+    )
     return 0
 
 

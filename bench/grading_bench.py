@@ -15,6 +15,7 @@ wrong/ implementations, 30 % wrong: the starter), then
 with the same number of parallel workers, and prints submissions per minute, the ratio of the two
 times (target ≤ 1.5), the peak memory of each run's process tree, and whether both agree on every score.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -201,12 +202,37 @@ def run_plain(lab, subs: Path, students: list[str], workers: int, backend: str, 
 
     def one(student: str) -> None:
         result = plugin_dir / f"plain-{student}.txt"
-        env = dict(os.environ, PYTHONPATH=f"{plugin_dir}:{ROOT / 'src'}", PLAIN_REDIS_URL=server.url,
-                   PLAIN_PREFIX=f"course:plain:{secrets.token_hex(4)}:", PLAIN_RESULT=str(result),
-                   PLAIN_LAB_FILE=str(subs / student / lab.id / "lab.py"), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "plain_lab_plugin", "-p", "no:cacheprovider",
-                        "-c", str(plugin_dir / "pytest.ini"), "--rootdir", str(lab.path),
-                        "--import-mode=importlib", *files], env=env, cwd=plugin_dir, capture_output=True, timeout=600)
+        env = dict(
+            os.environ,
+            PYTHONPATH=f"{plugin_dir}:{ROOT / 'src'}",
+            PLAIN_REDIS_URL=server.url,
+            PLAIN_PREFIX=f"course:plain:{secrets.token_hex(4)}:",
+            PLAIN_RESULT=str(result),
+            PLAIN_LAB_FILE=str(subs / student / lab.id / "lab.py"),
+            PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+        )
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "plain_lab_plugin",
+                "-p",
+                "no:cacheprovider",
+                "-c",
+                str(plugin_dir / "pytest.ini"),
+                "--rootdir",
+                str(lab.path),
+                "--import-mode=importlib",
+                *files,
+            ],
+            env=env,
+            cwd=plugin_dir,
+            capture_output=True,
+            timeout=600,
+        )
         scores[student] = float(result.read_text()) if result.exists() else -1
 
     try:
@@ -238,8 +264,14 @@ def main(argv: list[str] | None = None) -> int:
             cpu0, t0 = children_cpu(), time.monotonic()
             with TreeMemory() as mem:
                 # a RESULTS folder of its own per run: grade resumes from one that holds results
-                summary = grade(subs, tmp / f"results{rep}", labs=[lab.id], backend=args.backend,
-                                workers=args.workers, progress=sys.stderr.isatty())
+                summary = grade(
+                    subs,
+                    tmp / f"results{rep}",
+                    labs=[lab.id],
+                    backend=args.backend,
+                    workers=args.workers,
+                    progress=sys.stderr.isatty(),
+                )
             walls["iso"].append(time.monotonic() - t0)
             cpus["iso"].append(children_cpu() - cpu0)
             peaks["iso"] = max(peaks["iso"], mem.peak)
@@ -257,18 +289,28 @@ def main(argv: list[str] | None = None) -> int:
     c_iso, c_plain = min(cpus["iso"]), min(cpus["plain"])
     mismatches = [s for s in kinds if iso.get(s) != plain.get(s)]
     mix = {k: sum(1 for v in kinds.values() if v == k) for k in ("correct", "partly correct", "wrong")}
-    print(f"Grading benchmark: {args.n} submissions of {lab.id} "
-          f"({', '.join(f'{v} {k}' for k, v in mix.items())}), {args.workers} workers, backend {summary.backend}")
-    print(f"{'run (best of ' + str(args.repeat) + ')':<34} {'seconds':>8} {'subm./min':>10} {'CPU s':>8} "
-          f"{'peak PSS (tree)':>16}")
-    print(f"{'isolated: course grade':<34} {t_iso:8.1f} {args.n / t_iso * 60:10.1f} {c_iso:8.1f} "
-          f"{peaks['iso'] / 2**20:13.0f} MB")
-    print(f"{'plain: pytest, module in-process':<34} {t_plain:8.1f} {args.n / t_plain * 60:10.1f} {c_plain:8.1f} "
-          f"{peaks['plain'] / 2**20:13.0f} MB")
+    print(
+        f"Grading benchmark: {args.n} submissions of {lab.id} "
+        f"({', '.join(f'{v} {k}' for k, v in mix.items())}), {args.workers} workers, backend {summary.backend}"
+    )
+    print(
+        f"{'run (best of ' + str(args.repeat) + ')':<34} {'seconds':>8} {'subm./min':>10} {'CPU s':>8} "
+        f"{'peak PSS (tree)':>16}"
+    )
+    print(
+        f"{'isolated: course grade':<34} {t_iso:8.1f} {args.n / t_iso * 60:10.1f} {c_iso:8.1f} "
+        f"{peaks['iso'] / 2**20:13.0f} MB"
+    )
+    print(
+        f"{'plain: pytest, module in-process':<34} {t_plain:8.1f} {args.n / t_plain * 60:10.1f} {c_plain:8.1f} "
+        f"{peaks['plain'] / 2**20:13.0f} MB"
+    )
     ratio = t_iso / t_plain
     print(f"ratio isolated / plain: {ratio:.2f} wall time (target <= 1.5), {c_iso / c_plain:.2f} CPU time")
-    print(f"all wall times: isolated {', '.join(f'{x:.1f}' for x in walls['iso'])}; "
-          f"plain {', '.join(f'{x:.1f}' for x in walls['plain'])}")
+    print(
+        f"all wall times: isolated {', '.join(f'{x:.1f}' for x in walls['iso'])}; "
+        f"plain {', '.join(f'{x:.1f}' for x in walls['plain'])}"
+    )
     print("isolated run includes one reference-solution run per lab")
     for kind in mix:
         pts = sorted({iso[s] for s, k in kinds.items() if k == kind})

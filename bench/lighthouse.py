@@ -22,6 +22,7 @@ SEO 100; performance at least 90 on home and lesson pages, 80 on notebook pages.
 baseline N times and reports the run of median performance score (a busy machine moves scores by ten
 points from one run to the next).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,18 +57,29 @@ def lighthouse_bin() -> Path:
             raise SystemExit("npm is not installed (apt-get install npm): Lighthouse runs on Node.js.")
         prefix.mkdir(parents=True, exist_ok=True)
         print(f"installing {LIGHTHOUSE} into {prefix} ...", file=sys.stderr, flush=True)
-        subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), LIGHTHOUSE], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), LIGHTHOUSE],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     return cli
 
 
 def run_lighthouse(cli: Path, url: str, chrome: str) -> dict:
-    cmd = ["node", str(cli), url, "--output=json", "--output-path=stdout", "--quiet",
-           "--only-categories=" + ",".join(CATEGORIES),
-           "--chrome-flags=--headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage"]
+    cmd = [
+        "node",
+        str(cli),
+        url,
+        "--output=json",
+        "--output-path=stdout",
+        "--quiet",
+        "--only-categories=" + ",".join(CATEGORIES),
+        "--chrome-flags=--headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage",
+    ]
     for attempt in (1, 2):  # on a busy machine Chromium's DevTools protocol sometimes times out: once more
-        proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "CHROME_PATH": chrome},
-                              timeout=900)
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, env={**os.environ, "CHROME_PATH": chrome}, timeout=900
+        )
         if proc.returncode == 0:
             return json.loads(proc.stdout)
     raise SystemExit(f"lighthouse failed on {url}:\n{proc.stderr[-2000:]}")
@@ -76,15 +88,23 @@ def run_lighthouse(cli: Path, url: str, chrome: str) -> dict:
 def summary(report: dict) -> dict:
     cats = report["categories"]
     audits = report["audits"]
-    failed = sorted(f"{cid}:{a['id']}" for cid, cat in cats.items() for ref in cat["auditRefs"]
-                    if ref["weight"] and (a := audits[ref["id"]])["score"] is not None and a["score"] < 0.9
-                    and a["scoreDisplayMode"] in ("binary", "numeric", "metricSavings"))
-    return {**{cid: round((cats[cid]["score"] or 0) * 100) for cid in CATEGORIES},
-            "bytes": audits["total-byte-weight"].get("numericValue", 0),
-            "lcp_ms": audits["largest-contentful-paint"].get("numericValue", 0),
-            "tbt_ms": audits["total-blocking-time"].get("numericValue", 0),
-            "cls": audits["cumulative-layout-shift"].get("numericValue", 0),
-            "failed": failed}
+    failed = sorted(
+        f"{cid}:{a['id']}"
+        for cid, cat in cats.items()
+        for ref in cat["auditRefs"]
+        if ref["weight"]
+        and (a := audits[ref["id"]])["score"] is not None
+        and a["score"] < 0.9
+        and a["scoreDisplayMode"] in ("binary", "numeric", "metricSavings")
+    )
+    return {
+        **{cid: round((cats[cid]["score"] or 0) * 100) for cid in CATEGORIES},
+        "bytes": audits["total-byte-weight"].get("numericValue", 0),
+        "lcp_ms": audits["largest-contentful-paint"].get("numericValue", 0),
+        "tbt_ms": audits["total-blocking-time"].get("numericValue", 0),
+        "cls": audits["cumulative-layout-shift"].get("numericValue", 0),
+        "failed": failed,
+    }
 
 
 _ARTICLE = re.compile(r"<article\b[^>]*>(.*?)</article>", re.S)
@@ -102,12 +122,15 @@ def write_plain_page(page: Path) -> Path:
     lang = re.search(r'<html lang="([^"]+)"', html).group(1)
     title = _TITLE.search(html).group(1)
     out = page.with_name(PLAIN)
-    out.write_text(f"""<!doctype html><html lang="{lang}"><head><meta charset="utf-8">
+    out.write_text(
+        f"""<!doctype html><html lang="{lang}"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1"><title>{title}</title>
 <meta name="description" content="{title}">
 <style>body{{max-width:40rem;margin:0 auto;padding:0 1rem;font-family:sans-serif;line-height:1.5}}
 pre{{overflow:auto}}img{{max-width:100%;height:auto}}</style></head>
-<body><main>{article.group(1)}</main></body></html>""", encoding="utf-8")
+<body><main>{article.group(1)}</main></body></html>""",
+        encoding="utf-8",
+    )
     return out
 
 
@@ -133,7 +156,11 @@ def main() -> int:
     base = f"http://127.0.0.1:{server.server_address[1]}"
     baseline = json.loads(args.baseline.read_text()) if args.baseline else {}
     results = {}
-    head = f"{'page':<16}" + "".join(f"{h:>6}" for h in CATEGORIES.values()) + f"{'KB':>8}{'LCP s':>7}{'TBT s':>7}{'CLS':>6}"
+    head = (
+        f"{'page':<16}"
+        + "".join(f"{h:>6}" for h in CATEGORIES.values())
+        + f"{'KB':>8}{'LCP s':>7}{'TBT s':>7}{'CLS':>6}"
+    )
     head += f"{'Plain':>7}{'load':>6}"
     if baseline:
         head += f"{'Perf0':>7}{'KB0':>8}{'KB/KB0':>8}"
@@ -157,9 +184,12 @@ def main() -> int:
                 r["runs"] = [x["performance"] for x in runs]
                 r["plain"] = sorted(x["performance"] for x in plains)[len(plains) // 2]
                 r["load"] = round((load + os.getloadavg()[0]) / 2, 1)
-                row = f"{key:<16}" + "".join(f"{r[c]:>6}" for c in CATEGORIES) + \
-                      f"{r['bytes'] / 1024:>8.0f}{r['lcp_ms'] / 1000:>7.1f}{r['tbt_ms'] / 1000:>7.1f}{r['cls']:>6.2f}" + \
-                      f"{r['plain']:>7}{r['load']:>6.1f}"
+                row = (
+                    f"{key:<16}"
+                    + "".join(f"{r[c]:>6}" for c in CATEGORIES)
+                    + f"{r['bytes'] / 1024:>8.0f}{r['lcp_ms'] / 1000:>7.1f}{r['tbt_ms'] / 1000:>7.1f}{r['cls']:>6.2f}"
+                    + f"{r['plain']:>7}{r['load']:>6.1f}"
+                )
                 if key in baseline:
                     b = baseline[key]
                     row += f"{b['performance']:>7}{b['bytes'] / 1024:>8.0f}{r['bytes'] / b['bytes']:>8.2f}"
@@ -173,11 +203,18 @@ def main() -> int:
         server.server_close()
     if args.save:
         args.save.write_text(json.dumps(results, indent=1), encoding="utf-8")
-    missed = [k for k, r in results.items()
-              if r["accessibility"] < 100 or r["best-practices"] < 100 or r["seo"] < 100
-              or r["performance"] < TARGET_PERF[k.split("/")[1]]]
-    print("targets (A11y, BP, SEO 100; Perf >= 90 home and lesson, >= 80 notebook): "
-          + ("met" if not missed else "missed on " + ", ".join(missed)))
+    missed = [
+        k
+        for k, r in results.items()
+        if r["accessibility"] < 100
+        or r["best-practices"] < 100
+        or r["seo"] < 100
+        or r["performance"] < TARGET_PERF[k.split("/")[1]]
+    ]
+    print(
+        "targets (A11y, BP, SEO 100; Perf >= 90 home and lesson, >= 80 notebook): "
+        + ("met" if not missed else "missed on " + ", ".join(missed))
+    )
     return 0
 
 

@@ -8,6 +8,7 @@ turns every 50 decisions, so a change in the machine's load hits them all alike.
 microseconds per decision over the batches of ``--repeats`` runs and the ratio to the baseline, a ``PING`` (one
 round trip that does no work).  Asserts nothing about speed.  Needs redis-server installed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,7 +30,7 @@ def strategies(c, fast) -> dict:
     bucket = g.LocalBucket(10**9, 1000)
     guard = g.Guard(lambda key: rl.gcra(fast, key, limit=10**6), policy="open")
 
-    def two_trips(i: int) -> bool:      # the shape to avoid: read, decide here, then write
+    def two_trips(i: int) -> bool:  # the shape to avoid: read, decide here, then write
         key = c.key("naive", i % 100)
         if int(c.get(key) or 0) >= 10**6:
             return False
@@ -59,7 +60,7 @@ def main() -> None:
         fast = g.budget_client(c, 50)
         fn.load(c)
         todo = strategies(c, fast)
-        for decide, _trips in todo.values():   # load scripts, open connections
+        for decide, _trips in todo.values():  # load scripts, open connections
             for i in range(50):
                 decide(i)
         times: dict[str, list[float]] = {name: [] for name in todo}
@@ -72,10 +73,14 @@ def main() -> None:
                     times[name].append((time.perf_counter() - started) / BATCH * 1e6)
         version = c.info("server")["redis_version"]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"Redis {version} on 127.0.0.1 (TCP); Python {platform.python_version()}; {platform.system()} "
-          f"{platform.release()}; {os.cpu_count()} cores, load {load:.1f}")
-    print(f"{args.decisions} sequential decisions per run, one client, {args.repeats} runs; "
-          f"median of the batches of {BATCH}\n")
+    print(
+        f"Redis {version} on 127.0.0.1 (TCP); Python {platform.python_version()}; {platform.system()} "
+        f"{platform.release()}; {os.cpu_count()} cores, load {load:.1f}"
+    )
+    print(
+        f"{args.decisions} sequential decisions per run, one client, {args.repeats} runs; "
+        f"median of the batches of {BATCH}\n"
+    )
     base = statistics.median(times["baseline: PING"])
     print(f"{'strategy':<30} {'trips':>5} {'µs/decision':>12} {'vs PING':>8}")
     for name, (_decide, trips) in todo.items():

@@ -24,6 +24,7 @@ killed mutant costs a few seconds and a survivor a whole grading run (5-15 s): e
 backends is about 45 minutes on two busy cores; ``--sample N`` grades N mutants per lab drawn with
 ``--seed``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,23 +50,42 @@ from redis_course.labs.engine.runner import run_lab  # noqa: E402
 COSMIC_RAY = "cosmic-ray==8.7.0"
 TOOLS = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "redis-course" / "tools" / "cosmic-ray"
 OPERATORS = [
-    "core/ReplaceComparisonOperator_Eq_NotEq", "core/ReplaceComparisonOperator_NotEq_Eq",
-    "core/ReplaceComparisonOperator_Lt_LtE", "core/ReplaceComparisonOperator_LtE_Lt",
-    "core/ReplaceComparisonOperator_Gt_GtE", "core/ReplaceComparisonOperator_GtE_Gt",
-    "core/ReplaceComparisonOperator_Is_IsNot", "core/ReplaceComparisonOperator_IsNot_Is",
-    "core/ReplaceAndWithOr", "core/ReplaceOrWithAnd", "core/AddNot", "core/ReplaceUnaryOperator_Delete_Not",
-    "core/ReplaceTrueWithFalse", "core/ReplaceFalseWithTrue", "core/NumberReplacer",
-    "core/ReplaceBinaryOperator_Add_Sub", "core/ReplaceBinaryOperator_Sub_Add",
-    "core/ReplaceBinaryOperator_Mul_FloorDiv", "core/ReplaceBinaryOperator_FloorDiv_Mul",
-    "core/ZeroIterationForLoop", "core/RemoveDecorator", "core/ReplaceBreakWithContinue",
+    "core/ReplaceComparisonOperator_Eq_NotEq",
+    "core/ReplaceComparisonOperator_NotEq_Eq",
+    "core/ReplaceComparisonOperator_Lt_LtE",
+    "core/ReplaceComparisonOperator_LtE_Lt",
+    "core/ReplaceComparisonOperator_Gt_GtE",
+    "core/ReplaceComparisonOperator_GtE_Gt",
+    "core/ReplaceComparisonOperator_Is_IsNot",
+    "core/ReplaceComparisonOperator_IsNot_Is",
+    "core/ReplaceAndWithOr",
+    "core/ReplaceOrWithAnd",
+    "core/AddNot",
+    "core/ReplaceUnaryOperator_Delete_Not",
+    "core/ReplaceTrueWithFalse",
+    "core/ReplaceFalseWithTrue",
+    "core/NumberReplacer",
+    "core/ReplaceBinaryOperator_Add_Sub",
+    "core/ReplaceBinaryOperator_Sub_Add",
+    "core/ReplaceBinaryOperator_Mul_FloorDiv",
+    "core/ReplaceBinaryOperator_FloorDiv_Mul",
+    "core/ZeroIterationForLoop",
+    "core/RemoveDecorator",
+    "core/ReplaceBreakWithContinue",
 ]
 # (name, pattern, replacement): one occurrence at a time, inside the solution's own code
 REDIS_OPERATORS = [
-    ("px-to-ex", r"(?<=['\"])PX(?=['\"])", "EX"), ("pexpire-to-expire", r"PEXPIRE(?!AT)", "EXPIRE"),
-    ("nx-to-xx", r"(?<=['\"])NX(?=['\"])", "XX"), ("incrby-to-incr", r"INCRBY(?!FLOAT)", "INCR"),
-    ("transaction-off", r"transaction=True", "transaction=False"), ("zadd-nx-dropped", r"'ZADD', KEYS\[\d\], 'NX',", "'ZADD', KEYS[1],"),
-    ("time-from-client", r"redis\.call\('TIME'\)", "{ARGV[#ARGV], 0}"), ("gt-to-ge", r"(?<![<>=~]) > (?!=)", " >= "),
-    ("lt-to-le", r"(?<![<>=~]) < (?!=)", " <= "), ("le-to-lt", r" <= ", " < "), ("ge-to-gt", r" >= ", " > "),
+    ("px-to-ex", r"(?<=['\"])PX(?=['\"])", "EX"),
+    ("pexpire-to-expire", r"PEXPIRE(?!AT)", "EXPIRE"),
+    ("nx-to-xx", r"(?<=['\"])NX(?=['\"])", "XX"),
+    ("incrby-to-incr", r"INCRBY(?!FLOAT)", "INCR"),
+    ("transaction-off", r"transaction=True", "transaction=False"),
+    ("zadd-nx-dropped", r"'ZADD', KEYS\[\d\], 'NX',", "'ZADD', KEYS[1],"),
+    ("time-from-client", r"redis\.call\('TIME'\)", "{ARGV[#ARGV], 0}"),
+    ("gt-to-ge", r"(?<![<>=~]) > (?!=)", " >= "),
+    ("lt-to-le", r"(?<![<>=~]) < (?!=)", " <= "),
+    ("le-to-lt", r" <= ", " < "),
+    ("ge-to-gt", r" >= ", " > "),
     ("plus-to-minus", r" \+ 1\b", " - 1"),
 ]
 MARK = re.compile(r"^\s*# (BEGIN|END) SOLUTION\s*$")
@@ -77,14 +97,20 @@ def cosmic_ray():
         sys.path.append(str(TOOLS))  # after the course's own packages: never shadow what the labs use
     try:
         import parso.tree  # noqa: F401 - cosmic-ray's operator plugins import parso in an order that needs this
+
         return importlib.import_module("cosmic_ray.plugins"), importlib.import_module("cosmic_ray.mutating")
     except ImportError:
         print(f"installing {COSMIC_RAY} into {TOOLS} (once)", file=sys.stderr)
         uv = shutil.which("uv") or next((str(p) for p in [ROOT / ".venv" / ".uv" / "bin" / "uv"] if p.exists()), None)
-        cmd = [uv, "pip", "install", "--quiet", "--python", sys.executable] if uv else [sys.executable, "-m", "pip", "install", "--quiet"]
+        cmd = (
+            [uv, "pip", "install", "--quiet", "--python", sys.executable]
+            if uv
+            else [sys.executable, "-m", "pip", "install", "--quiet"]
+        )
         subprocess.run([*cmd, "--target", str(TOOLS), COSMIC_RAY], check=True)
         importlib.invalidate_caches()
         import parso.tree  # noqa: F401,F811
+
         return importlib.import_module("cosmic_ray.plugins"), importlib.import_module("cosmic_ray.mutating")
 
 
@@ -109,8 +135,11 @@ def solution_lines(text: str) -> set[int]:
 
 
 def _diff(a: str, b: str) -> str:
-    return "".join(line for line in difflib.unified_diff(a.splitlines(True), b.splitlines(True), n=0)
-                   if line[:1] in "+-" and not line.startswith(("+++", "---")))
+    return "".join(
+        line
+        for line in difflib.unified_diff(a.splitlines(True), b.splitlines(True), n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    )
 
 
 def _in_comment(text: str, pos: int) -> bool:
@@ -140,7 +169,7 @@ def mutants(lab) -> list[Mutant]:
     for name, pattern, repl in REDIS_OPERATORS:
         for m in re.finditer(pattern, text):
             if text.count("\n", 0, m.start()) + 1 in allowed and not _in_comment(text, m.start()):
-                code = text[:m.start()] + re.sub(pattern, repl, m.group(0)) + text[m.end():]
+                code = text[: m.start()] + re.sub(pattern, repl, m.group(0)) + text[m.end() :]
                 found.append(Mutant(lab.id, f"redis/{name}", code, _diff(text, code)))
     unique = {m.code: m for m in found}  # a Redis operator may repeat a cosmic-ray mutant of Python code
     return list(unique.values())
@@ -160,8 +189,9 @@ def equivalent() -> dict[tuple[str, str], str]:
 def killed(lab, mutant: Mutant, backend: str, workdir: Path) -> bool:
     path = workdir / f"{mutant.lab}-{abs(hash(mutant.code))}.py"
     path.write_text(mutant.code, encoding="utf-8")
-    res = run_lab(lab, path, visibility=("public", "hidden"), backend=backend,
-                  first_failure=True)  # killed at its first failing test: the rest cannot revive it
+    res = run_lab(
+        lab, path, visibility=("public", "hidden"), backend=backend, first_failure=True
+    )  # killed at its first failing test: the rest cannot revive it
     return res.status != "ok" or res.points < res.max_points
 
 
@@ -174,8 +204,9 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--show-survivors", action="store_true")
     args = ap.parse_args()
-    labs = [lab for lab in discover() if lab.solution_file.exists()
-            and (not args.labs or lab.id.split("-")[0] in args.labs)]
+    labs = [
+        lab for lab in discover() if lab.solution_file.exists() and (not args.labs or lab.id.split("-")[0] in args.labs)
+    ]
     same = equivalent()
     rows, survivors = [], []
     with tempfile.TemporaryDirectory(prefix="mutants-") as tmp:
@@ -185,6 +216,7 @@ def main() -> int:
             eq = [m for m in chosen if (lab.id, " ".join(m.diff.split())) in same]
             todo = [m for m in chosen if m not in eq]
             for backend in args.backend:
+
                 def grade(m, backend=backend):
                     return killed(lab, m, backend, Path(tmp))
 
@@ -193,13 +225,21 @@ def main() -> int:
                 alive = [m for m, d in zip(todo, dead) if not d]
                 survivors += [(lab.id, backend, m) for m in alive]
                 ratio = (len(todo) - len(alive)) / len(todo) if todo else 1.0
-                rows.append((lab.id, backend, len(every), len(chosen), len(eq), len(todo) - len(alive), len(alive), ratio))
-                print(f"  {lab.id} on {backend}: {len(todo) - len(alive)}/{len(todo)} killed", file=sys.stderr, flush=True)
-    print(f"\n{'lab':<18} {'backend':<13} {'mutants':>7} {'graded':>6} {'equiv':>5} {'killed':>6} {'survived':>8} {'killed %':>8}")
+                rows.append(
+                    (lab.id, backend, len(every), len(chosen), len(eq), len(todo) - len(alive), len(alive), ratio)
+                )
+                print(
+                    f"  {lab.id} on {backend}: {len(todo) - len(alive)}/{len(todo)} killed", file=sys.stderr, flush=True
+                )
+    print(
+        f"\n{'lab':<18} {'backend':<13} {'mutants':>7} {'graded':>6} {'equiv':>5} {'killed':>6} {'survived':>8} {'killed %':>8}"
+    )
     for lab_id, backend, n, graded, eq, k, s, ratio in rows:
         print(f"{lab_id:<18} {backend:<13} {n:>7} {graded:>6} {eq:>5} {k:>6} {s:>8} {ratio:>8.1%}")
-    print("target: >= 95 % of non-equivalent mutants killed in every lab on both backends "
-          f"(baseline: the same tests on the unmutated solution, 100 % full marks){' (sampled)' if args.sample else ''}")
+    print(
+        "target: >= 95 % of non-equivalent mutants killed in every lab on both backends "
+        f"(baseline: the same tests on the unmutated solution, 100 % full marks){' (sampled)' if args.sample else ''}"
+    )
     if args.show_survivors:
         for lab_id, backend, m in survivors:
             print(f"\n--- survivor {lab_id} on {backend} ({m.operator})\n{m.diff}")

@@ -29,6 +29,7 @@ Ratios: a course limiter against its best peer counterpart (the fastest, or the 
 installed (nobody else's commands on it), else on ``--url`` / ``REDIS_URL`` / 127.0.0.1:6379 under a
 course prefix (deleted at the end, never FLUSHALL).  Not a test: nothing here asserts a speed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,14 +55,32 @@ BASE = "baseline: pipelined INCR+EXPIRE"
 
 # What the tables call each strategy and each calibrated call, in the reader's language (the names
 # themselves stay the keys of ratelimit_peers and ratelimit_measure, and what --only matches).
-LABELS = (N_("baseline: pipelined INCR+EXPIRE"), N_("ours: fixed window"), N_("ours: first-hit window"),
-          N_("ours: list"), N_("ours: sliding log"), N_("ours: sliding window counter"), N_("ours: token bucket"),
-          N_("ours: GCRA"), N_("limits: fixed window"), N_("limits: moving window"),
-          N_("limits: sliding window counter"), N_("throttled-py: fixed window"), N_("throttled-py: sliding window"),
-          N_("throttled-py: token bucket"), N_("throttled-py: leaky bucket"), N_("throttled-py: GCRA"),
-          N_("pyrate-limiter: fixed window"), N_("pyrate-limiter: sliding log"), N_("pyrate-limiter: GCRA"),
-          N_("EVALSHA of an empty script"), N_("FCALL of an empty function"), N_("HMGET of 2 fields"),
-          N_("HSET of 2 fields"), N_("a 4-number answer"))
+LABELS = (
+    N_("baseline: pipelined INCR+EXPIRE"),
+    N_("ours: fixed window"),
+    N_("ours: first-hit window"),
+    N_("ours: list"),
+    N_("ours: sliding log"),
+    N_("ours: sliding window counter"),
+    N_("ours: token bucket"),
+    N_("ours: GCRA"),
+    N_("limits: fixed window"),
+    N_("limits: moving window"),
+    N_("limits: sliding window counter"),
+    N_("throttled-py: fixed window"),
+    N_("throttled-py: sliding window"),
+    N_("throttled-py: token bucket"),
+    N_("throttled-py: leaky bucket"),
+    N_("throttled-py: GCRA"),
+    N_("pyrate-limiter: fixed window"),
+    N_("pyrate-limiter: sliding log"),
+    N_("pyrate-limiter: GCRA"),
+    N_("EVALSHA of an empty script"),
+    N_("FCALL of an empty function"),
+    N_("HMGET of 2 fields"),
+    N_("HSET of 2 fields"),
+    N_("a 4-number answer"),
+)
 
 
 def cpu_model() -> str:
@@ -76,9 +95,13 @@ def cpu_model() -> str:
 
 def machine(r) -> str:
     load = ", " + _("load {load}", load=f"{os.getloadavg()[0]:.1f}") if hasattr(os, "getloadavg") else ""
-    return join(_("Redis {version} at {where};", version=r.server_version(), where=r.where),
-                f"{peers.versions()}; Python {platform.python_version()}; {platform.system()} {platform.release()}; "
-                + f"{cpu_model()}, " + _("{n} cores", n=os.cpu_count()) + load)
+    return join(
+        _("Redis {version} at {where};", version=r.server_version(), where=r.where),
+        f"{peers.versions()}; Python {platform.python_version()}; {platform.system()} {platform.release()}; "
+        + f"{cpu_model()}, "
+        + _("{n} cores", n=os.cpu_count())
+        + load,
+    )
 
 
 def _columns(text: str) -> int:
@@ -111,8 +134,18 @@ def best_peer(name: str, values: dict[str, float], lowest: bool = False) -> floa
 
 
 def header(width: int = 32) -> str:
-    cells = [(N_("1 client/s"), 10), (N_("vs peer"), 7), (N_("vs base"), 7), (N_("16 procs/s"), 10), (N_("vs peer"), 7),
-             (N_("server µs"), 9), (N_("vs peer"), 7), (N_("B/client"), 8), (N_("keys"), 4), (N_("trips"), 5)]
+    cells = [
+        (N_("1 client/s"), 10),
+        (N_("vs peer"), 7),
+        (N_("vs base"), 7),
+        (N_("16 procs/s"), 10),
+        (N_("vs peer"), 7),
+        (N_("server µs"), 9),
+        (N_("vs peer"), 7),
+        (N_("B/client"), 8),
+        (N_("keys"), 4),
+        (N_("trips"), 5),
+    ]
     return " ".join([_pad(_("strategy"), width)] + [_pad(_(name), width, right=True) for name, width in cells])
 
 
@@ -130,24 +163,39 @@ def table(names, one, many, cost, mem) -> list[str]:
         ours = name.startswith("ours:")
         r1, r16, u = rate1.get(name), many.get(name), us.get(name)
         b, keys = mem.get(name, (None, None))
-        lines.append(" ".join([
-            _pad(_(name), width), _cell(r1, ",.0f", 10),
-            f"{_ratio(r1, best_peer(name, rate1)) if ours else '-':>7}", f"{_ratio(r1, rate1.get(BASE)):>7}",
-            _cell(r16, ",.0f", 10), f"{_ratio(r16, best_peer(name, many)) if ours else '-':>7}",
-            _cell(u, ".1f", 9), f"{_ratio(u, best_peer(name, us, lowest=True)) if ours else '-':>7}",
-            _cell(b, ",.0f", 8), f"{keys:>4.1f}" if keys is not None else f"{'-':>4}",
-            _cell(one[name][1] if name in one else None, ".2f", 5)]))
+        lines.append(
+            " ".join(
+                [
+                    _pad(_(name), width),
+                    _cell(r1, ",.0f", 10),
+                    f"{_ratio(r1, best_peer(name, rate1)) if ours else '-':>7}",
+                    f"{_ratio(r1, rate1.get(BASE)):>7}",
+                    _cell(r16, ",.0f", 10),
+                    f"{_ratio(r16, best_peer(name, many)) if ours else '-':>7}",
+                    _cell(u, ".1f", 9),
+                    f"{_ratio(u, best_peer(name, us, lowest=True)) if ours else '-':>7}",
+                    _cell(b, ",.0f", 8),
+                    f"{keys:>4.1f}" if keys is not None else f"{'-':>4}",
+                    _cell(one[name][1] if name in one else None, ".2f", 5),
+                ]
+            )
+        )
     return lines
 
 
 def breakdown(cost, calls) -> list[str]:
     """Per strategy that runs scripts: each command inside them, calls per decision x µs per call."""
-    lines = ["", "inside the scripts: each command, calls per decision x µs per call (commandstats); the rest of "
-             "the script's time is Lua and the calls' own cost (see the calibration below)"]
+    lines = [
+        "",
+        "inside the scripts: each command, calls per decision x µs per call (commandstats); the rest of "
+        "the script's time is Lua and the calls' own cost (see the calibration below)",
+    ]
     for name, (top, inner) in cost.items():
         if not inner:
             continue
-        parts = ", ".join(f"{k.upper()} {c:.2f}x{us:.1f}" for k, (c, us) in sorted(inner.items(), key=lambda kv: -kv[1][0]))
+        parts = ", ".join(
+            f"{k.upper()} {c:.2f}x{us:.1f}" for k, (c, us) in sorted(inner.items(), key=lambda kv: -kv[1][0])
+        )
         rest = top - sum(c * us for c, us in inner.values())
         lines.append(f"  {name:32} {top:5.1f} µs = {parts}; rest {rest:.1f}")
     return lines
@@ -157,14 +205,18 @@ def verdicts(names, one, many, cost) -> list[str]:
     """Each target, met or not, per course limiter."""
     rate1 = {n: one[n][0] for n in one}
     us = {n: cost[n][0] for n in cost}
-    lines = ["", "targets: >= 1.00 x best peer (1 client, 16 procs), server µs <= cheapest peer's, >= 0.90 x baseline (1 client)"]
+    lines = [
+        "",
+        "targets: >= 1.00 x best peer (1 client, 16 procs), server µs <= cheapest peer's, >= 0.90 x baseline (1 client)",
+    ]
     for name in (n for n in names if n.startswith("ours:")):
         checks = []
         for label, value, other, ok in [
-                ("1 client", rate1.get(name), best_peer(name, rate1), lambda a, b: a >= b),
-                ("16 procs", many.get(name), best_peer(name, many), lambda a, b: a >= b),
-                ("server µs", us.get(name), best_peer(name, us, lowest=True), lambda a, b: a <= b),
-                ("baseline", rate1.get(name), 0.9 * rate1[BASE] if BASE in rate1 else None, lambda a, b: a >= b)]:
+            ("1 client", rate1.get(name), best_peer(name, rate1), lambda a, b: a >= b),
+            ("16 procs", many.get(name), best_peer(name, many), lambda a, b: a >= b),
+            ("server µs", us.get(name), best_peer(name, us, lowest=True), lambda a, b: a <= b),
+            ("baseline", rate1.get(name), 0.9 * rate1[BASE] if BASE in rate1 else None, lambda a, b: a >= b),
+        ]:
             if value and other:
                 checks.append(f"{label} {'met' if ok(value, other) else 'MISSED'}")
         lines.append(f"  {name:32} " + ", ".join(checks))
@@ -173,15 +225,21 @@ def verdicts(names, one, many, cost) -> list[str]:
 
 def instruction_table(names, ir: dict[str, float], calls: dict[str, float]) -> list[str]:
     """Server instructions per decision (callgrind): steady however busy the machine is."""
-    lines = ["", _("server instructions per decision (valgrind callgrind, thousands), vs the cheapest peer "
-                   "counterpart:")]
+    lines = [
+        "",
+        _("server instructions per decision (valgrind callgrind, thousands), vs the cheapest peer counterpart:"),
+    ]
     for name in names:
         if name in ir:
             other = best_peer(name, ir, lowest=True) if name.startswith("ours:") else None
-            lines.append("  " + _pad(_(name), label_width(names))
-                         + f" {ir[name] / 1000:6.1f}k {_ratio(ir[name], other) if other else '-':>6}")
-    lines.append(_("what a script (or a function) costs, and what one redis.call or a 4-number answer adds "
-                   "(thousands):"))
+            lines.append(
+                "  "
+                + _pad(_(name), label_width(names))
+                + f" {ir[name] / 1000:6.1f}k {_ratio(ir[name], other) if other else '-':>6}"
+            )
+    lines.append(
+        _("what a script (or a function) costs, and what one redis.call or a 4-number answer adds (thousands):")
+    )
     lines.append("  " + "; ".join(_(k) + f" {v / 1000:.1f}k" for k, v in calls.items()))
     return lines
 
@@ -196,9 +254,12 @@ def parse(argv):
     ap.add_argument("--decisions", type=int, default=1200, help="server µs: decisions per strategy (default 1200)")
     ap.add_argument("--clients", type=int, default=m.CLIENTS, help="memory: clients (default 1000)")
     ap.add_argument("--only", default="", help="comma-separated words: run the strategies whose name has one")
-    ap.add_argument("--measures", default="one,procs,cost,memory,instructions",
-                    help="which measures, comma-separated (default: one,procs,cost,memory,instructions; "
-                         "instructions needs valgrind)")
+    ap.add_argument(
+        "--measures",
+        default="one,procs,cost,memory,instructions",
+        help="which measures, comma-separated (default: one,procs,cost,memory,instructions; "
+        "instructions needs valgrind)",
+    )
     ap.add_argument("--quick", action="store_true", help="fewer and shorter turns")
     args = ap.parse_args(argv)
     if args.quick:
@@ -224,8 +285,11 @@ def main(argv: list[str] | None = None) -> int:
         names = list(strategies)
         want = set(args.measures.split(","))
         one = m.one_client(strategies, args.seconds, between=r.cleanup) if "one" in want else {}
-        many = (m.many_processes(url, prefix, owned, names, args.slots, args.slot, args.processes)
-                if "procs" in want else {})
+        many = (
+            m.many_processes(url, prefix, owned, names, args.slots, args.slot, args.processes)
+            if "procs" in want
+            else {}
+        )
         r.cleanup()
         cost, mem, calls = {}, {}, {}
         if srv:
@@ -236,24 +300,48 @@ def main(argv: list[str] | None = None) -> int:
             if "memory" in want:
                 mem = m.memory(rp, pick(peers.build(rp, srv.url, peers.LIMIT, 3_600_000), args.only), args.clients)
         print(machine(r))
-        print(_("{limit} requests per {window} ms per client, bursts of {burst} per client id, strategies taking "
-                "turns a burst at a time", limit=peers.LIMIT, window=peers.WINDOW_MS, burst=m.BURST))
-        print(_("1 client: {seconds} s in all; {procs} procs: median of {slots} slots of {slot} s; server µs: "
+        print(
+            _(
+                "{limit} requests per {window} ms per client, bursts of {burst} per client id, strategies taking "
+                "turns a burst at a time",
+                limit=peers.LIMIT,
+                window=peers.WINDOW_MS,
+                burst=m.BURST,
+            )
+        )
+        print(
+            _(
+                "1 client: {seconds} s in all; {procs} procs: median of {slots} slots of {slot} s; server µs: "
                 "{decisions} decisions each; memory: {clients} clients at {limit} per hour",
-                seconds=f"{args.seconds:g}", procs=args.processes, slots=args.slots, slot=f"{args.slot:g}",
-                decisions=f"{args.decisions:,}", clients=f"{args.clients:,}", limit=peers.LIMIT) + "\n")
+                seconds=f"{args.seconds:g}",
+                procs=args.processes,
+                slots=args.slots,
+                slot=f"{args.slot:g}",
+                decisions=f"{args.decisions:,}",
+                clients=f"{args.clients:,}",
+                limit=peers.LIMIT,
+            )
+            + "\n"
+        )
         print("\n".join(table(names, one, many, cost, mem)))
-        print("\nvs peer: against the best counterpart in ratelimit_peers.COUNTERPARTS (decisions/s: ours / fastest "
-              "peer, >= 1.00 is as fast or faster; server µs: ours / cheapest peer, <= 1.00 is as cheap or cheaper)")
+        print(
+            "\nvs peer: against the best counterpart in ratelimit_peers.COUNTERPARTS (decisions/s: ours / fastest "
+            "peer, >= 1.00 is as fast or faster; server µs: ours / cheapest peer, <= 1.00 is as cheap or cheaper)"
+        )
         print("\n".join(breakdown(cost, calls)))
         if calls:
-            print("\nwhat a script (or a function) costs before it does anything, and what one redis.call (command "
-                  "included) or returning a table of 4 numbers instead of 1 adds to it, µs:")
+            print(
+                "\nwhat a script (or a function) costs before it does anything, and what one redis.call (command "
+                "included) or returning a table of 4 numbers instead of 1 adds to it, µs:"
+            )
             print("  " + "; ".join(f"{k} {v:.2f}" for k, v in calls.items()))
         print("\n".join(verdicts(names, one, many, cost)))
         if "instructions" in want and instructions.available():
-            print("\n".join(instruction_table(names, *instructions.per_decision(
-                peers.build, lambda s: pick(s, args.only)))))
+            print(
+                "\n".join(
+                    instruction_table(names, *instructions.per_decision(peers.build, lambda s: pick(s, args.only)))
+                )
+            )
     return 0
 
 

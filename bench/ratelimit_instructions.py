@@ -8,6 +8,7 @@ scripts as :data:`ratelimit_measure.CALIBRATION` give what an empty script costs
 ``redis.call`` adds.  Needs ``valgrind`` (Debian: ``apt-get install valgrind``); about 50 times
 slower than a plain server, so a few hundred decisions per strategy.
 """
+
 from __future__ import annotations
 
 import os
@@ -33,8 +34,10 @@ def callgrind_redis() -> Iterator[tuple[PrivateRedis, Callable[[], None], Callab
     work = Path(tempfile.mkdtemp(prefix="course-callgrind-"))
     wrapper = work / "redis-server"
     binary = redis_server_binary()
-    wrapper.write_text(f"#!/bin/sh\ncase \"$1\" in --version|-v) exec {binary} \"$@\";; esac\n"
-                       f"exec valgrind --tool=callgrind --callgrind-out-file={work}/cg.%p.out {binary} \"$@\"\n")
+    wrapper.write_text(
+        f'#!/bin/sh\ncase "$1" in --version|-v) exec {binary} "$@";; esac\n'
+        f'exec valgrind --tool=callgrind --callgrind-out-file={work}/cg.%p.out {binary} "$@"\n'
+    )
     wrapper.chmod(0o755)
     before = os.environ.get("COURSE_REDIS_SERVER")
     os.environ["COURSE_REDIS_SERVER"] = str(wrapper)
@@ -67,8 +70,9 @@ def callgrind_redis() -> Iterator[tuple[PrivateRedis, Callable[[], None], Callab
         shutil.rmtree(work, ignore_errors=True)
 
 
-def per_decision(build: Callable[[object, str], dict], only: Callable[[dict], dict],
-                 decisions: int = 480) -> tuple[dict[str, float], dict[str, float]]:
+def per_decision(
+    build: Callable[[object, str], dict], only: Callable[[dict], dict], decisions: int = 480
+) -> tuple[dict[str, float], dict[str, float]]:
     """({strategy: server instructions per decision}, {calibration: instructions}), on a callgrind server."""
     with callgrind_redis() as (srv, zero, dump):
         r = srv.client(prefix="course:bench:", socket_timeout=120)
@@ -90,13 +94,18 @@ def per_decision(build: Callable[[object, str], dict], only: Callable[[dict], di
             for j in range(decisions // 2):
                 r.evalsha(sha, 1, r.key("calib", i, j % 50))
             calls[label] = dump() / (decisions // 2)
-        r.function_load("#!lua name=bench_calibration\n"
-                        "redis.register_function('empty', function(keys, args) return 1 end)", replace=True)
+        r.function_load(
+            "#!lua name=bench_calibration\nredis.register_function('empty', function(keys, args) return 1 end)",
+            replace=True,
+        )
         r.fcall("empty", 1, r.key("calib", "f", "warm"))
         zero()
         for j in range(decisions // 2):
             r.fcall("empty", 1, r.key("calib", "f", j % 50))
         fcall = dump() / (decisions // 2)
         base = calls.pop("EVALSHA of an empty script")
-        return out, {"EVALSHA of an empty script": base, "FCALL of an empty function": fcall,
-                     **{k: v - base for k, v in calls.items()}}
+        return out, {
+            "EVALSHA of an empty script": base,
+            "FCALL of an empty function": fcall,
+            **{k: v - base for k, v in calls.items()},
+        }

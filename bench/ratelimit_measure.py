@@ -18,6 +18,7 @@ A call (or burst) that took more than 10 times the median of its kind was interr
 had the CPU): it counts as a median one.  Server cost and memory need server-wide commands (CONFIG
 RESETSTAT, FLUSHALL): they run on a private redis-server only.  Nothing here asserts a speed.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -32,7 +33,7 @@ from redis.connection import AbstractConnection
 from redis_course.lessons.ratelimit import count_round_trips
 
 
-BURST = 12     # requests per client id, at once: with a limit of 10, 10 allowed and 2 denied
+BURST = 12  # requests per client id, at once: with a limit of 10, 10 allowed and 2 denied
 CLIENTS = 1000  # client ids for the memory measure
 _CONTAINERS = {"script", "config", "client", "function", "memory", "object", "command", "slowlog"}
 
@@ -67,8 +68,9 @@ def usual_mean(values: list[float]) -> float:
     return statistics.fmean(v if v <= 10 * med else med for v in values)
 
 
-def one_client(strategies: dict[str, Callable[[str], object]], seconds: float,
-               between: Callable[[], object] = lambda: None) -> dict[str, tuple[float, float]]:
+def one_client(
+    strategies: dict[str, Callable[[str], object]], seconds: float, between: Callable[[], object] = lambda: None
+) -> dict[str, tuple[float, float]]:
     """{name: (decisions/s = 1 / mean latency, round trips per decision)}, strategies taking turns a
     burst at a time for ``seconds`` in all; ``between()`` every 2 s (to delete the keys)."""
     ids = {name: iter(Ids()) for name in strategies}
@@ -97,6 +99,7 @@ def one_client(strategies: dict[str, Callable[[str], object]], seconds: float,
 
 # ---------------------------------------------------------------- 16 processes
 
+
 def _worker(conn, url: str, prefix: str, owned: bool, index: int) -> None:
     """One client process: build the strategies, then follow the schedule it is sent: strategy
     ``order[k % len(order)]`` from ``t0 + k * slot`` to the next slot, for every k; send the calls per slot."""
@@ -123,8 +126,9 @@ def _worker(conn, url: str, prefix: str, owned: bool, index: int) -> None:
     conn.send(counts)
 
 
-def many_processes(url: str, prefix: str, owned: bool, names: list[str], rounds: int, slot: float,
-                   processes: int = 16) -> dict[str, float]:
+def many_processes(
+    url: str, prefix: str, owned: bool, names: list[str], rounds: int, slot: float, processes: int = 16
+) -> dict[str, float]:
     """{name: decisions/s of ``processes`` client processes running it at once}: every strategy gets
     ``rounds`` slots of ``slot`` seconds, in turns; the median slot counts."""
     ctx = multiprocessing.get_context("spawn")
@@ -143,7 +147,7 @@ def many_processes(url: str, prefix: str, owned: bool, names: list[str], rounds:
         for p in pipes:
             p.send((t0, slot, names, rounds * len(names)))
         per_slot = [sum(slots) for slots in zip(*(p.recv() for p in pipes))]
-        return {name: statistics.median(per_slot[i::len(names)]) / slot for i, name in enumerate(names)}
+        return {name: statistics.median(per_slot[i :: len(names)]) / slot for i, name in enumerate(names)}
     finally:
         for p in procs:
             p.join(5)
@@ -152,6 +156,7 @@ def many_processes(url: str, prefix: str, owned: bool, names: list[str], rounds:
 
 
 # ---------------------------------------------------------------- server time per decision
+
 
 def _command_name(args: tuple) -> str:
     words = [a.decode("utf-8", "replace") if isinstance(a, bytes) else str(a) for a in args[:2]]
@@ -189,15 +194,18 @@ def _burst_stats(r, fn: Callable[[str], object], ids: Iterator[str]) -> tuple[fl
     with sent_commands() as log:
         for _ in range(BURST):
             fn(next(ids))
-    stats = {k[len("cmdstat_"):]: v for k, v in r.info("commandstats").items()}
+    stats = {k[len("cmdstat_") :]: v for k, v in r.info("commandstats").items()}
     sent = {name for _, name in log["sent"]}
     top = sum(v["usec"] for k, v in stats.items() if k in sent) / BURST
     skip = sent | {"config|resetstat", "info"}
     return top, {k: (v["calls"] / BURST, v["usec"] / BURST) for k, v in stats.items() if k not in skip}
 
 
-def server_cost(r, strategies: dict[str, Callable[[str], object]], decisions: int = 1200,
-                ) -> dict[str, tuple[float, dict[str, tuple[float, float]]]]:
+def server_cost(
+    r,
+    strategies: dict[str, Callable[[str], object]],
+    decisions: int = 1200,
+) -> dict[str, tuple[float, dict[str, tuple[float, float]]]]:
     """{name: (server µs per decision, {command inside its scripts: (calls per decision, µs per call)})}.
 
     ``INFO commandstats`` around every burst (CONFIG RESETSTAT before it), strategies taking turns a
@@ -223,16 +231,18 @@ def server_cost(r, strategies: dict[str, Callable[[str], object]], decisions: in
     return out
 
 
-CALIBRATION = {"EVALSHA of an empty script": "return 1",
-               "TIME": "redis.call('TIME') return 1",
-               "GET": "redis.call('GET', KEYS[1]) return 1",
-               "SET PX": "redis.call('SET', KEYS[1], '1', 'PX', 60000) return 1",
-               "INCR": "redis.call('INCR', KEYS[1]) return 1",
-               "HMGET of 2 fields": "redis.call('HMGET', KEYS[1], 'a', 'b') return 1",
-               "HSET of 2 fields": "redis.call('HSET', KEYS[1], 'a', 1, 'b', 2) return 1",
-               "PEXPIRE": "redis.call('PEXPIRE', KEYS[1], 60000) return 1",
-               "ZCARD": "redis.call('ZCARD', KEYS[1]) return 1",
-               "a 4-number answer": "return {1, 9, 0, 1000}"}
+CALIBRATION = {
+    "EVALSHA of an empty script": "return 1",
+    "TIME": "redis.call('TIME') return 1",
+    "GET": "redis.call('GET', KEYS[1]) return 1",
+    "SET PX": "redis.call('SET', KEYS[1], '1', 'PX', 60000) return 1",
+    "INCR": "redis.call('INCR', KEYS[1]) return 1",
+    "HMGET of 2 fields": "redis.call('HMGET', KEYS[1], 'a', 'b') return 1",
+    "HSET of 2 fields": "redis.call('HSET', KEYS[1], 'a', 1, 'b', 2) return 1",
+    "PEXPIRE": "redis.call('PEXPIRE', KEYS[1], 60000) return 1",
+    "ZCARD": "redis.call('ZCARD', KEYS[1]) return 1",
+    "a 4-number answer": "return {1, 9, 0, 1000}",
+}
 
 
 def script_calls(r, rounds: int = 40) -> dict[str, float]:
@@ -251,14 +261,19 @@ def script_calls(r, rounds: int = 40) -> dict[str, float]:
             got[label].append(r.info("commandstats")["cmdstat_evalsha"]["usec"] / 20)
     mean = {label: usual_mean(v) for label, v in got.items()}
     base = mean.pop("EVALSHA of an empty script")
-    return {"EVALSHA of an empty script": base, "FCALL of an empty function": _fcall_empty(r, rounds),
-            **{k: v - base for k, v in mean.items()}}
+    return {
+        "EVALSHA of an empty script": base,
+        "FCALL of an empty function": _fcall_empty(r, rounds),
+        **{k: v - base for k, v in mean.items()},
+    }
 
 
 def _fcall_empty(r, rounds: int) -> float:
     """µs of FCALL of a function that returns 1 (a library loaded on this private server only)."""
-    r.function_load("#!lua name=bench_calibration\n"
-                    "redis.register_function('empty', function(keys, args) return 1 end)", replace=True)
+    r.function_load(
+        "#!lua name=bench_calibration\nredis.register_function('empty', function(keys, args) return 1 end)",
+        replace=True,
+    )
     got = []
     for j in range(rounds):
         r.config_resetstat()
@@ -269,6 +284,7 @@ def _fcall_empty(r, rounds: int) -> float:
 
 
 # ---------------------------------------------------------------- memory
+
 
 def memory(r, strategies: dict[str, Callable[[str], object]], clients: int = CLIENTS) -> dict[str, tuple[float, float]]:
     """{name: (bytes of used_memory per client, keys per client)} after ``clients`` clients sent their

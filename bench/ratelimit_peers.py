@@ -11,6 +11,7 @@ through its documented ``REDIS_CLIENT_CLASS`` option (a factory returning the sh
 Keys go under the client's course prefix.  ``COUNTERPARTS`` maps each course limiter to the peers
 that implement the same algorithm, with the reason.
 """
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -24,32 +25,35 @@ LIMIT, WINDOW_MS = 10, 1000  # the lesson's ten requests per second
 COUNTERPARTS: dict[str, tuple[list[str], str]] = {
     "ours: fixed window": (
         ["throttled-py: fixed window", "pyrate-limiter: fixed window"],
-        "windows aligned to the clock, [k*w, (k+1)*w)"),
+        "windows aligned to the clock, [k*w, (k+1)*w)",
+    ),
     "ours: first-hit window": (
         ["limits: fixed window"],
-        "the window opens with a client's first request and ends when its key expires"),
-    "ours: list": (
-        ["limits: fixed window"],
-        "a first-hit window too, kept as a list of admission times"),
+        "the window opens with a client's first request and ends when its key expires",
+    ),
+    "ours: list": (["limits: fixed window"], "a first-hit window too, kept as a list of admission times"),
     "ours: sliding log": (
         ["limits: moving window", "pyrate-limiter: sliding log"],
-        "an exact log of the last window's admissions (limits: a list, pyrate-limiter: a sorted set)"),
+        "an exact log of the last window's admissions (limits: a list, pyrate-limiter: a sorted set)",
+    ),
     "ours: sliding window counter": (
         ["limits: sliding window counter", "throttled-py: sliding window"],
-        "the previous fixed window's count, weighted by how much of it still overlaps"),
+        "the previous fixed window's count, weighted by how much of it still overlaps",
+    ),
     "ours: token bucket": (
         ["throttled-py: token bucket", "throttled-py: leaky bucket", "pyrate-limiter: GCRA"],
         "a bucket of `limit` refilled at `limit` per window (a leaky bucket as a meter, and "
-        "pyrate-limiter's TokenBucket, which is its GCRA under another name)"),
-    "ours: GCRA": (
-        ["throttled-py: GCRA", "pyrate-limiter: GCRA"],
-        "one theoretical arrival time per client"),
+        "pyrate-limiter's TokenBucket, which is its GCRA under another name)",
+    ),
+    "ours: GCRA": (["throttled-py: GCRA", "pyrate-limiter: GCRA"], "one theoretical arrival time per client"),
 }
 
 
 def _ours(r, limit: int, window_ms: int) -> dict[str, Callable[[str], object]]:
-    return {f"ours: {name}": (lambda f: lambda cid: f(r, cid, limit, window_ms))(limiter)
-            for name, limiter in rl.LIMITERS.items()}
+    return {
+        f"ours: {name}": (lambda f: lambda cid: f(r, cid, limit, window_ms))(limiter)
+        for name, limiter in rl.LIMITERS.items()
+    }
 
 
 def _baseline(r, limit: int, window_ms: int) -> Callable[[str], object]:
@@ -59,6 +63,7 @@ def _baseline(r, limit: int, window_ms: int) -> Callable[[str], object]:
         pipe.incr(key)
         pipe.expire(key, max(1, window_ms // 1000))
         return pipe.execute()[0] <= limit
+
     return baseline
 
 
@@ -68,8 +73,11 @@ def _limits(r, url: str, limit: int, window_ms: int) -> dict[str, Callable[[str]
 
     storage = RedisStorage(url, connection_pool=r.connection_pool, key_prefix=r.key("limits"))
     item = RateLimitItemPerSecond(limit, max(1, window_ms // 1000))
-    fixed, moving, sliding = (ls.FixedWindowRateLimiter(storage), ls.MovingWindowRateLimiter(storage),
-                              ls.SlidingWindowCounterRateLimiter(storage))
+    fixed, moving, sliding = (
+        ls.FixedWindowRateLimiter(storage),
+        ls.MovingWindowRateLimiter(storage),
+        ls.SlidingWindowCounterRateLimiter(storage),
+    )
     return {
         "limits: fixed window": lambda cid: fixed.hit(item, "fixed", cid),
         "limits: moving window": lambda cid: moving.hit(item, "moving", cid),
@@ -91,10 +99,19 @@ def _throttled(r, url: str, limit: int, window_ms: int) -> dict[str, Callable[[s
     _shared.append(r)
     store = throttled.RedisStore(server=url, options={"REDIS_CLIENT_CLASS": f"{__name__}.shared_client"})
     out = {}
-    for label, using in [("fixed window", "fixed_window"), ("sliding window", "sliding_window"),
-                         ("token bucket", "token_bucket"), ("leaky bucket", "leaking_bucket"), ("GCRA", "gcra")]:
-        t = throttled.Throttled(using=using, quota=throttled.per_duration(timedelta(milliseconds=window_ms), limit), store=store,
-                                key_prefix=r.key("throttled"))
+    for label, using in [
+        ("fixed window", "fixed_window"),
+        ("sliding window", "sliding_window"),
+        ("token bucket", "token_bucket"),
+        ("leaky bucket", "leaking_bucket"),
+        ("GCRA", "gcra"),
+    ]:
+        t = throttled.Throttled(
+            using=using,
+            quota=throttled.per_duration(timedelta(milliseconds=window_ms), limit),
+            store=store,
+            key_prefix=r.key("throttled"),
+        )
         out[f"throttled-py: {label}"] = (lambda t: lambda cid: t.limit(cid).limited)(t)
     return out
 
@@ -127,20 +144,29 @@ def _pyrate(r, limit: int, window_ms: int) -> dict[str, Callable[[str], object]]
         return lambda cid: lim.try_acquire(cid, blocking=False)
 
     return {
-        "pyrate-limiter: fixed window": limiter(lambda cid: pl.RedisBucket(
-            rates, r, r.key("pyrate", "fixed", cid), script_hash, algorithm=pl.FixedWindow())),
-        "pyrate-limiter: sliding log": limiter(lambda cid: pl.RedisBucket(
-            rates, r, r.key("pyrate", "log", cid), script_hash)),
-        "pyrate-limiter: GCRA": limiter(lambda cid: pl.StateBucket(
-            rates, algorithm=pl.GCRA(), store=pl.RedisStateStore(r, r.key("pyrate", "gcra", cid)))),
+        "pyrate-limiter: fixed window": limiter(
+            lambda cid: pl.RedisBucket(rates, r, r.key("pyrate", "fixed", cid), script_hash, algorithm=pl.FixedWindow())
+        ),
+        "pyrate-limiter: sliding log": limiter(
+            lambda cid: pl.RedisBucket(rates, r, r.key("pyrate", "log", cid), script_hash)
+        ),
+        "pyrate-limiter: GCRA": limiter(
+            lambda cid: pl.StateBucket(
+                rates, algorithm=pl.GCRA(), store=pl.RedisStateStore(r, r.key("pyrate", "gcra", cid))
+            )
+        ),
     }
 
 
 def build(r, url: str, limit: int = LIMIT, window_ms: int = WINDOW_MS) -> dict[str, Callable[[str], object]]:
     """Every strategy on client ``r`` (at ``url``), ``limit`` per ``window_ms``, in the table's order."""
-    return {"baseline: pipelined INCR+EXPIRE": _baseline(r, limit, window_ms), **_ours(r, limit, window_ms),
-            **_limits(r, url, limit, window_ms), **_throttled(r, url, limit, window_ms),
-            **_pyrate(r, limit, window_ms)}
+    return {
+        "baseline: pipelined INCR+EXPIRE": _baseline(r, limit, window_ms),
+        **_ours(r, limit, window_ms),
+        **_limits(r, url, limit, window_ms),
+        **_throttled(r, url, limit, window_ms),
+        **_pyrate(r, limit, window_ms),
+    }
 
 
 def versions() -> str:

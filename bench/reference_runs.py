@@ -17,6 +17,7 @@ marks on some run: a mistake the tests catch only now and then.
 
 Asserts nothing; the exit status is 0 whatever the scores.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,14 +46,20 @@ def load() -> float:
 
 def grade(lab, path, backend, first_failure=False):
     res = run_lab(lab, path, visibility=("public", "hidden"), backend=backend, first_failure=first_failure)
-    lost = [f"{t.name}: {t.message.splitlines()[0][:140] if t.message else t.outcome}"
-            for t in res.tests if t.counted and t.points < t.max_points]
+    lost = [
+        f"{t.name}: {t.message.splitlines()[0][:140] if t.message else t.outcome}"
+        for t in res.tests
+        if t.counted and t.points < t.max_points
+    ]
     return res.points, res.max_points, res.status, lost
 
 
 def reference(labs, backends, runs, workers) -> None:
-    print(f"{'lab':<18} {'backend':<13} {'runs':>4} {'full':>4} {'min points':>12} {'load':>13} {'s/run':>6}"
-          "  lost points (times)", flush=True)
+    print(
+        f"{'lab':<18} {'backend':<13} {'runs':>4} {'full':>4} {'min points':>12} {'load':>13} {'s/run':>6}"
+        "  lost points (times)",
+        flush=True,
+    )
     for lab in labs:
         for backend in backends:
             if lab.needs_real_redis and backend == "fakeredis":
@@ -64,19 +71,28 @@ def reference(labs, backends, runs, workers) -> None:
             low = min(results, key=lambda r: r[0])
             lost = collections.Counter(x.split(": ", 1)[0] for *_x, names in results for x in names)
             statuses = collections.Counter(s for _p, _m, s, _l in results if s != "ok")
-            what = ", ".join(f"{n} ({c})" for n, c in lost.most_common()) + \
-                "".join(f" [{s} x{c}]" for s, c in statuses.items())
+            what = ", ".join(f"{n} ({c})" for n, c in lost.most_common()) + "".join(
+                f" [{s} x{c}]" for s, c in statuses.items()
+            )
             secs = (time.monotonic() - started) / runs * workers
-            print(f"{lab.id:<18} {backend:<13} {runs:>4} {full:>4} {low[0]:>5g}/{low[1]:<6g} "
-                  f"{load0:>6.2f}-{load():<6.2f} {secs:>6.1f}  {what or '-'}", flush=True)
+            print(
+                f"{lab.id:<18} {backend:<13} {runs:>4} {full:>4} {low[0]:>5g}/{low[1]:<6g} "
+                f"{load0:>6.2f}-{load():<6.2f} {secs:>6.1f}  {what or '-'}",
+                flush=True,
+            )
             for message in sorted({x for *_x, names in results for x in names}):
                 print(f"    {message}", flush=True)
 
 
 def wrong(labs, backends, runs, workers, only=()) -> None:
     composed = Path(tempfile.mkdtemp(prefix="wrong-runs-"))
-    jobs = [(lab, w, b) for lab in labs for w in lab.wrong_files for b in backends
-            if not (lab.needs_real_redis and b == "fakeredis") and (not only or w.stem in only or w.name in only)]
+    jobs = [
+        (lab, w, b)
+        for lab in labs
+        for w in lab.wrong_files
+        for b in backends
+        if not (lab.needs_real_redis and b == "fakeredis") and (not only or w.stem in only or w.name in only)
+    ]
     print(f"{len(jobs)} (wrong file, backend) pairs, {runs} runs each, load {load():.2f}", flush=True)
 
     def one(job):
@@ -92,8 +108,10 @@ def wrong(labs, backends, runs, workers, only=()) -> None:
             caught_by = collections.Counter(s[3][0] if s[3] else s[2] for s in scores if s[0] < s[1])
             if full:
                 missed += 1
-                print(f"MISSED {len(full)}/{runs}  {lab.id}/wrong/{w.name} on {backend}; caught by "
-                      f"{dict(caught_by)}", flush=True)
+                print(
+                    f"MISSED {len(full)}/{runs}  {lab.id}/wrong/{w.name} on {backend}; caught by {dict(caught_by)}",
+                    flush=True,
+                )
             else:
                 print(f"caught {runs}/{runs}  {lab.id}/wrong/{w.name} on {backend}: {dict(caught_by)}", flush=True)
     print(f"{missed} of {len(jobs)} pairs scored full marks on some run; load {load():.2f}", flush=True)
@@ -108,8 +126,11 @@ def main() -> None:
     ap.add_argument("--wrong", action="store_true", help="grade the known-wrong files instead")
     ap.add_argument("--only", action="append", default=[], help="with --wrong: this wrong file only (repeatable)")
     args = ap.parse_args()
-    labs = [lab for lab in discover() if lab.solution_file.exists()
-            and (not args.lab or any(lab.id == x or lab.id.startswith(x) for x in args.lab))]
+    labs = [
+        lab
+        for lab in discover()
+        if lab.solution_file.exists() and (not args.lab or any(lab.id == x or lab.id.startswith(x) for x in args.lab))
+    ]
     backends = [b for b in (args.backend or BACKENDS) if b != "redis-server" or redis_server_binary()]
     if args.wrong:
         wrong(labs, backends, args.runs, max(1, args.workers), set(args.only))

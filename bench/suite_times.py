@@ -9,6 +9,7 @@ that asks for it).  With two xdist workers the sums add up to about twice the wa
 adds the same columns from an earlier run.  Prints a Markdown table; asserts nothing: the numbers
 depend on the machine and its load, so report them with ``cat /proc/loadavg``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,7 +50,10 @@ def main() -> None:
             row += f" {on} | {os_:.0f} |"
         print(row)
     tn, ts = sum(v[0] for v in now.values()), sum(v[1] for v in now.values())
-    print(f"| total | {tn} | {ts:.0f} |" + (f" {sum(v[0] for v in old.values())} | {sum(v[1] for v in old.values()):.0f} |" if old else ""))
+    print(
+        f"| total | {tn} | {ts:.0f} |"
+        + (f" {sum(v[0] for v in old.values())} | {sum(v[1] for v in old.values()):.0f} |" if old else "")
+    )
 
 
 if __name__ == "__main__":

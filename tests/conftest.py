@@ -4,6 +4,7 @@
 ``COURSE_TEST_REDIS_URL``, default redis://127.0.0.1:6379/0).  When the real server is down the
 ``redis`` cases are skipped, unless ``COURSE_REQUIRE_REAL_REDIS=1`` (CI sets it): then they fail.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -78,7 +79,7 @@ def shared_fixtures(item) -> set[str]:
     info = getattr(item, "_fixtureinfo", None)
     module = item.nodeid.split("::", 1)[0]
     keys = set()
-    for name, defs in (info.name2fixturedefs.items() if info else ()):
+    for name, defs in info.name2fixturedefs.items() if info else ():
         if name in PER_GROUP:
             continue
         for fd in defs:
@@ -88,8 +89,13 @@ def shared_fixtures(item) -> set[str]:
                 continue
             if fd.scope == "function" or TESTS not in where.parents:
                 continue
-            keys.add(name if fd.scope == "session" else f"{module}::{name}" if fd.scope == "module"
-                     else f"{item.nodeid.rsplit('::', 1)[0]}::{name}")
+            keys.add(
+                name
+                if fd.scope == "session"
+                else f"{module}::{name}"
+                if fd.scope == "module"
+                else f"{item.nodeid.rsplit('::', 1)[0]}::{name}"
+            )
     return keys
 
 
@@ -124,8 +130,10 @@ def xdist_groups(items) -> dict[str, str]:
         root = find(item.nodeid)
         named = explicit.get(root, set())
         if len(named) > 1:
-            raise ValueError(f"{item.nodeid} shares a fixture with tests of the xdist groups {sorted(named)}: "
-                             f"that fixture would be made once per group; give them one group")
+            raise ValueError(
+                f"{item.nodeid} shares a fixture with tests of the xdist groups {sorted(named)}: "
+                f"that fixture would be made once per group; give them one group"
+            )
         if named:
             out[item.nodeid] = next(iter(named))
         elif keys[item.nodeid]:
@@ -239,8 +247,10 @@ def pytest_sessionfinish(session, exitstatus):
         except Exception:
             pass
     if problems:
-        lines = [f"FOREIGN KEYS CHANGED: {len(problems)} problem(s) with the {len(snap.keys)} keys under "
-                 f"{snap.prefix} that the course does not own:"]
+        lines = [
+            f"FOREIGN KEYS CHANGED: {len(problems)} problem(s) with the {len(snap.keys)} keys under "
+            f"{snap.prefix} that the course does not own:"
+        ]
         lines += [f"  {p}" for p in problems[:50]]
         lines += [f"  ... and {len(problems) - 50} more"] if len(problems) > 50 else []
         report = session.config.pluginmanager.get_plugin("terminalreporter")

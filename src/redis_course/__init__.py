@@ -13,12 +13,19 @@ and, for a demo that needs a server of its own (``FLUSHALL``, ``CONFIG SET``, a 
         with private_redis() as server:
             r = server.client()
 """
+
 from .core.backend import CourseError, ServerWideCommandRefused, connect
 from .core.servers import private_redis, redis_server_binary
 from .l10n.messages import msg
 
-__all__ = ["CourseError", "ServerWideCommandRefused", "connect", "needs_real_redis", "private_redis",
-           "redis_server_binary"]
+__all__ = [
+    "CourseError",
+    "ServerWideCommandRefused",
+    "connect",
+    "needs_real_redis",
+    "private_redis",
+    "redis_server_binary",
+]
 __version__ = "0.1.0"
 
 

@@ -5,6 +5,7 @@ cannot drift from the code: ``course architecture --check`` (and the test suite)
 is missing from it, when a module has no docstring, or when the page is not what the code says now.
 A module is a ``.py`` file, or a ``.mjs`` file whose leading ``//`` comment plays the docstring.
 """
+
 from __future__ import annotations
 
 import ast
@@ -39,8 +40,8 @@ class ArchitectureError(CourseError):
 
 @dataclass(frozen=True)
 class Module:
-    path: str      # relative to src/redis_course, with "/" (``labs/sandbox/box.py``)
-    summary: str   # the docstring's first paragraph on one line; "" when there is none
+    path: str  # relative to src/redis_course, with "/" (``labs/sandbox/box.py``)
+    summary: str  # the docstring's first paragraph on one line; "" when there is none
 
     @property
     def package(self) -> str:
@@ -104,8 +105,11 @@ def problems(page: Path | None = None, src: Path | None = None) -> list[str]:
     text = page.read_text(encoding="utf-8")
     listed = set(MODULE_LINE.findall(text))
     out = [_("{module} is missing from {page}.", module=m.path, page=page.name) for m in mods if m.path not in listed]
-    out += [_("{module} has no docstring; its first line says what the module is for.", module=m.path)
-            for m in mods if not m.summary]
+    out += [
+        _("{module} has no docstring; its first line says what the module is for.", module=m.path)
+        for m in mods
+        if not m.summary
+    ]
     if not out and text != render(mods):
         out.append(_("{page} is out of date; run `course architecture` and commit it.", page=page.name))
     return out

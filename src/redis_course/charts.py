@@ -19,6 +19,7 @@
   has a contrast of at least 3:1 on both backgrounds.
 * **Alt text.**  :func:`show` stores the alt text in the output's metadata; the rendered page uses it.
 """
+
 from __future__ import annotations
 
 import base64
@@ -33,10 +34,22 @@ DARK_MIME = "image/vnd.course.dark+png"  # a second PNG for dark pages; Jupyter 
 PAGE_BG = {"light": "#ffffff", "dark": "#1e2029"}  # Material's default and slate page backgrounds
 CYCLE = ["#2f80c8", "#d96a00", "#2ca02c", "#d62728", "#9467bd", "#1a9fad", "#c4569f", "#8a8a8a"]
 THEMES = {
-    "light": {"text": "#24292f", "axis": "#57606a", "grid": "#d0d7de", "face": "#ffffff", "legend": "#ffffff",
-              "legend_edge": "#d0d7de"},
-    "dark": {"text": "#e6edf3", "axis": "#9aa4ae", "grid": "#3d444d", "face": "none", "legend": "#1e2029",
-             "legend_edge": "#3d444d"},
+    "light": {
+        "text": "#24292f",
+        "axis": "#57606a",
+        "grid": "#d0d7de",
+        "face": "#ffffff",
+        "legend": "#ffffff",
+        "legend_edge": "#d0d7de",
+    },
+    "dark": {
+        "text": "#e6edf3",
+        "axis": "#9aa4ae",
+        "grid": "#3d444d",
+        "face": "none",
+        "legend": "#1e2029",
+        "legend_edge": "#3d444d",
+    },
 }
 DPI = 110
 _ready = False
@@ -53,16 +66,24 @@ def setup() -> None:
     if FONT_FILE.exists():
         font_manager.fontManager.addfont(str(FONT_FILE))
     theme = THEMES["light"]
-    mpl.rcParams.update({
-        "font.family": "sans-serif",
-        "font.sans-serif": [FONT_FAMILY, "DejaVu Sans"],
-        "axes.prop_cycle": mpl.cycler(color=CYCLE),
-        "axes.unicode_minus": True,
-        "text.color": theme["text"], "axes.labelcolor": theme["text"], "axes.edgecolor": theme["axis"],
-        "xtick.color": theme["axis"], "ytick.color": theme["axis"], "grid.color": theme["grid"],
-        "legend.facecolor": theme["legend"], "legend.edgecolor": theme["legend_edge"],
-        "figure.dpi": DPI, "savefig.dpi": DPI,
-    })
+    mpl.rcParams.update(
+        {
+            "font.family": "sans-serif",
+            "font.sans-serif": [FONT_FAMILY, "DejaVu Sans"],
+            "axes.prop_cycle": mpl.cycler(color=CYCLE),
+            "axes.unicode_minus": True,
+            "text.color": theme["text"],
+            "axes.labelcolor": theme["text"],
+            "axes.edgecolor": theme["axis"],
+            "xtick.color": theme["axis"],
+            "ytick.color": theme["axis"],
+            "grid.color": theme["grid"],
+            "legend.facecolor": theme["legend"],
+            "legend.edgecolor": theme["legend_edge"],
+            "figure.dpi": DPI,
+            "savefig.dpi": DPI,
+        }
+    )
     _ready = True
 
 
@@ -106,8 +127,14 @@ def render(fig, theme: str = "light") -> bytes:
         _recolor(fig, THEMES["light"], THEMES[theme])
     buf = io.BytesIO()
     try:
-        fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", transparent=theme != "light",
-                    facecolor=THEMES[theme]["face"] if theme == "light" else "none")
+        fig.savefig(
+            buf,
+            format="png",
+            dpi=DPI,
+            bbox_inches="tight",
+            transparent=theme != "light",
+            facecolor=THEMES[theme]["face"] if theme == "light" else "none",
+        )
     finally:
         if theme != "light":
             _recolor(fig, THEMES[theme], THEMES["light"])
@@ -123,9 +150,11 @@ def show(fig, alt: str) -> None:
         light, dark = render(fig, "light"), render(fig, "dark")
     finally:
         plt.close(fig)
-    data = {"image/png": base64.b64encode(light).decode("ascii"),
-            DARK_MIME: base64.b64encode(dark).decode("ascii"),
-            "text/plain": alt}
+    data = {
+        "image/png": base64.b64encode(light).decode("ascii"),
+        DARK_MIME: base64.b64encode(dark).decode("ascii"),
+        "text/plain": alt,
+    }
     display(data, raw=True, metadata={"course": {"alt": alt}})
 
 

@@ -1,18 +1,19 @@
 """The ``course`` command.  Run it through ``python3 run.py <command>``, which sets everything up first.
 
-    serve      build the site from the stored notebooks, serve it at http://127.0.0.1:8000
-    build      the same, without serving (``--strict`` by default; ``--site-url URL`` to publish it)
-    test       run the whole test suite (pytest on two xdist workers), on fakeredis and on the real server
-               when it is up; ``--fast`` leaves out the slow marks and the browser (the edit loop)
-    doctor     what works on this machine, and what each missing piece means
-    jupyter    open JupyterLab on the notebooks in one language
-    notebooks  re-execute and store notebooks/<lang>/*.ipynb (``--check``: only report stale ones)
-    i18n       translation parity and outdated translations
-    quiz       ``quiz export LESSON --format gift|moodle-xml --lang xx``: a lesson's questions for a
-               learning platform (Moodle, and most that import its formats)
-    cluster    start, stop or show a local Redis Cluster (3 primaries, 3 replicas) for lesson 06
-    architecture  write ARCHITECTURE.md from the modules' docstrings (``--check``: only report)
+serve      build the site from the stored notebooks, serve it at http://127.0.0.1:8000
+build      the same, without serving (``--strict`` by default; ``--site-url URL`` to publish it)
+test       run the whole test suite (pytest on two xdist workers), on fakeredis and on the real server
+           when it is up; ``--fast`` leaves out the slow marks and the browser (the edit loop)
+doctor     what works on this machine, and what each missing piece means
+jupyter    open JupyterLab on the notebooks in one language
+notebooks  re-execute and store notebooks/<lang>/*.ipynb (``--check``: only report stale ones)
+i18n       translation parity and outdated translations
+quiz       ``quiz export LESSON --format gift|moodle-xml --lang xx``: a lesson's questions for a
+           learning platform (Moodle, and most that import its formats)
+cluster    start, stop or show a local Redis Cluster (3 primaries, 3 replicas) for lesson 06
+architecture  write ARCHITECTURE.md from the modules' docstrings (``--check``: only report)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,8 +70,14 @@ def _port_free(port: int, host: str = "127.0.0.1") -> None:
         try:
             s.bind((host, port))
         except OSError as exc:
-            raise SystemExit(_("Port {port} on {host} is busy ({detail}); stop the other server or pass --port.",
-                               port=port, host=host, detail=exc.strerror)) from None
+            raise SystemExit(
+                _(
+                    "Port {port} on {host} is busy ({detail}); stop the other server or pass --port.",
+                    port=port,
+                    host=host,
+                    detail=exc.strerror,
+                )
+            ) from None
 
 
 def _call(cmd: list[str], **kwargs) -> int:
@@ -136,9 +143,10 @@ def jupyter_settings(lang: str) -> dict:
     question about fetching Jupyter's news (the course asks nothing of the network, and the Russian
     pack does not translate it), and, outside English, no launcher cards for Jupytext's text
     notebooks (Jupytext has no Russian or Chinese; the course's notebooks are .ipynb)."""
-    settings: dict = {"@jupyterlab/translation-extension:plugin": {"locale": JUPYTER_LOCALES[lang]},
-                      "@jupyterlab/apputils-extension:notification": {"fetchNews": "false",
-                                                                      "checkForUpdates": False}}
+    settings: dict = {
+        "@jupyterlab/translation-extension:plugin": {"locale": JUPYTER_LOCALES[lang]},
+        "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+    }
     if lang != "en":
         settings["jupyterlab-jupytext:plugin"] = {"auto:percent": False, "md:myst": False}
     return settings
@@ -167,17 +175,34 @@ def cmd_jupyter(args: argparse.Namespace) -> int:
     env = dict(os.environ, COURSE_LANG=args.lang)
     folder = paths.NOTEBOOKS / args.lang
     backend = "REDIS_URL=" + env["REDIS_URL"] if env.get("REDIS_URL") else "fakeredis"
-    _log("[course] " + _("JupyterLab on {folder}/ ({backend})", lang=args.lang,
-                          folder=folder.relative_to(paths.ROOT), backend=backend))
+    _log(
+        "[course] "
+        + _(
+            "JupyterLab on {folder}/ ({backend})",
+            lang=args.lang,
+            folder=folder.relative_to(paths.ROOT),
+            backend=backend,
+        )
+    )
     extra = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
     try:
         jupyter_locale(args.lang)
     except OSError:  # a read-only environment: JupyterLab keeps its own language, the notebooks are still ours
         pass
-    return _call([sys.executable, "-m", "jupyterlab", f"--notebook-dir={folder}",
-                  "--ServerApp.ip=127.0.0.1", "--LabApp.news_url=None",  # no calls home: works offline
-                  "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                  *extra, *args.jupyter_args], env=env)
+    return _call(
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            f"--notebook-dir={folder}",
+            "--ServerApp.ip=127.0.0.1",
+            "--LabApp.news_url=None",  # no calls home: works offline
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            *extra,
+            *args.jupyter_args,
+        ],
+        env=env,
+    )
 
 
 def cmd_notebooks(args: argparse.Namespace) -> int:
@@ -190,8 +215,12 @@ def cmd_notebooks(args: argparse.Namespace) -> int:
         if stale:
             _log(_("Run `python3 run.py notebooks --execute` to re-execute them."))
             return 1
-        _log(_("All {n} stored notebooks match their sources, the course code and the installed versions.",
-               n=len(execute.sources()) * len(LANGS)))
+        _log(
+            _(
+                "All {n} stored notebooks match their sources, the course code and the installed versions.",
+                n=len(execute.sources()) * len(LANGS),
+            )
+        )
         return 0
     written = execute.regenerate(force=args.force, log=_log)
     _log(_("{n} notebooks executed and stored in notebooks/<lang>/.", n=len(written)))
@@ -223,7 +252,9 @@ def cmd_quiz(args: argparse.Namespace) -> int:
         try:
             Path(args.output).write_text(text, encoding="utf-8")
         except OSError as exc:
-            raise CourseError(_("Cannot write {path}: {reason}", path=args.output, reason=exc.strerror or exc)) from None
+            raise CourseError(
+                _("Cannot write {path}: {reason}", path=args.output, reason=exc.strerror or exc)
+            ) from None
     else:
         sys.stdout.write(text)
     return 0
@@ -242,13 +273,17 @@ def cmd_architecture(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="course", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="course", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
-    site_url = dict(default=os.environ.get("COURSE_SITE_URL") or None, metavar="URL",
-                    help="where the site will be published (canonical links, sitemap, hreflang); "
-                         "default: COURSE_SITE_URL, else http://127.0.0.1:8000/")
+    site_url = dict(
+        default=os.environ.get("COURSE_SITE_URL") or None,
+        metavar="URL",
+        help="where the site will be published (canonical links, sitemap, hreflang); "
+        "default: COURSE_SITE_URL, else http://127.0.0.1:8000/",
+    )
     b = sub.add_parser("build", help="build the site from the stored notebooks (executes nothing)")
     b.add_argument("--no-strict", action="store_true", help="do not fail on mkdocs warnings")
     b.add_argument("--site-url", **site_url)
@@ -266,13 +301,20 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=cmd_test)
 
     d = sub.add_parser("doctor", help="what works on this machine")
-    d.add_argument("--lang", choices=LANGS, help="language of the report (default: COURSE_LANG, then the student "
-                   "edition's, then the locale)")
+    d.add_argument(
+        "--lang",
+        choices=LANGS,
+        help="language of the report (default: COURSE_LANG, then the student edition's, then the locale)",
+    )
     d.set_defaults(func=cmd_doctor)
 
     j = sub.add_parser("jupyter", help="open JupyterLab on the notebooks in one language")
-    j.add_argument("--lang", choices=LANGS, help="language of the notebooks (default: the reader's, as for every "
-                   "command: COURSE_LANG, then the student edition's, then the locale's)")
+    j.add_argument(
+        "--lang",
+        choices=LANGS,
+        help="language of the notebooks (default: the reader's, as for every "
+        "command: COURSE_LANG, then the student edition's, then the locale's)",
+    )
     j.add_argument("jupyter_args", nargs=argparse.REMAINDER)
     j.set_defaults(func=cmd_jupyter)
 
@@ -283,13 +325,17 @@ def build_parser() -> argparse.ArgumentParser:
     n.set_defaults(func=cmd_notebooks)
 
     i = sub.add_parser("i18n", help="translation parity and outdated translations")
-    i.add_argument("action", choices=["check", "status", "stamp", "extract"],
-                   help="check: fail on structural differences or missing translations; status: list outdated "
-                        "pages and catalog entries; extract: update locale/*/course.po from the code; "
-                        "stamp: record that PAGES (docs/ru/... or docs/zh/...) or notebook sources (notebooks/NN-topic.py) are up to date")
+    i.add_argument(
+        "action",
+        choices=["check", "status", "stamp", "extract"],
+        help="check: fail on structural differences or missing translations; status: list outdated "
+        "pages and catalog entries; extract: update locale/*/course.po from the code; "
+        "stamp: record that PAGES (docs/ru/... or docs/zh/...) or notebook sources (notebooks/NN-topic.py) are up to date",
+    )
     i.add_argument("pages", nargs="*")
-    i.add_argument("--prune", action="store_true",
-                   help="with extract: delete the catalog entries no longer used in the code")
+    i.add_argument(
+        "--prune", action="store_true", help="with extract: delete the catalog entries no longer used in the code"
+    )
     i.set_defaults(func=cmd_i18n)
 
     qz = sub.add_parser("quiz", help="a lesson's questions for a learning platform (Moodle GIFT or Moodle XML)")
@@ -302,14 +348,20 @@ def build_parser() -> argparse.ArgumentParser:
     qz.set_defaults(func=cmd_quiz)
 
     c = sub.add_parser("cluster", help="a local Redis Cluster for lesson 06")
-    c.add_argument("action", choices=["start", "stop", "status"],
-                   help="start: six redis-server nodes on 127.0.0.1 (state in build/cluster.json); "
-                        "status: nodes, roles, slots, keys; stop: stop them all and remove their data")
+    c.add_argument(
+        "action",
+        choices=["start", "stop", "status"],
+        help="start: six redis-server nodes on 127.0.0.1 (state in build/cluster.json); "
+        "status: nodes, roles, slots, keys; stop: stop them all and remove their data",
+    )
     c.set_defaults(func=cmd_cluster)
 
     a = sub.add_parser("architecture", help="write ARCHITECTURE.md, one line per module, from the docstrings")
-    a.add_argument("--check", action="store_true",
-                   help="only report modules missing from the page and a stale page (exit 1 if any)")
+    a.add_argument(
+        "--check",
+        action="store_true",
+        help="only report modules missing from the page and a stale page (exit 1 if any)",
+    )
     a.set_defaults(func=cmd_architecture)
 
     from .labs.cli import add_lab_commands  # a broken lab package is an error to see, not a missing command
@@ -346,8 +398,9 @@ def main(argv: list[str] | None = None) -> int:
             print(exc, file=sys.stderr)
             return 1
         name = type(exc).__name__
-        print(f"course {args.command}: {name}: {exc}\n" + _("(set COURSE_DEBUG=1 to see the traceback)"),
-              file=sys.stderr)
+        print(
+            f"course {args.command}: {name}: {exc}\n" + _("(set COURSE_DEBUG=1 to see the traceback)"), file=sys.stderr
+        )
         return 1
 
 

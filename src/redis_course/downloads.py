@@ -12,6 +12,7 @@ then moved into place, so a broken download never looks complete.  A file lock p
 parallel builds and test workers (pytest-xdist) share the folder: one downloads, the others wait
 and then find it.  Without network, :class:`Unavailable` says so in one sentence.
 """
+
 from __future__ import annotations
 
 import base64
@@ -82,8 +83,12 @@ def npm_artifact(name: str, version: str, integrity: str) -> Artifact:
     algo, _sep, digest = integrity.partition("-")
     if algo not in ("sha512", "sha384", "sha256"):
         raise Unavailable(f"unsupported integrity {integrity!r} for {name}@{version}")
-    return Artifact(f"{name.replace('/', '+')}-{version}.tgz",
-                    f"https://registry.npmjs.org/{name}/-/{name.rsplit('/', 1)[-1]}-{version}.tgz", algo, digest)
+    return Artifact(
+        f"{name.replace('/', '+')}-{version}.tgz",
+        f"https://registry.npmjs.org/{name}/-/{name.rsplit('/', 1)[-1]}-{version}.tgz",
+        algo,
+        digest,
+    )
 
 
 def cached(artifact: Artifact, cache: Path | None = None) -> bool:
@@ -115,8 +120,7 @@ def _adopt(artifact: Artifact, cache: Path | None) -> None:
     if target.exists():
         return
     root = cache or cache_dir()
-    for old in [root / "console" / artifact.name,
-                root / "npm" / artifact.name.removesuffix(".tgz") / "package.tgz"]:
+    for old in [root / "console" / artifact.name, root / "npm" / artifact.name.removesuffix(".tgz") / "package.tgz"]:
         if old.is_file():
             tmp = target.with_name(f".{target.name}.adopt")
             tmp.unlink(missing_ok=True)
@@ -138,8 +142,11 @@ def _reason(exc: BaseException) -> str:
     while seen is not None:
         if isinstance(seen, OSError) and seen.strerror:
             return seen.strerror
-        seen = seen.__cause__ or seen.__context__ or next((a for a in getattr(seen, "args", ())
-                                                             if isinstance(a, BaseException)), None)
+        seen = (
+            seen.__cause__
+            or seen.__context__
+            or next((a for a in getattr(seen, "args", ()) if isinstance(a, BaseException)), None)
+        )
     if isinstance(exc, requests.Timeout):
         return "timed out"
     return type(exc).__name__
@@ -163,14 +170,22 @@ def fetch(artifact: Artifact, cache: Path | None = None, downloaded=None) -> Pat
         _adopt(artifact, cache)
         pooch_log.setLevel(logging.WARNING)  # our own line below, in the reader's language
         try:
-            path = pooch.retrieve(artifact.url, artifact.known_hash, fname=artifact.name, path=target.parent,
-                                  processor=note, downloader=pooch.HTTPDownloader(timeout=TIMEOUT, progressbar=False))
+            path = pooch.retrieve(
+                artifact.url,
+                artifact.known_hash,
+                fname=artifact.name,
+                path=target.parent,
+                processor=note,
+                downloader=pooch.HTTPDownloader(timeout=TIMEOUT, progressbar=False),
+            )
         except requests.RequestException as exc:
-            raise Unavailable(_("{url} could not be downloaded ({reason})", url=artifact.url,
-                                reason=_reason(exc))) from None
+            raise Unavailable(
+                _("{url} could not be downloaded ({reason})", url=artifact.url, reason=_reason(exc))
+            ) from None
         except ValueError:  # pooch: the downloaded file's hash is not the pinned one (the file is not kept)
-            raise Unavailable(_("{name} from {url} does not have the pinned checksum", name=artifact.name,
-                                url=artifact.url)) from None
+            raise Unavailable(
+                _("{name} from {url} does not have the pinned checksum", name=artifact.name, url=artifact.url)
+            ) from None
         finally:
             pooch_log.setLevel(level)
     path = Path(path)

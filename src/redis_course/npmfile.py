@@ -6,6 +6,7 @@ package's tarball from the npm registry once into the course's cache, checked ag
 refused and not kept), and takes the file out of it into ``<cache>/npm/<name>-<version>/``.  Later
 calls check the tarball's digest again and read the cache, without network.
 """
+
 from __future__ import annotations
 
 import tarfile

@@ -1,4 +1,5 @@
 """Where things are in the course repository.  A lesson is found by its number alone."""
+
 from __future__ import annotations
 
 import os
@@ -49,7 +50,6 @@ def is_student_edition() -> bool:
 
 def lesson_ids() -> list[str]:
     """Lesson folder names (``00-start``, ``01-incr``, ...) in number order, from docs/en."""
-    return sorted(p.name for p in (DOCS / "en").iterdir()
-                  if p.is_dir() and p.name[:2].isdigit() and (p / "index.md").exists())
-
-
+    return sorted(
+        p.name for p in (DOCS / "en").iterdir() if p.is_dir() and p.name[:2].isdigit() and (p / "index.md").exists()
+    )

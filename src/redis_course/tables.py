@@ -4,6 +4,7 @@
 
 Columns whose cells are all numbers are right-aligned, the others left-aligned.
 """
+
 from __future__ import annotations
 
 import unicodedata

@@ -6,6 +6,7 @@ it, the test session seeds keys under a unique non-course prefix (``foreign:<hex
 them (type, DUMP of the value, PTTL), runs the whole suite, and then checks every key is still there
 with the same value and a TTL that only ran down by the time that passed.
 """
+
 from __future__ import annotations
 
 import secrets
@@ -65,7 +66,7 @@ def _read(r, keys: list[str]) -> tuple[dict[str, tuple[str, bytes, int]], dict[s
     out: dict[str, tuple[str, bytes, int]] = {}
     when: dict[str, tuple[float, float]] = {}
     for start in range(0, len(keys), BATCH):
-        chunk = keys[start:start + BATCH]
+        chunk = keys[start : start + BATCH]
         pipe = r.pipeline(transaction=False)
         pipe.time()
         for k in chunk:
@@ -76,7 +77,7 @@ def _read(r, keys: list[str]) -> tuple[dict[str, tuple[str, bytes, int]], dict[s
         replies = pipe.execute()
         before, after = _server_ms(replies[0]), _server_ms(replies[-1])
         for j, k in enumerate(chunk):
-            kind, dump, pttl = replies[1 + 3 * j:4 + 3 * j]
+            kind, dump, pttl = replies[1 + 3 * j : 4 + 3 * j]
             out[k] = (kind.decode() if isinstance(kind, bytes) else kind, dump, int(pttl))
             when[k] = (before, after)
     return out, when
@@ -123,5 +124,5 @@ def verify(r, snap: Snapshot) -> list[str]:
 def delete(r, prefix: str) -> int:
     keys = _scan(r, prefix)
     for start in range(0, len(keys), BATCH):
-        r.unlink(*keys[start:start + BATCH])
+        r.unlink(*keys[start : start + BATCH])
     return len(keys)

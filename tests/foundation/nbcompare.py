@@ -4,6 +4,7 @@ pytest-notebook checks each run against the stored notebook; this adds what it c
 tagged ``backend-differs`` must really differ between the two backends (the lesson's claim), and
 every other cell not tagged ``varies`` must print the same on both, once the run's key prefix is masked.
 """
+
 from __future__ import annotations
 
 import re
@@ -36,8 +37,14 @@ def comparable(nb, prefix: str | None = None) -> list[dict]:
         text = "".join(output_text(o) for o in cell.get("outputs", []))
         if prefix:
             text = text.replace(prefix, "<prefix>")
-        cells.append({"index": i, "tags": list(cell.metadata.get("tags", [])),
-                      "source": cell.source.splitlines()[0] if cell.source else "", "output": text})
+        cells.append(
+            {
+                "index": i,
+                "tags": list(cell.metadata.get("tags", [])),
+                "source": cell.source.splitlines()[0] if cell.source else "",
+                "output": text,
+            }
+        )
     return cells
 
 
@@ -50,9 +57,13 @@ def compare_backends(fake, real, prefix_fake: str, prefix_real: str) -> list[str
         same = a["output"] == b["output"]
         if DIFFERS_TAG in a["tags"]:
             if same:
-                problems.append(f"cell {a['index']} ({a['source']!r}) is tagged {DIFFERS_TAG} but both "
-                                f"backends now print the same; update the lesson and remove the tag")
+                problems.append(
+                    f"cell {a['index']} ({a['source']!r}) is tagged {DIFFERS_TAG} but both "
+                    f"backends now print the same; update the lesson and remove the tag"
+                )
         elif not same:
-            problems.append(f"cell {a['index']} ({a['source']!r}) differs:\n  fakeredis: {a['output']!r}\n"
-                            f"  redis:     {b['output']!r}")
+            problems.append(
+                f"cell {a['index']} ({a['source']!r}) differs:\n  fakeredis: {a['output']!r}\n"
+                f"  redis:     {b['output']!r}"
+            )
     return problems

@@ -3,6 +3,7 @@
 pytest imports every conftest.py under the name ``conftest`` and drops the previous one from
 sys.modules, so ``from conftest import ...`` can pick tests/site/conftest.py instead of ours.
 """
+
 from __future__ import annotations
 
 import importlib.util

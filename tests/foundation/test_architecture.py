@@ -1,4 +1,5 @@
 """ARCHITECTURE.md lists every module of src/redis_course with its docstring's summary, and is current."""
+
 from __future__ import annotations
 
 import shutil
@@ -12,8 +13,9 @@ PAGE = paths.ROOT / architecture.PAGE_NAME
 
 def module_files(src: Path) -> list[str]:
     """The modules, found here independently of ``architecture.modules``."""
-    return sorted(p.relative_to(src).as_posix() for p in [*src.rglob("*.py"), *src.rglob("*.mjs")]
-                  if "__pycache__" not in p.parts)
+    return sorted(
+        p.relative_to(src).as_posix() for p in [*src.rglob("*.py"), *src.rglob("*.mjs")] if "__pycache__" not in p.parts
+    )
 
 
 def test_every_module_is_on_the_page():

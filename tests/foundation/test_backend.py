@@ -1,4 +1,5 @@
 """connect(), the key namespace, the clear errors, and the guard against server-wide commands."""
+
 from __future__ import annotations
 
 import os
@@ -38,6 +39,7 @@ def _one_line_error(exc: BaseException) -> str:
 
 
 # ------------------------------------------------------------------ connect()
+
 
 def test_connect_fakeredis_by_default(monkeypatch):
     monkeypatch.delenv("REDIS_URL", raising=False)
@@ -80,6 +82,7 @@ def test_connect_real_server():
 
 
 # ------------------------------------------------------------------ clear errors
+
 
 def test_malformed_url():
     with pytest.raises(CourseError) as info:
@@ -145,12 +148,21 @@ def test_wrong_password_on_a_private_server():
 # ------------------------------------------------------------------ the guard
 
 DANGEROUS = [
-    ("FLUSHALL",), ("FLUSHDB",), ("CONFIG", "SET", "maxmemory", "1mb"), ("SHUTDOWN", "NOSAVE"),
-    ("DEBUG", "SLEEP", "0"), ("SAVE",), ("BGSAVE",),
+    ("FLUSHALL",),
+    ("FLUSHDB",),
+    ("CONFIG", "SET", "maxmemory", "1mb"),
+    ("SHUTDOWN", "NOSAVE"),
+    ("DEBUG", "SLEEP", "0"),
+    ("SAVE",),
+    ("BGSAVE",),
 ]
 DANGEROUS_LUA = [
-    "redis.call('FLUSHALL')", 'return redis.pcall("flushdb")', "redis.call('config', 'set', 'maxmemory', '1mb')",
-    "redis.call( 'DEBUG', 'SLEEP', 0)", "redis.call('save')", "redis.call('bgsave')",
+    "redis.call('FLUSHALL')",
+    'return redis.pcall("flushdb")',
+    "redis.call('config', 'set', 'maxmemory', '1mb')",
+    "redis.call( 'DEBUG', 'SLEEP', 0)",
+    "redis.call('save')",
+    "redis.call('bgsave')",
 ]
 STAT_NAMES = ["flushall", "flushdb", "config|set", "shutdown", "debug", "save", "bgsave", "eval"]
 
@@ -182,8 +194,13 @@ def _every_way(r) -> list[str]:
 
 
 def test_check_command_is_case_insensitive_and_two_words():
-    for args in [("flushall",), (b"FlushDB",), ("config", "set", "x", "y"), ("CONFIG SET", "x", "y"),
-                 ("EVAL", "redis.call('FLUSHALL')", 0)]:
+    for args in [
+        ("flushall",),
+        (b"FlushDB",),
+        ("config", "set", "x", "y"),
+        ("CONFIG SET", "x", "y"),
+        ("EVAL", "redis.call('FLUSHALL')", 0),
+    ]:
         with pytest.raises(ServerWideCommandRefused):
             check_command(args, "here")
     for args in [("CONFIG", "GET", "maxmemory"), ("GET", "flushall"), ("EVAL", "return redis.call('GET', KEYS[1])", 1)]:
@@ -246,6 +263,7 @@ def test_server_wide_commands_allowed_on_an_owned_private_server():
 
 # ------------------------------------------------------------------ the key namespace
 
+
 def test_key_and_unprefixed():
     r = connect("", prefix="course:abc123:")
     assert r.key("views") == "course:abc123:views"
@@ -289,8 +307,9 @@ print(r.prefix)
 
 
 def _run_child(env: dict, tag: str) -> str:
-    out = subprocess.run([sys.executable, "-c", _CHILD, REAL_URL, tag], env=env, capture_output=True,
-                         text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, REAL_URL, tag], env=env, capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 
@@ -337,6 +356,7 @@ def test_course_error_in_ipython_shows_one_line(capsys):
 
 
 # ------------------------------------------------------------------ course doctor
+
 
 def _doctor(redis_url: str | None):
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}

@@ -1,5 +1,6 @@
 """Binder / JupyterHub: the start script gives the session a private Redis and REDIS_URL, and a kernel
 speaks the language of the notebook it runs."""
+
 from __future__ import annotations
 
 import os
@@ -19,12 +20,15 @@ BINDER = paths.ROOT / "binder"
 
 @pytest.mark.skipif(not shutil.which("redis-server"), reason="redis-server is not installed")
 def test_start_runs_a_private_redis_and_sets_redis_url(tmp_path):
-    probe = ("import os, redis_course as c; url = os.environ['REDIS_URL']; r = c.connect(url); "
-             "k = r.key('binder'); print(url); print(r.incr(k), r.incr(k)); print(r.describe())")
+    probe = (
+        "import os, redis_course as c; url = os.environ['REDIS_URL']; r = c.connect(url); "
+        "k = r.key('binder'); print(url); print(r.incr(k), r.incr(k)); print(r.describe())"
+    )
     env = dict(os.environ, TMPDIR=str(tmp_path))
     env.pop("REDIS_URL", None)
-    done = subprocess.run([str(BINDER / "start"), sys.executable, "-c", probe], env=env, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [str(BINDER / "start"), sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60
+    )
     pidfiles = list(tmp_path.glob("course-redis.*/redis.pid"))
     try:
         assert done.returncode == 0, done.stderr
@@ -42,8 +46,13 @@ def test_a_hub_of_one_language_opens_jupyterlab_in_it(tmp_path, lang, locale):
     import json
 
     lab = tmp_path / "lab"
-    env = dict(os.environ, TMPDIR=str(tmp_path), JUPYTERLAB_DIR=str(lab), COURSE_LANG=lang,
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = dict(
+        os.environ,
+        TMPDIR=str(tmp_path),
+        JUPYTERLAB_DIR=str(lab),
+        COURSE_LANG=lang,
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    )
     done = subprocess.run([str(BINDER / "start"), "true"], env=env, capture_output=True, text=True, timeout=60)
     for pidfile in tmp_path.glob("course-redis.*/redis.pid"):
         os.kill(int(pidfile.read_text()), signal.SIGTERM)
@@ -60,12 +69,20 @@ def test_a_hub_of_one_language_opens_jupyterlab_in_it(tmp_path, lang, locale):
 def test_a_kernel_speaks_the_language_of_its_notebook(tmp_path):
     post_build = (BINDER / "postBuild").read_text(encoding="utf-8")
     snippet = re.search(r"<<'PY'\n(.*?)\nPY\n", post_build, re.S).group(1)
-    for session, expected in (("notebooks/ru/01-incr.ipynb", "ru"), ("work/notebooks/zh/04-rate-limiting.ipynb", "zh"),
-                              ("Untitled.ipynb", None)):
+    for session, expected in (
+        ("notebooks/ru/01-incr.ipynb", "ru"),
+        ("work/notebooks/zh/04-rate-limiting.ipynb", "zh"),
+        ("Untitled.ipynb", None),
+    ):
         env = {"JPY_SESSION_NAME": session}
         code = snippet + "\nprint(_os.environ.get('COURSE_LANG'))"
-        out = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env, "COURSE_LANG": ""},
-                             capture_output=True, text=True, timeout=30).stdout.strip()
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, **env, "COURSE_LANG": ""},
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.strip()
         assert out == (expected or ""), (session, out)
 
 

@@ -3,6 +3,7 @@
 With a ``binder/`` folder, repo2docker reads only what is in it: the root ``pyproject.toml``'s
 ``requires-python`` is not seen, and without ``binder/runtime.txt`` it takes its own default Python
 (3.10 in the releases of 2024-2026), on which the locked pins do not install."""
+
 from __future__ import annotations
 
 import re
@@ -34,12 +35,16 @@ def test_binder_gets_the_python_the_locks_are_made_for():
     project = tomllib.loads((paths.ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     minimum = re.fullmatch(r">=\s*([\d.]+)", project["requires-python"]).group(1)
     assert _tuple(chosen) >= _tuple(minimum), f"repo2docker would use Python {chosen}; the course needs {minimum}+"
-    locked_for = re.search(r'"--python-version", "([\d.]+)"', (paths.ROOT / "run.py").read_text(encoding="utf-8"))
+    locked_for = re.search(r'"--python-version",\s*"([\d.]+)"', (paths.ROOT / "run.py").read_text(encoding="utf-8"))
     assert locked_for and chosen == locked_for.group(1), (chosen, locked_for)
 
 
 def test_the_rule_is_repo2dockers(tmp_path):
     assert repo2docker_python(tmp_path) == REPO2DOCKER_DEFAULT
-    for text, expected in (("python-3.12.4\n", "3.12"), ("python-3", REPO2DOCKER_DEFAULT), ("r-4.3-2024-01-01", REPO2DOCKER_DEFAULT)):
+    for text, expected in (
+        ("python-3.12.4\n", "3.12"),
+        ("python-3", REPO2DOCKER_DEFAULT),
+        ("r-4.3-2024-01-01", REPO2DOCKER_DEFAULT),
+    ):
         (tmp_path / "runtime.txt").write_text(text)
         assert repo2docker_python(tmp_path) == expected, text

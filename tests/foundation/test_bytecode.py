@@ -2,6 +2,7 @@
 ``uv pip sync --compile-bytecode`` and compiles src/; ``course test`` compiles src/ again): with
 PYTHONDONTWRITEBYTECODE=1, as on the machines that run the suite, nothing else would write a .pyc and
 every grader, kernel and CLI process would compile its imports from source."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -27,7 +28,8 @@ def test_installed_packages_have_bytecode(module):
     src = importlib.util.find_spec(module).origin
     assert not _stale_or_missing([src]), (
         f"{src} has no .pyc for Python {sys.version_info[0]}.{sys.version_info[1]}: "
-        "run `python3 run.py test`, which installs with compiled bytecode")
+        "run `python3 run.py test`, which installs with compiled bytecode"
+    )
 
 
 def test_course_test_compiles_the_course_modules_first(tmp_path, monkeypatch):

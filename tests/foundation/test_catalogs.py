@@ -1,4 +1,5 @@
 """The string catalogs' tooling: extract, update (fuzzy, sorted, stable), check and status."""
+
 from __future__ import annotations
 
 import ast
@@ -10,18 +11,20 @@ import pytest
 from redis_course.i18n import catalogs, parity as i18n, nbcells
 from redis_course import l10n, paths
 
-HEADER = '''# test catalog
+HEADER = """# test catalog
 msgid ""
 msgstr ""
 "Language: {lang}\\n"
 "Content-Type: text/plain; charset=UTF-8\\n"
 "Plural-Forms: {plural}\\n"
 
-'''
-PLURALS = {"ru": "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);",
-           "zh": "nplurals=1; plural=0;"}
+"""
+PLURALS = {
+    "ru": "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);",
+    "zh": "nplurals=1; plural=0;",
+}
 
-CODE = '''
+CODE = """
 from redis_course.l10n import _, ngettext, pgettext, npgettext, N_
 
 LATER = N_("Lost updates")
@@ -33,7 +36,7 @@ def report(n, who):
     print(ngettext("{n} key", "{n} keys", n))
     print(pgettext("lab03", "Done"))
     print(npgettext("lab03", "{n} try", "{n} tries", n))
-'''
+"""
 
 
 @pytest.fixture
@@ -43,11 +46,13 @@ def course(tmp_path, monkeypatch):
     (root / "src" / "redis_course").mkdir(parents=True)
     (root / "src" / "redis_course" / "tool.py").write_text(CODE, encoding="utf-8")
     (root / "notebooks").mkdir()
-    (root / "notebooks" / "01-demo.py").write_text('from redis_course.l10n import _\n'
-                                                  'title = _("Views per day")\n', encoding="utf-8")
+    (root / "notebooks" / "01-demo.py").write_text(
+        'from redis_course.l10n import _\ntitle = _("Views per day")\n', encoding="utf-8"
+    )
     (root / "labs" / "01-demo" / "tests").mkdir(parents=True)
     (root / "labs" / "01-demo" / "tests" / "test_a.py").write_text(
-        'from redis_course.l10n import pgettext\nT = pgettext("lab01", "first view is one")\n', encoding="utf-8")
+        'from redis_course.l10n import pgettext\nT = pgettext("lab01", "first view is one")\n', encoding="utf-8"
+    )
     locale = root / "locale"
     for lang in ("ru", "zh"):
         po = catalogs.po_path(lang, locale)
@@ -60,13 +65,24 @@ def course(tmp_path, monkeypatch):
     return root
 
 
-RU = {"Cannot reach {where}.": "Нет связи с {where}.", "Lost updates": "Потерянные обновления",
-      "Views per day": "Просмотры по дням", ("lab03", "Done"): "Готово",
-      ("lab01", "first view is one"): "первый просмотр — единица",
-      "{n} key": ("{n} ключ", "{n} ключа", "{n} ключей"), ("lab03", "{n} try"): ("{n} попытка", "{n} попытки", "{n} попыток")}
-ZH = {"Cannot reach {where}.": "无法连接 {where}。", "Lost updates": "丢失的更新", "Views per day": "每天的浏览量",
-      ("lab03", "Done"): "完成", ("lab01", "first view is one"): "第一次浏览为 1",
-      "{n} key": ("{n} 个键",), ("lab03", "{n} try"): ("{n} 次尝试",)}
+RU = {
+    "Cannot reach {where}.": "Нет связи с {where}.",
+    "Lost updates": "Потерянные обновления",
+    "Views per day": "Просмотры по дням",
+    ("lab03", "Done"): "Готово",
+    ("lab01", "first view is one"): "первый просмотр — единица",
+    "{n} key": ("{n} ключ", "{n} ключа", "{n} ключей"),
+    ("lab03", "{n} try"): ("{n} попытка", "{n} попытки", "{n} попыток"),
+}
+ZH = {
+    "Cannot reach {where}.": "无法连接 {where}。",
+    "Lost updates": "丢失的更新",
+    "Views per day": "每天的浏览量",
+    ("lab03", "Done"): "完成",
+    ("lab01", "first view is one"): "第一次浏览为 1",
+    "{n} key": ("{n} 个键",),
+    ("lab03", "{n} try"): ("{n} 次尝试",),
+}
 
 
 def _translate(lang: str, table: dict, skip: tuple = ()) -> None:
@@ -86,8 +102,11 @@ def _extract_and_update():
 
 def test_extract_finds_every_kind_of_marker_in_src_notebooks_and_labs(course):
     template = catalogs.extract()
-    found = {(m.context, m.id if isinstance(m.id, str) else tuple(m.id)): sorted({f for f, _line in m.locations})
-             for m in template if m.id}
+    found = {
+        (m.context, m.id if isinstance(m.id, str) else tuple(m.id)): sorted({f for f, _line in m.locations})
+        for m in template
+        if m.id
+    }
     assert found == {
         (None, "Lost updates"): ["src/redis_course/tool.py"],
         (None, "Cannot reach {where}."): ["src/redis_course/tool.py"],
@@ -106,21 +125,22 @@ def test_update_keeps_translations_marks_changed_english_fuzzy_and_writes_stable
     assert catalogs.problems() == {}
 
     tool = course / "src" / "redis_course" / "tool.py"
-    tool.write_text(tool.read_text(encoding="utf-8").replace("Cannot reach {where}.", "Cannot reach {where} now."),
-                    encoding="utf-8")
+    tool.write_text(
+        tool.read_text(encoding="utf-8").replace("Cannot reach {where}.", "Cannot reach {where} now."), encoding="utf-8"
+    )
     _, updated = _extract_and_update()
     assert updated["ru"].fuzzy == ["Cannot reach {where} now."]
     ru = catalogs.read("ru", catalogs.LOCALE_DIR)
     changed = ru.get("Cannot reach {where} now.")
-    assert changed.fuzzy and changed.string == "Нет связи с {where}."       # kept, waiting for a translator
+    assert changed.fuzzy and changed.string == "Нет связи с {where}."  # kept, waiting for a translator
     assert ru.get("Lost updates").string == "Потерянные обновления" and not ru.get("Lost updates").fuzzy
     l10n.reload()
     path = catalogs.po_path("ru", catalogs.LOCALE_DIR)
     text = path.read_text(encoding="utf-8")
-    assert text.startswith("# test catalog\n")                               # the file's own header is kept
+    assert text.startswith("# test catalog\n")  # the file's own header is kept
     before = path.read_bytes()
     _extract_and_update()
-    assert path.read_bytes() == before                                        # a second run changes nothing
+    assert path.read_bytes() == before  # a second run changes nothing
     order = [ln for ln in text.splitlines() if ln.startswith("msgid ")][1:]
     msgids = [ast.literal_eval(ln[6:]) for ln in order]
     assert msgids == sorted(msgids)
@@ -157,7 +177,9 @@ def test_check_catches_wrong_fields_and_ascii_punctuation_in_chinese(course):
     _translate("ru", {**RU, "Cannot reach {where}.": "Нет связи с {host}."})
     _translate("zh", {**ZH, "Lost updates": "提示: 丢失的更新"})
     report = catalogs.problems()
-    assert any("fields differ" in p and "'Cannot reach {where}.'" in p for p in report["locale/ru/LC_MESSAGES/course.po"])
+    assert any(
+        "fields differ" in p and "'Cannot reach {where}.'" in p for p in report["locale/ru/LC_MESSAGES/course.po"]
+    )
     assert any("ASCII punctuation" in p for p in report["locale/zh/LC_MESSAGES/course.po"])
 
 
@@ -188,7 +210,7 @@ def test_status_lists_fuzzy_untranslated_and_unused_entries(course, capsys, monk
     assert "locale/zh/LC_MESSAGES/course.po: 1 entry to look at" in out
 
 
-NOTEBOOK = textwrap.dedent('''\
+NOTEBOOK = textwrap.dedent("""\
     # %% [markdown] lang="en"
     # # Title
     #
@@ -211,7 +233,7 @@ NOTEBOOK = textwrap.dedent('''\
 
     # %% [markdown] lang="zh"
     # 上面的数字是 1。
-    ''')
+    """)
 
 
 def test_notebook_language_cells_in_parity_and_a_missing_one_is_reported(course):
@@ -255,8 +277,19 @@ def _scopes(tree):
         stores, calls, todo = [], set(), list(ast.iter_child_nodes(scope))
         while todo:
             node = todo.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
-                                 ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            if isinstance(
+                node,
+                (
+                    ast.FunctionDef,
+                    ast.AsyncFunctionDef,
+                    ast.Lambda,
+                    ast.ClassDef,
+                    ast.ListComp,
+                    ast.SetComp,
+                    ast.DictComp,
+                    ast.GeneratorExp,
+                ),
+            ):
                 continue
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 stores.append(node)
@@ -274,7 +307,9 @@ def test_no_scope_that_translates_rebinds_the_underscore():
         if not catalogs._CALL.search(text):
             continue
         tree = ast.parse(text)
-        module_calls = "_" in {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        module_calls = "_" in {
+            n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        }
         for scope, stores, calls in _scopes(tree):
             uses = "_" in calls or (isinstance(scope, ast.Module) and module_calls)
             offenders += [f"{path.relative_to(paths.ROOT)}:{n.lineno}" for n in stores if n.id == "_" and uses]
@@ -283,7 +318,9 @@ def test_no_scope_that_translates_rebinds_the_underscore():
 
 def test_the_underscore_check_can_fail(tmp_path):
     bad = "from redis_course.l10n import _\n\ndef f():\n    for _ in range(3):\n        pass\n    return _('x')\n"
-    found = [n.lineno for scope, stores, calls in _scopes(ast.parse(bad)) for n in stores if n.id == "_" and "_" in calls]
+    found = [
+        n.lineno for scope, stores, calls in _scopes(ast.parse(bad)) for n in stores if n.id == "_" and "_" in calls
+    ]
     assert found == [4]
 
 
@@ -297,8 +334,13 @@ def _nested_markers(tree) -> list[int]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in MARKERS:
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 for inner in ast.walk(arg):
-                    if (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in MARKERS
-                            and inner.args and isinstance(inner.args[0], ast.Constant)):
+                    if (
+                        isinstance(inner, ast.Call)
+                        and isinstance(inner.func, ast.Name)
+                        and inner.func.id in MARKERS
+                        and inner.args
+                        and isinstance(inner.args[0], ast.Constant)
+                    ):
                         found.append(inner.lineno)
     return found
 
@@ -316,7 +358,7 @@ def test_the_nesting_check_can_fail(course):
     code = 'from redis_course.l10n import _\nx = _("a {b}", b=", ".join(_("c {d}", d=n) for n in range(2)))\n'
     assert _nested_markers(ast.parse(code)) == [2]
     (course / "notebooks" / "02-nested.py").write_text(code, encoding="utf-8")
-    assert "c {d}" not in {m.id for m in catalogs.extract()}   # what the check protects against
+    assert "c {d}" not in {m.id for m in catalogs.extract()}  # what the check protects against
 
 
 _PROSE = re.compile(r"(?<![\w.:/-])[a-z]{2,}(?:'[a-z]+)? [a-z]{2,}(?![\w(])")
@@ -331,7 +373,9 @@ def _english_shown(tree) -> list[tuple[int, str]]:
             continue
         func = node.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-        own_error = name.endswith(("Crash", "Error")) and not ast.unparse(func).startswith("redis.")  # redis-py's texts stay
+        own_error = name.endswith(("Crash", "Error")) and not ast.unparse(func).startswith(
+            "redis."
+        )  # redis-py's texts stay
         args = list(node.args) if name in _SHOWN or own_error else []
         args += [k.value for k in node.keywords if k.arg in ("label", "alt")]
         for arg in args:
@@ -343,9 +387,14 @@ def _english_shown(tree) -> list[tuple[int, str]]:
 
 
 def test_notebooks_print_and_draw_prose_only_through_the_catalog():
-    offenders = [f"notebooks/{src.name}:{line}: {text[:60]!r}" for src in sorted(paths.NOTEBOOKS.glob("[0-9][0-9]-*.py"))
-                 for line, text in _english_shown(ast.parse(src.read_text(encoding="utf-8")))]
-    assert offenders == [], "wrap these in _() and translate them (python3 run.py i18n extract):\n" + "\n".join(offenders)
+    offenders = [
+        f"notebooks/{src.name}:{line}: {text[:60]!r}"
+        for src in sorted(paths.NOTEBOOKS.glob("[0-9][0-9]-*.py"))
+        for line, text in _english_shown(ast.parse(src.read_text(encoding="utf-8")))
+    ]
+    assert offenders == [], "wrap these in _() and translate them (python3 run.py i18n extract):\n" + "\n".join(
+        offenders
+    )
 
 
 def test_the_prose_check_can_fail():
@@ -361,8 +410,13 @@ def test_no_message_is_an_f_string():
         if not catalogs._CALL.search(text):
             continue
         for node in ast.walk(ast.parse(text)):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in MARKERS
-                    and node.args and isinstance(node.args[0], ast.JoinedStr)):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in MARKERS
+                and node.args
+                and isinstance(node.args[0], ast.JoinedStr)
+            ):
                 offenders.append(f"{path.relative_to(paths.ROOT)}:{node.lineno}")
     assert offenders == [], 'write _("... {name}", name=value) instead'
 
@@ -401,6 +455,10 @@ def test_no_message_is_marked_inside_an_f_string():
     from redis_course import paths
 
     inside = re.compile(r"""\bf(["'])[^"'\n]*\{\s*(?:_|tr)\(""")
-    found = [f"{p.relative_to(paths.ROOT)}:{n}" for p in catalogs.source_files()
-             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if inside.search(line)]
+    found = [
+        f"{p.relative_to(paths.ROOT)}:{n}"
+        for p in catalogs.source_files()
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if inside.search(line)
+    ]
     assert not found, "a message marked inside an f-string: " + ", ".join(found)

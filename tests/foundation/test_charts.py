@@ -1,4 +1,5 @@
 """Charts in the reader's language: a font with every glyph, a dark variant, alt text on the page."""
+
 from __future__ import annotations
 
 import base64
@@ -36,8 +37,9 @@ def test_the_shipped_font_has_every_character_of_the_catalogs():
     for lang in ("ru", "zh"):
         for m in catalogs.read(lang):
             strings = m.string if isinstance(m.string, (list, tuple)) else [m.string]
-            missing |= {ch for s in strings if s for ch in s if ord(ch) > 0x7F and ord(ch) not in cmap
-                        and ch not in "⏭"}  # the skip sign is printed, never drawn
+            missing |= {
+                ch for s in strings if s for ch in s if ord(ch) > 0x7F and ord(ch) not in cmap and ch not in "⏭"
+            }  # the skip sign is printed, never drawn
     assert not missing, f"run src/redis_course/fonts/make_subset.py: {''.join(sorted(missing))!r}"
 
 
@@ -87,9 +89,13 @@ def test_dark_variant_is_transparent_with_light_text_and_leaves_the_figure_as_it
     assert light_img.getpixel((1, 1))[3] == 255 and dark_img.getpixel((1, 1))[3] == 0
     text_light = charts.THEMES["light"]["text"].lstrip("#")
     text_dark = charts.THEMES["dark"]["text"].lstrip("#")
-    rgb = lambda hexa: tuple(int(hexa[i:i + 2], 16) for i in (0, 2, 4))  # noqa: E731
-    opaque = {dark_img.getpixel((x, y))[:3] for x in range(dark_img.width) for y in range(dark_img.height)
-              if dark_img.getpixel((x, y))[3] == 255}
+    rgb = lambda hexa: tuple(int(hexa[i : i + 2], 16) for i in (0, 2, 4))  # noqa: E731
+    opaque = {
+        dark_img.getpixel((x, y))[:3]
+        for x in range(dark_img.width)
+        for y in range(dark_img.height)
+        if dark_img.getpixel((x, y))[3] == 255
+    }
     assert rgb(text_dark) in opaque and rgb(text_light) not in opaque
 
 
@@ -112,17 +118,27 @@ def test_the_page_shows_the_variant_of_its_colour_scheme_with_alt_text():
 
     png = base64.b64encode(b"\x89PNG fake").decode()
     nb = nbformat.v4.new_notebook(metadata={"course": {"lang": "ru"}})
-    nb.cells = [nbformat.v4.new_markdown_cell("# Заголовок"), nbformat.v4.new_code_cell("show()"),
-                nbformat.v4.new_code_cell("plain()")]
-    nb.cells[1].outputs = [nbformat.v4.new_output("display_data", metadata={"course": {"alt": "График [A]\nдвух строк"}},
-                                                  data={"image/png": png, charts.DARK_MIME: png})]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Заголовок"),
+        nbformat.v4.new_code_cell("show()"),
+        nbformat.v4.new_code_cell("plain()"),
+    ]
+    nb.cells[1].outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            metadata={"course": {"alt": "График [A]\nдвух строк"}},
+            data={"image/png": png, charts.DARK_MIME: png},
+        )
+    ]
     nb.cells[2].outputs = [nbformat.v4.new_output("display_data", data={"image/png": png})]
     md, images = render.render(nb, "02-atomicity", "ru")
     # each variant is a link to its own image (a tap opens it at full size), shown in its scheme only
-    assert ("[![График (A) двух строк](notebook_files/cell001-0.png#only-light)](notebook_files/cell001-0.png)"
-            "{ .chart-zoom .chart-light }"
-            "[![График (A) двух строк](notebook_files/cell001-0-dark.png#only-dark)](notebook_files/cell001-0-dark.png)"
-            "{ .chart-zoom .chart-dark }\n") in md
+    assert (
+        "[![График (A) двух строк](notebook_files/cell001-0.png#only-light)](notebook_files/cell001-0.png)"
+        "{ .chart-zoom .chart-light }"
+        "[![График (A) двух строк](notebook_files/cell001-0-dark.png#only-dark)](notebook_files/cell001-0-dark.png)"
+        "{ .chart-zoom .chart-dark }\n"
+    ) in md
     assert images["notebook_files/cell001-0-dark.png"] == b"\x89PNG fake"
     # no alt given: the page's title
     assert "[![График: Заголовок](notebook_files/cell002-0.png)](notebook_files/cell002-0.png){ .chart-zoom }\n" in md

@@ -1,4 +1,5 @@
 """The `course` command passes options through to pytest and JupyterLab."""
+
 from __future__ import annotations
 
 from redis_course import cli
@@ -13,8 +14,15 @@ def test_test_passes_every_option_to_pytest(monkeypatch):
 
 def test_test_runs_two_workers_and_fast_leaves_out_the_slow_marks():
     assert cli.pytest_command(["-k", "labs"]) == ["-n", "2", "--dist", "loadgroup", "-k", "labs"]
-    assert cli.pytest_command(["--fast", "-x"]) == ["-m", "not slow and not browser", "-n", "2", "--dist",
-                                                  "loadgroup", "-x"]
+    assert cli.pytest_command(["--fast", "-x"]) == [
+        "-m",
+        "not slow and not browser",
+        "-n",
+        "2",
+        "--dist",
+        "loadgroup",
+        "-x",
+    ]
     for own in (["-n", "0"], ["-n4"], ["--numprocesses=3"], ["--dist", "load"], ["-p", "no:xdist"], ["--pdb"]):
         assert cli.pytest_command(own) == own  # the caller's workers, or one process to debug in
 

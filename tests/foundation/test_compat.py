@@ -1,5 +1,6 @@
 """Every private API of redis-py and fakeredis the course uses is fenced in compat.py, and each use is
 checked here: still present (one sentence naming the upgrade when not), and still doing its job."""
+
 from __future__ import annotations
 
 import re
@@ -36,11 +37,15 @@ def test_no_private_import_outside_compat():
 
 # ------------------------------------------------------------------ an upgrade that changes one fails loudly
 
-@pytest.mark.parametrize("module, owner, name, use", [
-    ("redis._parsers", "_RESP2Parser", "_read_response", "redis-py RESP2 parser"),
-    ("fakeredis._socket", "FakeSocket", "_decode_result", "fakeredis raw replies"),
-    ("fakeredis._clients", "_tcp_server", "TCPFakeRequestHandler", "fakeredis request handler"),
-])
+
+@pytest.mark.parametrize(
+    "module, owner, name, use",
+    [
+        ("redis._parsers", "_RESP2Parser", "_read_response", "redis-py RESP2 parser"),
+        ("fakeredis._socket", "FakeSocket", "_decode_result", "fakeredis raw replies"),
+        ("fakeredis._clients", "_tcp_server", "TCPFakeRequestHandler", "fakeredis request handler"),
+    ],
+)
 def test_a_changed_private_api_fails_with_one_sentence(monkeypatch, module, owner, name, use):
     import importlib
 
@@ -51,7 +56,11 @@ def test_a_changed_private_api_fails_with_one_sentence(monkeypatch, module, owne
         compat.USES[use]()
     text = str(err.value)
     package = module.split(".")[0]
-    assert text.startswith(f"{package} ") and f"{owner}.{name}" in text and "update src/redis_course/core/compat.py" in text
+    assert (
+        text.startswith(f"{package} ")
+        and f"{owner}.{name}" in text
+        and "update src/redis_course/core/compat.py" in text
+    )
     assert text.count(". ") == 0 and "\n" not in text  # one sentence
 
 
@@ -63,10 +72,16 @@ def test_a_changed_command_packer_fails_with_one_sentence(monkeypatch):
 
 # ------------------------------------------------------------------ each use still does its job
 
+
 def test_raw_fakeredis_replies_keep_status_bulk_and_error_text():
     server = fakeredis.FakeServer(version=compat.FAKE_SERVER_VERSION)
-    r = fakeredis.FakeRedis(server=server, protocol=2, decode_responses=True,
-                            connection_class=compat.raw_fake_connection_class(), single_connection_client=True)
+    r = fakeredis.FakeRedis(
+        server=server,
+        protocol=2,
+        decode_responses=True,
+        connection_class=compat.raw_fake_connection_class(),
+        single_connection_client=True,
+    )
     r.response_callbacks = {}
     assert type(r.execute_command("SET", "k", "OK")) is compat.Status
     got = r.execute_command("GET", "k")
@@ -79,8 +94,14 @@ def test_raw_fakeredis_replies_keep_status_bulk_and_error_text():
 def test_raw_parser_reads_a_real_server():
     require_real_redis()
     url = redis.connection.parse_url(REAL_URL)
-    pool = redis.ConnectionPool(host=url.get("host", "127.0.0.1"), port=url.get("port", 6379), protocol=2,
-                                parser_class=compat.raw_parser_class(), decode_responses=True, socket_timeout=5)
+    pool = redis.ConnectionPool(
+        host=url.get("host", "127.0.0.1"),
+        port=url.get("port", 6379),
+        protocol=2,
+        parser_class=compat.raw_parser_class(),
+        decode_responses=True,
+        socket_timeout=5,
+    )
     r = redis.Redis(connection_pool=pool, single_connection_client=True)
     r.response_callbacks = {}
     pong = r.execute_command("PING")
@@ -119,6 +140,9 @@ def test_the_fake_server_version_is_stated_once():
 
     assert backend.FAKE_SERVER_VERSION is compat.FAKE_SERVER_VERSION
     pattern = re.compile(r"version\s*=\s*\(\s*\d+\s*,")
-    elsewhere = [p for p in (paths.ROOT / "src").rglob("*.py") if p.name != "compat.py"
-                 and pattern.search(p.read_text(encoding="utf-8"))]
+    elsewhere = [
+        p
+        for p in (paths.ROOT / "src").rglob("*.py")
+        if p.name != "compat.py" and pattern.search(p.read_text(encoding="utf-8"))
+    ]
     assert not elsewhere, elsewhere

@@ -1,5 +1,6 @@
 """A Russian or Chinese student edition speaks its language in every command, unless told otherwise;
 and Chinese lines of labels and values put no ASCII space after full-width punctuation."""
+
 from __future__ import annotations
 
 import json
@@ -23,6 +24,7 @@ def edition(tmp_path: Path, monkeypatch):
         path.write_text(json.dumps({"edition": "student", "lang": lang}), encoding="utf-8")
         l10n._edition_cache.clear()
         return path
+
     return release
 
 
@@ -53,7 +55,9 @@ def test_jupyter_opens_the_editions_notebooks(edition, monkeypatch):
 
     def locale() -> str:  # what JupyterLab's own interface will speak
         return json.loads((overrides / "redis-course-language.json").read_text(encoding="utf-8"))[
-            "@jupyterlab/translation-extension:plugin"]["locale"]
+            "@jupyterlab/translation-extension:plugin"
+        ]["locale"]
+
     assert cli.main(["jupyter", "--no-browser"]) == 0
     assert f"--notebook-dir={paths.NOTEBOOKS / 'zh'}" in seen["cmd"] and seen["env"]["COURSE_LANG"] == "zh"
     assert locale() == "zh_CN"
@@ -79,8 +83,14 @@ def test_jupyterlab_settings_name_settings_that_exist(lang):
     roots = [share / "lab" / "schemas", *sorted((share / "labextensions").glob("*/schemas"))]
     for plugin, values in cli.jupyter_settings(lang).items():
         package, name = plugin.split(":")
-        schema = next((json.loads((r / package / f"{name}.json").read_text(encoding="utf-8"))
-                       for r in roots if (r / package / f"{name}.json").exists()), None)
+        schema = next(
+            (
+                json.loads((r / package / f"{name}.json").read_text(encoding="utf-8"))
+                for r in roots
+                if (r / package / f"{name}.json").exists()
+            ),
+            None,
+        )
         assert schema is not None, plugin
         for key, value in values.items():
             prop = schema["properties"][key]

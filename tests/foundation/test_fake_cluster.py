@@ -1,5 +1,6 @@
 """fakeredis as one node of a cluster (compat.refuse_cross_slot) refuses what a one-node Redis
 Cluster refuses, and lets through what it lets through: the same cases on both."""
+
 from __future__ import annotations
 
 import tempfile
@@ -14,7 +15,7 @@ from redis_course.cluster.slots import key_slot
 from redis_course.core.servers import redis_server_binary
 
 P = "course:fc:"
-A, A2, B = P + "{a}:1", P + "{a}:2", P + "{b}:1"     # A and A2 share a slot, B is elsewhere
+A, A2, B = P + "{a}:1", P + "{a}:2", P + "{b}:1"  # A and A2 share a slot, B is elsewhere
 assert key_slot(A) == key_slot(A2) != key_slot(B)
 
 
@@ -43,7 +44,8 @@ CASES = {
     "EVAL declared two slots": lambda r: r.eval("return 1", 2, A, B),
     "EVAL uses another slot": lambda r: r.eval("return redis.call('GET', ARGV[1])", 1, A, B),
     "EVAL undeclared two slots": lambda r: r.eval(
-        "redis.call('GET', ARGV[1]); return redis.call('GET', ARGV[2])", 0, A, B),
+        "redis.call('GET', ARGV[1]); return redis.call('GET', ARGV[2])", 0, A, B
+    ),
 }
 
 

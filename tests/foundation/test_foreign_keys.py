@@ -1,4 +1,5 @@
 """The foreign-key checker itself must be able to fail (the session-wide check is in tests/conftest.py)."""
+
 from __future__ import annotations
 
 import pytest
@@ -32,14 +33,14 @@ def test_every_kind_of_change_is_reported(real):
     r, prefix = real
     snap = foreign_keys.seed(r, prefix, count=10)
     k = [f"{prefix}{i:05d}" for i in range(10)]
-    r.hset(k[1], "a", "changed")         # a hash value
-    r.delete(k[2])                        # a list, gone
+    r.hset(k[1], "a", "changed")  # a hash value
+    r.delete(k[2])  # a list, gone
     r.pexpire(k[0], foreign_keys.TTL_MS * 2)  # a TTL that grew
-    r.persist(k[5])                       # a TTL removed
-    r.expire(k[3], 3600)                  # a TTL added
-    r.delete(k[4])                        # a string that became a list
+    r.persist(k[5])  # a TTL removed
+    r.expire(k[3], 3600)  # a TTL added
+    r.delete(k[4])  # a string that became a list
     r.rpush(k[4], "x")
-    r.set(prefix + "new", 1)              # a key that appeared
+    r.set(prefix + "new", 1)  # a key that appeared
     problems = foreign_keys.verify(r, snap)
     expected_starts = [
         f"{k[1]}: value changed",

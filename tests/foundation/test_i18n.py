@@ -1,4 +1,5 @@
 """Translation parity and outdated-translation detection, on the real docs and on broken copies."""
+
 from __future__ import annotations
 
 import os
@@ -14,7 +15,7 @@ from redis_course import paths
 
 COURSE = Path(sys.executable).with_name("course")
 
-EN = '''# Counting { #counting }
+EN = """# Counting { #counting }
 
 Intro with a [link](../00-start/index.md) and <https://redis.io/docs/>.
 
@@ -39,9 +40,9 @@ Intro with a [link](../00-start/index.md) and <https://redis.io/docs/>.
 ## Done { #done }
 
 ![diagram](img/diagram.svg)
-'''
+"""
 
-RU = '''# Счётчики { #counting }
+RU = """# Счётчики { #counting }
 
 Вступление со [ссылкой](../00-start/index.md) и <https://redis.io/docs/>.
 
@@ -66,11 +67,18 @@ RU = '''# Счётчики { #counting }
 ## Готово { #done }
 
 ![схема](img/diagram.svg)
-'''
+"""
 
-ZH = RU.replace("Счётчики", "计数器").replace("Вступление со [ссылкой]", "简介和[链接]").replace(
-    "Увеличение", "递增").replace("Совет", "提示").replace("Текст.", "正文。").replace("Готово", "完成").replace(
-    "схема", "示意图").replace(" и <https", " 以及 <https")
+ZH = (
+    RU.replace("Счётчики", "计数器")
+    .replace("Вступление со [ссылкой]", "简介和[链接]")
+    .replace("Увеличение", "递增")
+    .replace("Совет", "提示")
+    .replace("Текст.", "正文。")
+    .replace("Готово", "完成")
+    .replace("схема", "示意图")
+    .replace(" и <https", " 以及 <https")
+)
 
 PAGE = Path("zz-parity") / "index.md"
 
@@ -150,10 +158,14 @@ def test_changed_code_block(docs):
     assert any(p.startswith("code blocks differ") for p in _problems())
 
 
-OUTPUT_EN = "\n```text\nwrong node:        MovedError 7466 127.0.0.1:53038\n127.0.0.1:25413 took over after 2.8 s\n```\n"
-OUTPUT = {"ru": "\n```text\nне тот узел:       MovedError 7466 127.0.0.1:53038\n"
-                "127.0.0.1:25413 взял на себя роль основного через 2.8 с\n```\n",
-          "zh": "\n```text\n错误的节点：MovedError 7466 127.0.0.1:53038\n127.0.0.1:25413 在 2.8 秒后接管\n```\n"}
+OUTPUT_EN = (
+    "\n```text\nwrong node:        MovedError 7466 127.0.0.1:53038\n127.0.0.1:25413 took over after 2.8 s\n```\n"
+)
+OUTPUT = {
+    "ru": "\n```text\nне тот узел:       MovedError 7466 127.0.0.1:53038\n"
+    "127.0.0.1:25413 взял на себя роль основного через 2.8 с\n```\n",
+    "zh": "\n```text\n错误的节点：MovedError 7466 127.0.0.1:53038\n127.0.0.1:25413 在 2.8 秒后接管\n```\n",
+}
 
 
 def _with_output(docs: Path, blocks: dict[str, str]) -> None:
@@ -172,8 +184,9 @@ def test_a_program_output_may_stay_english(docs):
     assert _problems("ru") == [] and _problems("zh") == []
 
 
-@pytest.mark.parametrize("old, new", [("7466", "7467"), ("2.8", "3.1"), ("MovedError", "AskError"),
-                                      ("не тот узел:", "не тот сервер:")])
+@pytest.mark.parametrize(
+    "old, new", [("7466", "7467"), ("2.8", "3.1"), ("MovedError", "AskError"), ("не тот узел:", "не тот сервер:")]
+)
 def test_a_localized_output_that_changed_a_value_or_a_word_is_a_difference(docs, old, new):
     _with_output(docs, {"en": OUTPUT_EN, "ru": OUTPUT["ru"].replace(old, new), "zh": OUTPUT["zh"]})
     assert any(p.startswith("code blocks differ") for p in _problems("ru"))
@@ -213,7 +226,7 @@ def test_missing_tab(docs):
 
 
 def test_pending_translation_needs_the_note(docs):
-    pending = '---\ntranslation: pending\n---\n\n' + EN
+    pending = "---\ntranslation: pending\n---\n\n" + EN
     (docs / "ru" / PAGE).write_text(pending, encoding="utf-8")
     assert any("translation: pending" in p and "course-untranslated" in p for p in _problems())
     note = '!!! info "Ещё не переведено"\n    Эта страница пока только на английском.\n{ .course-untranslated }\n\n'
@@ -274,8 +287,9 @@ def test_line_breaks_inside_chinese_paragraphs_are_reported(docs):
 def test_comments_in_code_blocks_may_be_translated_and_nothing_else(docs):
     from redis_course.i18n import comments
 
-    assert comments.strip("python", 'r.incr(k)   # 1\nx = "#not"  # note\n# only a comment\n') == \
-        'r.incr(k)\nx = "#not"\n'
+    assert (
+        comments.strip("python", 'r.incr(k)   # 1\nx = "#not"  # note\n# only a comment\n') == 'r.incr(k)\nx = "#not"\n'
+    )
     assert comments.strip("lua", "local n = 1 -- one\nreturn '--'\n") == "local n = 1\nreturn '--'\n"
     assert comments.strip("go", 'x := 1 // int\ns := "//"') == 'x := 1\ns := "//"'
     assert comments.strip("text", "redis> GET k   # not a comment\n") == "redis> GET k   # not a comment\n"
@@ -299,13 +313,18 @@ def test_a_changed_english_passage_of_a_notebook_marks_its_translations_outdated
     from redis_course.i18n import nbcells
 
     src = tmp_path / "09-demo.py"
-    src.write_text('# %% [markdown] lang="en"\n# Counting views\n\n# %% [markdown] lang="ru"\n# Считаем просмотры\n\n'
-                   '# %% [markdown] lang="zh"\n# 统计浏览量\n\n# %%\nprint(1)\n\n'
-                   '# %% [markdown] lang="en"\n# Second\n\n# %% [markdown] lang="ru"\n# Второй\n\n'
-                   '# %% [markdown] lang="zh"\n# 第二\n', encoding="utf-8")
+    src.write_text(
+        '# %% [markdown] lang="en"\n# Counting views\n\n# %% [markdown] lang="ru"\n# Считаем просмотры\n\n'
+        '# %% [markdown] lang="zh"\n# 统计浏览量\n\n# %%\nprint(1)\n\n'
+        '# %% [markdown] lang="en"\n# Second\n\n# %% [markdown] lang="ru"\n# Второй\n\n'
+        '# %% [markdown] lang="zh"\n# 第二\n',
+        encoding="utf-8",
+    )
     assert len(nbcells.outdated_cells(src)) == 4 and all("never stamped" in r for r in nbcells.outdated_cells(src))
     assert nbcells.stamp_cells(src) == 4 and nbcells.outdated_cells(src) == []
-    src.write_text(src.read_text(encoding="utf-8").replace("# Counting views", "# Counting page views"), encoding="utf-8")
+    src.write_text(
+        src.read_text(encoding="utf-8").replace("# Counting views", "# Counting page views"), encoding="utf-8"
+    )
     rows = nbcells.outdated_cells(src)
     assert [r.split(":")[0] for r in rows] == ["line 1", "line 1"] and "English changed" in rows[0]
     assert {"ru passage", "zh passage"} == {r.split(": ")[1] for r in rows}
@@ -316,8 +335,9 @@ def test_every_notebook_passage_is_stamped_against_its_english():
     from redis_course.i18n import nbcells
 
     rows = {src: r for src, r in nbcells.outdated_all().items()}
-    assert all("never stamped" not in row for r in rows.values() for row in r), \
+    assert all("never stamped" not in row for r in rows.values() for row in r), (
         "stamp new translated passages: python3 run.py i18n stamp notebooks/NN-topic.py"
+    )
 
 
 def test_output_messages_are_whole_words_and_a_longer_match_may_give_way():
@@ -329,11 +349,17 @@ def test_output_messages_are_whole_words_and_a_longer_match_may_give_way():
     assert not i18n.output_matches(en, ru.replace("ключи обмены", "ключей обмены"), "ru")
 
 
-@pytest.mark.parametrize("page, said", [
-    ("docs/en/01-incr/index.md", "is an original, not a translation: stamp its translations (docs/ru/01-incr/index.md"),
-    ("docs/ru/no-such-page.md", "does not exist"),
-    ("README.md", "is not a translated page: name a page under docs/ru/ or docs/zh/"),
-])
+@pytest.mark.parametrize(
+    "page, said",
+    [
+        (
+            "docs/en/01-incr/index.md",
+            "is an original, not a translation: stamp its translations (docs/ru/01-incr/index.md",
+        ),
+        ("docs/ru/no-such-page.md", "does not exist"),
+        ("README.md", "is not a translated page: name a page under docs/ru/ or docs/zh/"),
+    ],
+)
 def test_stamping_what_is_not_a_translation_says_why_in_one_sentence(page, said, capsys):
     before = (paths.ROOT / page).read_bytes() if (paths.ROOT / page).exists() else None
     assert i18n.main_stamp([str(paths.ROOT / page)]) == 2

@@ -1,5 +1,6 @@
 """run.py installs with pip when uv fails (a proxy that re-signs TLS with a certificate uv does not
 trust, for instance), instead of stopping."""
+
 from __future__ import annotations
 
 import importlib.util

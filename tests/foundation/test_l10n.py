@@ -1,4 +1,5 @@
 """The string catalogs: English is the source; Russian and Chinese come from locale/<lang>/course.po."""
+
 from redis_course import l10n
 
 

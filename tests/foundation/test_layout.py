@@ -1,6 +1,7 @@
 """The layout holds: the layers of ``src/redis_course`` (``[tool.importlinter]`` in pyproject.toml)
 and the lint rules (``[tool.ruff]``) over the course's Python.  Each check is also shown to fail on a
 copy of the sources with one crossing planted, so a check that stopped looking would be seen."""
+
 from __future__ import annotations
 
 import shutil
@@ -20,9 +21,14 @@ def _lint_imports(src: Path) -> subprocess.CompletedProcess:
     exe = BIN / "lint-imports"
     if not exe.exists():
         pytest.fail("import-linter is not installed: python3 run.py test installs it from requirements/all.txt")
-    return subprocess.run([str(exe), "--config", str(ROOT / "pyproject.toml"), "--no-cache"], cwd=src,
-                          env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"}, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [str(exe), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+        cwd=src,
+        env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_no_module_crosses_a_layer():
@@ -31,21 +37,46 @@ def test_no_module_crosses_a_layer():
 
 
 PLANTED = [  # (module, the import planted at its end, what the check must say)
-    ("core/compat.py", "from ..labs.grading import grade", "redis_course.core is not allowed to import redis_course.labs"),
-    ("core/compat.py", "from . import backend", "redis_course.core.compat is not allowed to import redis_course.core.backend"),
+    (
+        "core/compat.py",
+        "from ..labs.grading import grade",
+        "redis_course.core is not allowed to import redis_course.labs",
+    ),
+    (
+        "core/compat.py",
+        "from . import backend",
+        "redis_course.core.compat is not allowed to import redis_course.core.backend",
+    ),
     ("l10n/messages.py", "from ..core import backend", "redis_course.l10n is not allowed to import redis_course.core"),
     ("i18n/catalogs.py", "from ..quiz import parity", "redis_course.i18n is not allowed to import redis_course.quiz"),
-    ("i18n/glossary.py", "from . import terms", "redis_course.i18n.glossary is not allowed to import redis_course.i18n.terms"),
+    (
+        "i18n/glossary.py",
+        "from . import terms",
+        "redis_course.i18n.glossary is not allowed to import redis_course.i18n.terms",
+    ),
     ("i18n/glossary.py", "from ..site import build", "redis_course.i18n is not allowed to import redis_course.site"),
-    ("site/webfont.py", "from . import build", "redis_course.site.webfont is not allowed to import redis_course.site.build"),
+    (
+        "site/webfont.py",
+        "from . import build",
+        "redis_course.site.webfont is not allowed to import redis_course.site.build",
+    ),
     ("paths.py", "from . import l10n", "redis_course.paths is not allowed to import redis_course.l10n"),
     ("charts.py", "from .lessons import ids", "redis_course.charts is not allowed to import redis_course.lessons"),
-    ("labs/sandbox/limits.py", "from ..engine import runner",
-     "redis_course.labs.sandbox is not allowed to import redis_course.labs.engine"),
-    ("labs/check/selfcheck.py", "from ..grading import report",
-     "redis_course.labs.check is not allowed to import redis_course.labs.grading"),
-    ("labs/grading/grade.py", "from ..publish import release",
-     "redis_course.labs.grading is not allowed to import redis_course.labs.publish"),
+    (
+        "labs/sandbox/limits.py",
+        "from ..engine import runner",
+        "redis_course.labs.sandbox is not allowed to import redis_course.labs.engine",
+    ),
+    (
+        "labs/check/selfcheck.py",
+        "from ..grading import report",
+        "redis_course.labs.check is not allowed to import redis_course.labs.grading",
+    ),
+    (
+        "labs/grading/grade.py",
+        "from ..publish import release",
+        "redis_course.labs.grading is not allowed to import redis_course.labs.publish",
+    ),
 ]
 
 
@@ -56,8 +87,11 @@ def test_a_crossing_planted_in_a_copy_is_found(tmp_path, module, line, said):
     above it inside (compat the client, the glossary the term base, the web font the build), or a lab
     subpackage importing one above it or beside it, is what the layers forbid: the check says so."""
     src = tmp_path / "src"
-    shutil.copytree(ROOT / "src" / "redis_course", src / "redis_course",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.po", "*.mo", "*.otf", "*.mjs"))
+    shutil.copytree(
+        ROOT / "src" / "redis_course",
+        src / "redis_course",
+        ignore=shutil.ignore_patterns("__pycache__", "*.po", "*.mo", "*.otf", "*.mjs"),
+    )
     target = src / "redis_course" / module
     target.write_text(target.read_text(encoding="utf-8") + f"\n{line}  # noqa\n", encoding="utf-8")
     res = _lint_imports(src)

@@ -4,6 +4,7 @@
 is the part that ``serve`` and ``build`` need, at the same versions; ``binder/requirements.txt`` is
 all.txt without the development tools.
 """
+
 from __future__ import annotations
 
 import importlib.metadata as md
@@ -39,7 +40,9 @@ def pins(path) -> dict[str, str]:
 
 
 def test_locks_were_made_from_this_pyproject():
-    assert RUN.locks_fresh(), "pyproject.toml's dependencies changed: run `python3 run.py lock` and commit requirements/"
+    assert RUN.locks_fresh(), (
+        "pyproject.toml's dependencies changed: run `python3 run.py lock` and commit requirements/"
+    )
 
 
 def test_a_changed_dependency_makes_the_locks_stale(monkeypatch, tmp_path):

@@ -1,5 +1,6 @@
 """The stored notebooks' bookkeeping, without a kernel: what makes one stale, what the comparison of two
 backends reports, and what the rendered page looks like."""
+
 from __future__ import annotations
 
 import shutil
@@ -32,8 +33,11 @@ def course_copy(tmp_path, monkeypatch):
 
 def fake_store(src, lang):
     nb = localize.student_notebook(src, lang)
-    nb.metadata["course"].update(outputs_key=execute.outputs_key(src, lang), source_sha256=execute.source_digest(src),
-                                 executed_on="fakeredis test")
+    nb.metadata["course"].update(
+        outputs_key=execute.outputs_key(src, lang),
+        source_sha256=execute.source_digest(src),
+        executed_on="fakeredis test",
+    )
     path = localize.ipynb_path(src.stem, lang)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(execute.dumps(nb), encoding="utf-8")
@@ -85,19 +89,25 @@ def test_a_changed_source_makes_its_notebooks_stale_and_orphans_go(course_copy):
 
 # ------------------------------------------------------------------ rendering (nbconvert)
 
+
 def _executed_like(lang="ru"):
     nb = localize.student_notebook(paths.NOTEBOOKS / "01-incr.py", lang)
     code = next(c for c in nb.cells if c.cell_type == "code")
-    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n"),
-                    nbformat.v4.new_output("stream", name="stdout", text="2\n"),
-                    nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"},
-                                           metadata={"alt": "A chart of counts per second"})]
+    code.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="1\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="2\n"),
+        nbformat.v4.new_output(
+            "display_data",
+            data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"},
+            metadata={"alt": "A chart of counts per second"},
+        ),
+    ]
     return nb
 
 
 def test_a_page_has_material_fences_admonition_download_link_and_alt_text():
     page, images = render.render(_executed_like("ru"), "01-incr", "ru")
-    assert page.startswith("---\ntitle: \"INCR и его семейство\"\n---\n")
+    assert page.startswith('---\ntitle: "INCR и его семейство"\n---\n')
     assert '!!! info ""\n    ' in page and "](01-incr.ipynb)" in page and "--lang ru" in page
     assert '```text title="Вывод"\n1\n2\n```' in page  # consecutive texts in one fence
     assert "![A chart of counts per second](notebook_files/cell" in page and len(images) == 1
@@ -115,6 +125,7 @@ def test_headings_carry_the_english_ids_in_every_language():
 
 # ------------------------------------------------------------------ compare_backends, unit level
 
+
 def _nb(*cells):
     nb = nbformat.v4.new_notebook()
     for text, tags in cells:
@@ -126,7 +137,9 @@ def _nb(*cells):
 
 def test_compare_backends_accepts_equal_runs_and_masks_prefixes():
     fake = _nb(("course:aaa:views\n", []), ("fakeredis 2.41\n", ["varies"]), ("(error)\n", ["backend-differs"]))
-    real = _nb(("course:bbb:views\n", []), ("Redis 7.0.15\n", ["varies"]), ("-9223372036854775808\n", ["backend-differs"]))
+    real = _nb(
+        ("course:bbb:views\n", []), ("Redis 7.0.15\n", ["varies"]), ("-9223372036854775808\n", ["backend-differs"])
+    )
     assert compare_backends(fake, real, "course:aaa:", "course:bbb:") == []
 
 
@@ -137,6 +150,13 @@ def test_compare_backends_flags_an_undeclared_difference():
 
 
 def test_compare_backends_flags_a_declared_difference_that_went_away():
-    fake, real = _nb(("same\n", ["backend-differs"]),), _nb(("same\n", ["backend-differs"]),)
+    fake, real = (
+        _nb(
+            ("same\n", ["backend-differs"]),
+        ),
+        _nb(
+            ("same\n", ["backend-differs"]),
+        ),
+    )
     problems = compare_backends(fake, real, "p:", "q:")
     assert len(problems) == 1 and "tagged backend-differs but both backends now print the same" in problems[0]

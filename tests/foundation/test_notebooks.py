@@ -7,6 +7,7 @@ the run's key prefix, and on the real server the cells tagged ``backend-differs`
 the two runs of each notebook are compared with each other (:mod:`nbcompare`): a ``backend-differs``
 cell must really differ, every other cell must agree.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,8 +26,12 @@ from redis_course.notebooks import DIFFERS_TAG, MASK_TAG, execute, ipynb_path, l
 SOURCES = sources()
 STORED = [(lesson_of(src), lang) for src in SOURCES for lang in paths.LANGS]
 REQUIRE_REAL = os.environ.get("COURSE_REQUIRE_REAL_REDIS") == "1"
-IGNORED_ALWAYS = ("/metadata/language_info", "/metadata/course/executed_on", "/cells/*/metadata/execution",
-                  "/cells/*/outputs/*/traceback")
+IGNORED_ALWAYS = (
+    "/metadata/language_info",
+    "/metadata/course/executed_on",
+    "/cells/*/metadata/execution",
+    "/cells/*/outputs/*/traceback",
+)
 
 
 def ignored(nb, backend: str) -> tuple[str, ...]:
@@ -42,10 +47,13 @@ def regression(lesson: str, lang: str, redis_url: str | None):
     stored = nbformat.read(path, as_version=4)
     prefix = execute.STORED_PREFIX if not redis_url else f"course:nbt{secrets.token_hex(4)}:"
     fixture = NBRegressionFixture(
-        exec_timeout=execute.CELL_TIMEOUT, exec_cwd=str(paths.NOTEBOOKS), diff_use_color=False,
+        exec_timeout=execute.CELL_TIMEOUT,
+        exec_cwd=str(paths.NOTEBOOKS),
+        diff_use_color=False,
         exec_env=execute.kernel_env(redis_url, lang, prefix),
         diff_ignore=ignored(stored, "redis" if redis_url else "fakeredis"),
-        diff_replace=(("/cells/*/outputs", prefix.replace(":", r"\:"), execute.STORED_PREFIX),) if redis_url else ())
+        diff_replace=(("/cells/*/outputs", prefix.replace(":", r"\:"), execute.STORED_PREFIX),) if redis_url else (),
+    )
     try:
         return fixture.check(str(path), raise_errors=False), prefix
     except Exception as exc:  # noqa: BLE001 - a cell that failed: reported by the test of this notebook
@@ -81,12 +89,14 @@ class Runs:
         self.done: dict = {}
 
     def run_lesson(self, lesson: str) -> None:
-        jobs = [(les, lang, None) for les, lang in sorted(self.fake) if les == lesson] + \
-            ([(les, lang, self.real) for les, lang in sorted(self.real_pairs) if les == lesson] if self.real else [])
+        jobs = [(les, lang, None) for les, lang in sorted(self.fake) if les == lesson] + (
+            [(les, lang, self.real) for les, lang in sorted(self.real_pairs) if les == lesson] if self.real else []
+        )
         with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
             results = list(pool.map(lambda job: regression(*job), jobs))
-        self.done.update({(les, lang, "redis" if url else "fakeredis"): res
-                          for (les, lang, url), res in zip(jobs, results)})
+        self.done.update(
+            {(les, lang, "redis" if url else "fakeredis"): res for (les, lang, url), res in zip(jobs, results)}
+        )
         self.done[lesson] = True
 
     def __contains__(self, key) -> bool:
@@ -108,8 +118,10 @@ def runs(request):
 
 def _run_params():
     """(lesson, lang) of every stored notebook, each in its lesson's xdist group."""
-    return [pytest.param(lesson, lang, id=f"{lang}-{lesson}", marks=pytest.mark.xdist_group(f"notebook-{lesson}"))
-            for lesson, lang in STORED]
+    return [
+        pytest.param(lesson, lang, id=f"{lang}-{lesson}", marks=pytest.mark.xdist_group(f"notebook-{lesson}"))
+        for lesson, lang in STORED
+    ]
 
 
 def _result(runs, lesson, lang, backend):
@@ -130,17 +142,17 @@ def test_there_are_notebooks():
 def test_stored_notebooks_match_their_source(src):
     """The cells of every stored notebook are what its source generates (`python3 run.py notebooks` fixes it)."""
     bad = {lang: execute.state(src, lang) for lang in paths.LANGS}
-    assert all(why in ("fresh", "outputs") for why in bad.values()), \
-        f"{bad}: run `python3 run.py notebooks --execute`"
+    assert all(why in ("fresh", "outputs") for why in bad.values()), f"{bad}: run `python3 run.py notebooks --execute`"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("lesson, lang", _run_params())
 def test_stored_outputs_are_reproduced_on_fakeredis(runs, lesson, lang):
     result, _ = _result(runs, lesson, lang, "fakeredis")
-    assert not result.diff_filtered, (f"{lang}/{lesson}.ipynb: outputs drifted from the stored ones "
-                                      f"(`python3 run.py notebooks --execute` if the change is meant):\n"
-                                      + result.diff_string)
+    assert not result.diff_filtered, (
+        f"{lang}/{lesson}.ipynb: outputs drifted from the stored ones "
+        f"(`python3 run.py notebooks --execute` if the change is meant):\n" + result.diff_string
+    )
 
 
 @pytest.mark.slow
@@ -149,8 +161,9 @@ def test_stored_outputs_are_reproduced_on_fakeredis(runs, lesson, lang):
 def test_stored_outputs_are_reproduced_on_the_real_server(runs, lesson, lang):
     result, _ = _result(runs, lesson, lang, "redis")
     assert "Redis 7." in execute.executed_on(REAL_URL)
-    assert not result.diff_filtered, f"{lang}/{lesson}.ipynb on Redis differs from the stored outputs:\n" \
-        + result.diff_string
+    assert not result.diff_filtered, (
+        f"{lang}/{lesson}.ipynb on Redis differs from the stored outputs:\n" + result.diff_string
+    )
 
 
 @pytest.mark.slow

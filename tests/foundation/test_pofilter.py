@@ -1,5 +1,6 @@
 """pofilter's catalog checks (translate-toolkit) run over the course's .po files: clean on the real
 catalogs, and a translation that breaks what the checks that stay on guard is reported."""
+
 from __future__ import annotations
 
 import shutil
@@ -33,20 +34,25 @@ def test_the_switched_off_checks_exist_and_say_why():
     from translate.filters import checks
 
     known = set(checks.StandardChecker().defaultfilters)
-    for name, why in [*catalogs.POFILTER_OFF.items(), *(i for d in catalogs.POFILTER_OFF_LANG.values()
-                                                        for i in d.items())]:
+    for name, why in [
+        *catalogs.POFILTER_OFF.items(),
+        *(i for d in catalogs.POFILTER_OFF_LANG.values() for i in d.items()),
+    ]:
         assert name in known, f"{name} is not a pofilter check"
         assert len(why) > 20, f"say why {name} does not fit"
 
 
-@pytest.mark.parametrize("lang, msgid, msgstr, check", [
-    ("ru", "The key expired.", "Ключ истёк", "endpunc"),
-    ("ru", "Saved {n} rows", "Сохранено строк: {count}", "pythonbraceformat"),
-    ("ru", "see https://redis.io/docs/", "см. https://redis.io/doc/", "urls"),
-    ("zh", " Done", "完成", "startwhitespace"),
-    ("zh", "a\\tb", "a b", "tabs"),
-    ("zh", "use <b>INCR</b>", "使用 <i>INCR</i>", "xmltags"),
-])
+@pytest.mark.parametrize(
+    "lang, msgid, msgstr, check",
+    [
+        ("ru", "The key expired.", "Ключ истёк", "endpunc"),
+        ("ru", "Saved {n} rows", "Сохранено строк: {count}", "pythonbraceformat"),
+        ("ru", "see https://redis.io/docs/", "см. https://redis.io/doc/", "urls"),
+        ("zh", " Done", "完成", "startwhitespace"),
+        ("zh", "a\\tb", "a b", "tabs"),
+        ("zh", "use <b>INCR</b>", "使用 <i>INCR</i>", "xmltags"),
+    ],
+)
 def test_a_broken_translation_is_reported(locale, lang, msgid, msgstr, check):
     assert catalogs.pofilter_problems(locale) == {}
     _plant(locale, lang, msgid, msgstr)

@@ -1,6 +1,7 @@
 """A site to publish: built from the stored notebooks (nothing executed) for a given address, with
 canonical links, a sitemap and hreflang alternates of the same page; `course serve` answers a missing
 page with the 404 page of its language."""
+
 from __future__ import annotations
 
 import re
@@ -43,15 +44,23 @@ def test_build_with_a_site_url_sets_canonical_and_hreflang_of_the_same_page(publ
     head = _head(published / "ru" / "04-rate-limiting" / "index.html")
     assert f'<link rel="canonical" href="{URL}ru/04-rate-limiting/">' in head
     alternates = dict(re.findall(r'<link rel="alternate" hreflang="([^"]+)" href="([^"]+)">', head))
-    assert alternates == {"en": f"{URL}en/04-rate-limiting/", "ru": f"{URL}ru/04-rate-limiting/",
-                          "zh": f"{URL}zh/04-rate-limiting/", "x-default": f"{URL}en/04-rate-limiting/"}
-    assert 'hreflang="ru">' not in head.replace(f'href="{URL}ru/04-rate-limiting/">', "")  # no home-page alternates left
+    assert alternates == {
+        "en": f"{URL}en/04-rate-limiting/",
+        "ru": f"{URL}ru/04-rate-limiting/",
+        "zh": f"{URL}zh/04-rate-limiting/",
+        "x-default": f"{URL}en/04-rate-limiting/",
+    }
+    assert 'hreflang="ru">' not in head.replace(
+        f'href="{URL}ru/04-rate-limiting/">', ""
+    )  # no home-page alternates left
 
 
 def test_notebook_pages_come_from_the_stored_outputs(published):
     page = (published / "zh" / "01-incr" / "notebook" / "index.html").read_text(encoding="utf-8")
     assert "fakeredis" in page and (published / "zh" / "01-incr" / "01-incr.ipynb").exists()
-    assert f'<link rel="canonical" href="{URL}zh/01-incr/notebook/">' in _head(published / "zh" / "01-incr" / "notebook" / "index.html")
+    assert f'<link rel="canonical" href="{URL}zh/01-incr/notebook/">' in _head(
+        published / "zh" / "01-incr" / "notebook" / "index.html"
+    )
 
 
 def test_sitemaps_use_the_published_address(published):
@@ -90,7 +99,9 @@ def test_serve_answers_a_missing_page_with_its_languages_404(published):
         server.server_close()
 
 
-@pytest.mark.skipif(paths.is_student_edition(), reason="the student edition has no pages workflow (.github/ stays behind)")
+@pytest.mark.skipif(
+    paths.is_student_edition(), reason="the student edition has no pages workflow (.github/ stays behind)"
+)
 def test_the_pages_workflow_builds_from_stored_outputs_and_deploys():
     import yaml
 
@@ -98,6 +109,8 @@ def test_the_pages_workflow_builds_from_stored_outputs_and_deploys():
     steps = flow["jobs"]["build"]["steps"]
     runs = [s["run"] for s in steps if "run" in s]
     assert runs == [runs[0]] and runs[0].startswith("python3 run.py build --site-url ")  # no notebook is executed
-    assert any(s.get("uses", "").startswith("actions/upload-pages-artifact") and s["with"]["path"] == "site" for s in steps)
+    assert any(
+        s.get("uses", "").startswith("actions/upload-pages-artifact") and s["with"]["path"] == "site" for s in steps
+    )
     assert flow["jobs"]["deploy"]["steps"][0]["uses"].startswith("actions/deploy-pages")
     assert flow["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}

@@ -4,6 +4,7 @@ Each ``predict`` and ``race`` question runs like a page's transcript (the same r
 fakeredis server, on a private redis-server after FLUSHALL (the course owns it), and on the shared
 server at 127.0.0.1:6379, never flushed, with every key under a prefix of the test's own.
 """
+
 from __future__ import annotations
 
 import copy
@@ -26,8 +27,15 @@ def private_server():
 
 
 def test_every_lesson_has_questions_of_each_kind():
-    assert [s["lesson"] for s in SOURCES] == ["01-incr", "02-atomicity", "03-counters", "04-rate-limiting",
-                                              "05-durable", "06-cluster", "07-production"]
+    assert [s["lesson"] for s in SOURCES] == [
+        "01-incr",
+        "02-atomicity",
+        "03-counters",
+        "04-rate-limiting",
+        "05-durable",
+        "06-cluster",
+        "07-production",
+    ]
     for src in SOURCES:
         kinds = {q["kind"] for q in src["questions"]}
         assert len(src["questions"]) >= quiz.MIN_QUESTIONS, src["lesson"]
@@ -136,6 +144,7 @@ def test_validate_reports_in_sentences():
 
 # ------------------------------------------------------------------ placement and rendering
 
+
 def test_every_question_is_placed_at_the_end_of_its_section_in_every_language():
     from redis_course import paths
     from redis_course.quiz import hook
@@ -147,7 +156,7 @@ def test_every_question_is_placed_at_the_end_of_its_section_in_every_language():
             placed = [i for m in hook._SLOT.finditer(out) for i in m.group(1).split()]
             assert sorted(placed) == sorted(q["id"] for q in src["questions"]), (lang, src["lesson"])
             for m in hook._SLOT.finditer(out):  # a marker sits right before a ## heading, or at the end
-                rest = out[m.end():].lstrip("\n")
+                rest = out[m.end() :].lstrip("\n")
                 assert rest.startswith("## ") or rest.startswith(hook._SUMMARY), (lang, m.group(1))
 
 
@@ -172,6 +181,7 @@ def test_rendered_question_holds_every_explanation_and_no_answer_shown():
 
 # ------------------------------------------------------------------ translation parity
 
+
 def test_question_sources_are_in_parity():
     from redis_course.quiz import parity
 
@@ -188,9 +198,9 @@ def test_parity_catches_changed_code_untranslated_text_and_glossary_terms(tmp_pa
     shutil.copy(quiz.sources()[1], tmp_path / "02-atomicity.yml")
     data = yaml.safe_load((tmp_path / "02-atomicity.yml").read_text(encoding="utf-8"))
     q = data["questions"][0]
-    q["explain"]["ru"] = q["explain"]["ru"].replace("`INCR views`", "`INCR view`")   # code changed
-    q["prompt"]["zh"] = q["prompt"]["en"]                                            # left in English
-    q["explain"]["zh"] = q["explain"]["zh"].replace("丢失更新", "更新丢了")            # not the glossary's term
+    q["explain"]["ru"] = q["explain"]["ru"].replace("`INCR views`", "`INCR view`")  # code changed
+    q["prompt"]["zh"] = q["prompt"]["en"]  # left in English
+    q["explain"]["zh"] = q["explain"]["zh"].replace("丢失更新", "更新丢了")  # not the glossary's term
     (tmp_path / "02-atomicity.yml").write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     found = "\n".join(parity.problems(tmp_path)[f"{tmp_path.name}/02-atomicity.yml"])
     assert "explain.ru: inline code differs" in found and "'INCR view'" in found
@@ -199,6 +209,7 @@ def test_parity_catches_changed_code_untranslated_text_and_glossary_terms(tmp_pa
 
 
 # ------------------------------------------------------------------ the labs' wrong patterns
+
 
 def _wrong_files(lesson):
     from redis_course import paths

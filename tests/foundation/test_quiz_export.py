@@ -1,5 +1,6 @@
 """``course quiz export``: GIFT that a GIFT parser not written by the course reads back question by
 question (pygiftparser), and Moodle XML with the structure Moodle's importer reads."""
+
 from __future__ import annotations
 
 import io
@@ -93,7 +94,9 @@ def test_moodle_xml_structure(lesson):
 def test_cli_writes_a_file_and_refuses_an_unknown_lesson(tmp_path, capsys):
     out = tmp_path / "q.gift"
     assert cli.main(["quiz", "export", "03", "--format", "gift", "--lang", "zh", "-o", str(out)]) == 0
-    assert [q.title for q in _parse_gift(out.read_text(encoding="utf-8"))] == [q["id"] for q in quiz.load("03")["questions"]]
+    assert [q.title for q in _parse_gift(out.read_text(encoding="utf-8"))] == [
+        q["id"] for q in quiz.load("03")["questions"]
+    ]
     assert cli.main(["quiz", "export", "42"]) == 2
     err = capsys.readouterr().err
     assert "No question source for lesson '42'" in err and "Traceback" not in err

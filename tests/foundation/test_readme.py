@@ -1,4 +1,5 @@
 """The repository's own documents: a short README that sends each reader on, and links that resolve."""
+
 from __future__ import annotations
 
 import re
@@ -42,8 +43,15 @@ def test_readme_is_short_and_sends_each_reader_on():
 @IN_STUDENT_EDITION
 def test_contributing_says_how_to_test_and_commit():
     text = (paths.ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    for needed in ("python3 run.py test --fast", ".ci/run", "## Add a lesson", "## Add a lab",
-                   "## Add a translation", "## Commit style", "72 characters"):
+    for needed in (
+        "python3 run.py test --fast",
+        ".ci/run",
+        "## Add a lesson",
+        "## Add a lab",
+        "## Add a translation",
+        "## Commit style",
+        "72 characters",
+    ):
         assert needed in text, needed
 
 
@@ -64,8 +72,11 @@ def test_every_relative_link_resolves(name):
 
 def test_anchor_and_link_rules_catch_a_broken_link(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text("# Top\n\n## The Redis console on the pages\n\n[a](#the-redis-console-on-the-pages) "
-                    "[b](#nowhere) [c](missing.md) [d](https://example.org/x)\n", encoding="utf-8")
+    page.write_text(
+        "# Top\n\n## The Redis console on the pages\n\n[a](#the-redis-console-on-the-pages) "
+        "[b](#nowhere) [c](missing.md) [d](https://example.org/x)\n",
+        encoding="utf-8",
+    )
     assert links(page) == ["#the-redis-console-on-the-pages", "#nowhere", "missing.md"]
     assert "the-redis-console-on-the-pages" in anchors(page.read_text(encoding="utf-8"))
     assert "nowhere" not in anchors(page.read_text(encoding="utf-8"))

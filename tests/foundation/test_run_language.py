@@ -1,5 +1,6 @@
 """run.py's set-up lines speak the student edition's language (COURSE_LANG first), with the same
 fields as the English they translate."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -41,8 +42,10 @@ def test_every_translation_keeps_the_fields_and_every_message_is_used():
         assert set(texts) == set(run.TEXTS["ru"]), lang
         for english, translated in texts.items():
             assert _fields(english) == _fields(translated), (lang, english)
-            assert not re.search(r"[A-Za-z]{4,} [a-z]{3,} [a-z]{3,}", re.sub(r"`[^`]*`|\{[^}]*\}", "", translated)), \
-                (lang, translated)  # no English sentence left in it
+            assert not re.search(r"[A-Za-z]{4,} [a-z]{3,} [a-z]{3,}", re.sub(r"`[^`]*`|\{[^}]*\}", "", translated)), (
+                lang,
+                translated,
+            )  # no English sentence left in it
     for english in run.TEXTS["ru"]:
         first = english.split("{")[0][:30]
         assert first in used, f"{english!r} is translated but never said"

@@ -1,4 +1,5 @@
 """Private redis-server processes: start, stop, kill, restart, and nothing left behind."""
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """Stopping `python3 run.py serve` or `python3 run.py jupyter` by its process id (SIGTERM, as a process
 manager or an IDE does) stops everything it started and frees the port."""
+
 from __future__ import annotations
 
 import os
@@ -38,8 +39,12 @@ def _group_alive(pgid: int) -> bool:
 @pytest.mark.parametrize("command", [["serve", "--no-build"], ["jupyter", "--no-browser"]], ids=["serve", "jupyter"])
 def test_sigterm_to_run_py_stops_everything_and_frees_the_port(command):
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, str(paths.ROOT / "run.py"), *command, "--port", str(port)],
-                            cwd=paths.ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, str(paths.ROOT / "run.py"), *command, "--port", str(port)],
+        cwd=paths.ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 180
         while not _answers(port):

@@ -6,6 +6,7 @@ build, and from a folder that is not the repository's root, as mkdocs may run an
 writes out again a script that a lesson module holds: it includes the section that holds the script's
 assignment (``# --8<-- [start:NAME]`` before it, ``# --8<-- [end:NAME]`` after it) in a Python block.
 """
+
 from __future__ import annotations
 
 import re
@@ -17,8 +18,12 @@ from redis_course import paths
 from redis_course.site import build as site
 
 INCLUDE = re.compile(r'^[ \t]*-+8<-+[ \t]+"([^"]+)"[ \t]*$', re.M)
-PAGES = sorted(p for lang in paths.LANGS for p in (paths.DOCS / lang).rglob("*.md")
-               if p.name != "notebook.md" and INCLUDE.search(p.read_text("utf-8")))
+PAGES = sorted(
+    p
+    for lang in paths.LANGS
+    for p in (paths.DOCS / lang).rglob("*.md")
+    if p.name != "notebook.md" and INCLUDE.search(p.read_text("utf-8"))
+)
 
 
 def _snippets_config(lang: str) -> dict:
@@ -31,13 +36,17 @@ def _snippets_config(lang: str) -> dict:
 
 def _included(page, lang: str) -> str:
     """The page's Markdown once pymdownx.snippets has replaced every include with what it names."""
-    md = markdown.Markdown(extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": _snippets_config(lang)})
+    md = markdown.Markdown(
+        extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": _snippets_config(lang)}
+    )
     return "\n".join(md.preprocessors["snippet"].run(page.read_text("utf-8").split("\n")))
 
 
 def test_some_pages_include_the_lessons_code():
     assert {p.relative_to(paths.DOCS / p.relative_to(paths.DOCS).parts[0]).as_posix() for p in PAGES} >= {
-        "02-atomicity/index.md", "05-durable/index.md"}
+        "02-atomicity/index.md",
+        "05-durable/index.md",
+    }
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(paths.DOCS).as_posix())
@@ -45,7 +54,7 @@ def test_every_include_resolves_from_any_folder(page, tmp_path, monkeypatch):
     lang = page.relative_to(paths.DOCS).parts[0]
     monkeypatch.chdir(tmp_path)  # base_path must not depend on where mkdocs runs
     text = page.read_text("utf-8")
-    shown = _included(page, lang)                 # check_paths: a missing file or section raises
+    shown = _included(page, lang)  # check_paths: a missing file or section raises
     for ref in INCLUDE.findall(text):
         path, _, section = ref.rpartition(":")
         assert path.startswith("src/redis_course/lessons/"), f"{page}: {ref}: pages include the lessons' modules only"
@@ -59,9 +68,14 @@ def test_every_include_resolves_from_any_folder(page, tmp_path, monkeypatch):
 
 
 #: The scripts the lessons' pages show: (page, module, constant).
-SHOWN = [("01-incr", "money", "WITHDRAW_ONCE"), ("02-atomicity", "money", "WITHDRAW"),
-         ("02-atomicity", "atomicity", "MOVE"), ("02-atomicity", "atomicity", "TRANSFER"),
-         ("04-rate-limiting", "ratelimit_lua", "CLOCK_LUA"), ("05-durable", "dualwrite", "APPLY_ONCE")]
+SHOWN = [
+    ("01-incr", "money", "WITHDRAW_ONCE"),
+    ("02-atomicity", "money", "WITHDRAW"),
+    ("02-atomicity", "atomicity", "MOVE"),
+    ("02-atomicity", "atomicity", "TRANSFER"),
+    ("04-rate-limiting", "ratelimit_lua", "CLOCK_LUA"),
+    ("05-durable", "dualwrite", "APPLY_ONCE"),
+]
 
 
 @pytest.mark.parametrize("lesson, module, name", SHOWN, ids=lambda v: v)
@@ -96,7 +110,11 @@ def _scripts() -> dict[str, list[str]]:
     out = {}
     for module in sorted((paths.ROOT / "src" / "redis_course" / "lessons").glob("*.py")):
         for node in ast.parse(module.read_text("utf-8")).body:
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            ):
                 lines = _code(node.value.value.splitlines())
                 for target in node.targets:
                     if isinstance(target, ast.Name) and len(lines) >= 2:
@@ -106,13 +124,19 @@ def _scripts() -> dict[str, list[str]]:
 
 def test_no_page_copies_a_script_of_the_lessons():
     scripts, found = _scripts(), set()
-    assert {"money.WITHDRAW", "money.WITHDRAW_ONCE", "atomicity.MOVE", "atomicity.TRANSFER", "dualwrite.APPLY_ONCE",
-            "ratelimit_lua.CLOCK_LUA"} <= scripts.keys()
+    assert {
+        "money.WITHDRAW",
+        "money.WITHDRAW_ONCE",
+        "atomicity.MOVE",
+        "atomicity.TRANSFER",
+        "dualwrite.APPLY_ONCE",
+        "ratelimit_lua.CLOCK_LUA",
+    } <= scripts.keys()
     for page in sorted((paths.DOCS / "en").rglob("*.md")):
         if page.name == "notebook.md":  # rendered from the stored notebook, which shows the module's own text
             continue
         lines = _code(page.read_text("utf-8").splitlines())
         for name, script in scripts.items():
-            if any(lines[i:i + len(script)] == script for i in range(len(lines) - len(script) + 1)):
+            if any(lines[i : i + len(script)] == script for i in range(len(lines) - len(script) + 1)):
                 found.add((page.relative_to(paths.DOCS / "en").as_posix(), name))
-    assert not found, f"include these from their module (--8<-- \"...py:section\"): {sorted(found)}"
+    assert not found, f'include these from their module (--8<-- "...py:section"): {sorted(found)}'

@@ -1,5 +1,6 @@
 """The term base (docs/terms.yml): the course is clean, and a disallowed variant planted in a page, a
 notebook passage, a catalog entry or a starter is reported with its file and line."""
+
 from __future__ import annotations
 
 import shutil
@@ -15,8 +16,9 @@ from redis_course.i18n import terms
 def tree(tmp_path: Path) -> Path:
     """A copy of what the term check reads: the pages, the term base, notebook sources, catalogs, labs."""
     root = tmp_path / "course"
-    shutil.copytree(paths.ROOT / "docs", root / "docs", ignore=shutil.ignore_patterns("notebook.md", "*.svg",
-                                                                                       "*.png", "assets"))
+    shutil.copytree(
+        paths.ROOT / "docs", root / "docs", ignore=shutil.ignore_patterns("notebook.md", "*.svg", "*.png", "assets")
+    )
     (root / "notebooks").mkdir()
     for src in paths.ROOT.glob("notebooks/[0-9][0-9]-*.py"):
         shutil.copy(src, root / "notebooks" / src.name)
@@ -65,15 +67,20 @@ def test_a_clean_copy_passes(tree: Path):
 def test_a_page_with_a_variant_fails(tree: Path):
     page = tree / "docs/ru/04-rate-limiting/index.md"
     n = _insert_after(page, "# ", "Такие лимитерами не бывают.")
-    assert terms.problems(tree) == {"docs/ru/04-rate-limiting/index.md": [
-        f"line {n}: «лимитерами» — ru says «ограничитель частоты» for rate limiter (docs/terms.yml)"]}
+    assert terms.problems(tree) == {
+        "docs/ru/04-rate-limiting/index.md": [
+            f"line {n}: «лимитерами» — ru says «ограничитель частоты» for rate limiter (docs/terms.yml)"
+        ]
+    }
 
 
 def test_code_is_not_prose(tree: Path):
     page = tree / "docs/zh/04-rate-limiting/index.md"
     text = page.read_text(encoding="utf-8")
-    page.write_text(text + "\n\n调用 `lua_time_ms` 与 `wait 5ms`。\n\n```python\nsleep_ms(5ms)\n```\n\n"
-                    "[链接](../notebook/)\n", encoding="utf-8")
+    page.write_text(
+        text + "\n\n调用 `lua_time_ms` 与 `wait 5ms`。\n\n```python\nsleep_ms(5ms)\n```\n\n[链接](../notebook/)\n",
+        encoding="utf-8",
+    )
     assert terms.problems(tree) == {}
     page.write_text(text + "\n\n```python\nx = 1  # 冻结 5 秒\n```\n", encoding="utf-8")
     assert list(terms.problems(tree)) == ["docs/zh/04-rate-limiting/index.md"]
@@ -83,8 +90,11 @@ def test_a_notebook_passage_with_a_variant_fails(tree: Path):
     src = tree / "notebooks/07-production.py"
     n = _insert_after(src, '# %% [markdown] lang="zh"', "# 服务器被冻结了。")
     found = terms.problems(tree)
-    assert found == {"notebooks/07-production.py": [
-        f"line {n}: «冻结» — zh says «暂停» for pause (a server stopped with SIGSTOP) (docs/terms.yml)"]}
+    assert found == {
+        "notebooks/07-production.py": [
+            f"line {n}: «冻结» — zh says «暂停» for pause (a server stopped with SIGSTOP) (docs/terms.yml)"
+        ]
+    }
 
 
 def test_a_variant_in_english_passages_of_a_notebook_is_not_looked_for(tree: Path):
@@ -98,14 +108,17 @@ def test_a_catalog_translation_with_a_variant_fails(tree: Path):
     text = po.read_text(encoding="utf-8")
     po.write_text(text + '\nmsgid "planted"\nmsgstr ""\n"Открытые тесты и держатель слота"\n', encoding="utf-8")
     n = text.count("\n") + 4
-    assert terms.problems(tree) == {"locale/ru/LC_MESSAGES/course.po": [
-        f"line {n}: «держатель» — ru says «владелец» for holder (docs/terms.yml)"]}
+    assert terms.problems(tree) == {
+        "locale/ru/LC_MESSAGES/course.po": [f"line {n}: «держатель» — ru says «владелец» for holder (docs/terms.yml)"]
+    }
 
 
 def test_a_variant_in_a_msgid_is_not_looked_for(tree: Path):
     po = tree / "src/redis_course/l10n/locale/zh/LC_MESSAGES/course.po"
-    po.write_text(po.read_text(encoding="utf-8") + '\nmsgid "the notebook waits 5 ms"\nmsgstr "笔记本等待 5 毫秒"\n',
-                  encoding="utf-8")
+    po.write_text(
+        po.read_text(encoding="utf-8") + '\nmsgid "the notebook waits 5 ms"\nmsgstr "笔记本等待 5 毫秒"\n',
+        encoding="utf-8",
+    )
     assert terms.problems(tree) == {}
 
 
@@ -113,8 +126,11 @@ def test_a_variant_in_a_msgid_is_not_looked_for(tree: Path):
 def test_a_starter_with_a_variant_fails(tree: Path):
     starter = tree / "labs/04-rate-limiting/starter.py"
     n = _insert_after(starter, "import ", "# корзина токенов")
-    assert terms.problems(tree) == {"labs/04-rate-limiting/starter.py": [
-        f"line {n}: «корзина токенов» — ru says «ведро токенов» for token bucket (docs/terms.yml)"]}
+    assert terms.problems(tree) == {
+        "labs/04-rate-limiting/starter.py": [
+            f"line {n}: «корзина токенов» — ru says «ведро токенов» for token bucket (docs/terms.yml)"
+        ]
+    }
 
 
 def test_a_lab_hint_with_a_variant_fails(tree: Path):
@@ -133,19 +149,26 @@ def test_a_question_with_a_variant_fails(tree: Path):
 
 def test_the_glossary_names_the_preferred_term(tree: Path):
     page = tree / "docs/ru/glossary.md"
-    page.write_text(page.read_text(encoding="utf-8").replace("| **выгрузка** | flush |", "| **выгрузки** | flush |"),
-                    encoding="utf-8")
+    page.write_text(
+        page.read_text(encoding="utf-8").replace("| **выгрузка** | flush |", "| **выгрузки** | flush |"),
+        encoding="utf-8",
+    )
     found = terms.problems(tree)["docs/ru/glossary.md"]
     assert len(found) == 1 and "«выгрузки», the term base «выгрузка»" in found[0]
 
 
 def test_a_bad_pattern_is_one_sentence(tree: Path):
     base = tree / "docs/terms.yml"
-    base.write_text(base.read_text(encoding="utf-8") + '\n- en: broken\n  ru: x\n  zh: y\n  avoid:\n'
-                    '    ru: ["re:(unclosed"]\n  why: z\n', encoding="utf-8")
+    base.write_text(
+        base.read_text(encoding="utf-8") + "\n- en: broken\n  ru: x\n  zh: y\n  avoid:\n"
+        '    ru: ["re:(unclosed"]\n  why: z\n',
+        encoding="utf-8",
+    )
     found = terms.problems(tree)
-    assert list(found) == ["docs/terms.yml"] and "'re:(unclosed' of 'broken' is not a valid pattern" in found[
-        "docs/terms.yml"][0]
+    assert (
+        list(found) == ["docs/terms.yml"]
+        and "'re:(unclosed' of 'broken' is not a valid pattern" in found["docs/terms.yml"][0]
+    )
 
 
 def test_words_kept_in_code_are_searched(tree: Path):

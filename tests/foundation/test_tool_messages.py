@@ -1,4 +1,5 @@
 """Tool messages in the reader's language: course doctor, connection errors, cluster and CLI lines."""
+
 from __future__ import annotations
 
 import os
@@ -25,9 +26,11 @@ def english_runs(text: str) -> list[str]:
 
 def test_english_runs_sees_english_and_ignores_identifiers():
     assert english_runs("на fakeredis нет several processes sharing one server") == [
-        "several processes sharing one server"]
+        "several processes sharing one server"
+    ]
     assert english_runs("по адресу 127.0.0.1:1: nothing listens there (connection refused). Запустите")[0].startswith(
-        "nothing listens there (connection")
+        "nothing listens there (connection"
+    )
     assert english_runs("Запустите `python3 run.py doctor` или redis://127.0.0.1:6379/0, OBJECT ENCODING") == []
 
 
@@ -43,8 +46,11 @@ def _doctor(*args: str, lang: str | None = None, redis_url: str | None = None) -
 @pytest.mark.parametrize("how", ["COURSE_LANG", "--lang"])
 @pytest.mark.parametrize("lang,title", [("ru", "что работает на этой машине"), ("zh", "这台机器上哪些功能可用")])
 def test_doctor_speaks_the_readers_language(how, lang, title):
-    proc = _doctor(*(["--lang", lang] if how == "--lang" else []), lang=lang if how == "COURSE_LANG" else None,
-                   redis_url=f"redis://127.0.0.1:{free_port()}/0")
+    proc = _doctor(
+        *(["--lang", lang] if how == "--lang" else []),
+        lang=lang if how == "COURSE_LANG" else None,
+        redis_url=f"redis://127.0.0.1:{free_port()}/0",
+    )
     out = proc.stdout
     assert proc.returncode == 1 and title in out.splitlines()[0]
     assert english_runs(out) == [], out
@@ -60,8 +66,13 @@ def test_doctor_in_english_by_default():
 @pytest.mark.parametrize("lang", ["ru", "zh"])
 def test_connection_errors_have_no_english_inside(lang, monkeypatch):
     monkeypatch.setenv("COURSE_LANG", lang)
-    for url in (f"redis://127.0.0.1:{free_port()}/0", "foo://x", "redis://127.0.0.1:notaport/0",
-                "redis://no-such-host.invalid:6379/0", "unix:///nonexistent/redis.sock"):
+    for url in (
+        f"redis://127.0.0.1:{free_port()}/0",
+        "foo://x",
+        "redis://127.0.0.1:notaport/0",
+        "redis://no-such-host.invalid:6379/0",
+        "unix:///nonexistent/redis.sock",
+    ):
         with pytest.raises(CourseError) as err:
             connect(url)
         text = str(err.value)
@@ -85,8 +96,10 @@ def test_a_language_can_be_forced_and_falls_back_to_english():
 def test_cluster_status_without_a_cluster_in_chinese(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "COURSE_LANG"}
     env["COURSE_LANG"] = "zh"
-    code = ("import pathlib\nfrom redis_course import cluster\n"
-            f"raise SystemExit(cluster.cli_status(pathlib.Path({str(tmp_path / 'none.json')!r})))")
+    code = (
+        "import pathlib\nfrom redis_course import cluster\n"
+        f"raise SystemExit(cluster.cli_status(pathlib.Path({str(tmp_path / 'none.json')!r})))"
+    )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 1
     assert out.stdout.strip() == "课程的集群没有在运行；请用 `python3 run.py cluster start` 启动。"

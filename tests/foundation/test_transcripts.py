@@ -4,6 +4,7 @@ Each block runs on an empty database: a fresh fakeredis server, and a private re
 (FLUSHALL before each block is fine there: the course owns it).  The formatter is checked against
 redis-cli's own output where redis-cli is installed.
 """
+
 from __future__ import annotations
 
 import os
@@ -53,7 +54,7 @@ def test_page_on_real_redis(page, private_server):
 
 # ------------------------------------------------------------------ finding and parsing
 
-PAGE = '''# Title { #t }
+PAGE = """# Title { #t }
 
 === "redis-cli"
 
@@ -73,7 +74,7 @@ r.get("x")
 redis> INCR n
 (integer) 1
 ~~~
-'''
+"""
 
 
 def test_find_blocks_indented_and_any_info_string():
@@ -100,6 +101,7 @@ def test_split_args_like_redis_cli():
 
 # ------------------------------------------------------------------ the formatter
 
+
 def test_format_scalars():
     assert format_reply(Status("OK")) == ["OK"]
     assert format_reply("OK") == ['"OK"']  # a bulk string is quoted, a status is not
@@ -112,9 +114,11 @@ def test_format_scalars():
 
 def test_format_errors_keep_the_full_text():
     assert format_reply(ReplyError("ERR value is not an integer or out of range")) == [
-        "(error) ERR value is not an integer or out of range"]
+        "(error) ERR value is not an integer or out of range"
+    ]
     assert format_reply(ReplyError("WRONGTYPE Operation against a key holding the wrong kind of value")) == [
-        "(error) WRONGTYPE Operation against a key holding the wrong kind of value"]
+        "(error) WRONGTYPE Operation against a key holding the wrong kind of value"
+    ]
 
 
 def test_format_quoting():
@@ -168,7 +172,7 @@ def test_wrong_expected_reply_is_detected():
 
 
 def test_missing_reply_lines_are_detected():
-    text = "```text\nredis> RPUSH l a b\n(integer) 2\nredis> LRANGE l 0 -1\n1) \"a\"\n```\n"
+    text = '```text\nredis> RPUSH l a b\n(integer) 2\nredis> LRANGE l 0 -1\n1) "a"\n```\n'
     problems = transcripts.run_text(text, transcripts.fake_backend())
     assert len(problems) == 1 and problems[0].actual == ['1) "a"', '2) "b"']
 
@@ -184,12 +188,26 @@ def test_real_backend_refuses_a_server_the_course_does_not_own():
 
 
 REDIS_CLI_CASES = [
-    ["SET", "k", "v"], ["GET", "k"], ["GET", "missing"], ["INCR", "k"], ["INCRBYFLOAT", "f", "1.5"],
-    ["RPUSH", "big", *map(str, range(1, 12))], ["LRANGE", "big", "0", "-1"], ["LRANGE", "none", "0", "-1"],
-    ["SET", "u", 'h\xe9llo\n"q"\\'], ["GET", "u"], ["PING"], ["TYPE", "big"], ["HSET", "h", "a", "1"],
-    ["HGETALL", "h"], ["ZADD", "z", "1.5", "a"], ["ZRANGE", "z", "0", "-1", "WITHSCORES"],
-    ["EVAL", "return {1,{2,{3,'x'}},redis.status_reply('FINE'),{}}", "0"], ["LPUSH", "k", "x"],
-    ["EVAL", "return redis.error_reply('MY err')", "0"], ["SCAN", "0", "COUNT", "100"],
+    ["SET", "k", "v"],
+    ["GET", "k"],
+    ["GET", "missing"],
+    ["INCR", "k"],
+    ["INCRBYFLOAT", "f", "1.5"],
+    ["RPUSH", "big", *map(str, range(1, 12))],
+    ["LRANGE", "big", "0", "-1"],
+    ["LRANGE", "none", "0", "-1"],
+    ["SET", "u", 'h\xe9llo\n"q"\\'],
+    ["GET", "u"],
+    ["PING"],
+    ["TYPE", "big"],
+    ["HSET", "h", "a", "1"],
+    ["HGETALL", "h"],
+    ["ZADD", "z", "1.5", "a"],
+    ["ZRANGE", "z", "0", "-1", "WITHSCORES"],
+    ["EVAL", "return {1,{2,{3,'x'}},redis.status_reply('FINE'),{}}", "0"],
+    ["LPUSH", "k", "x"],
+    ["EVAL", "return redis.error_reply('MY err')", "0"],
+    ["SCAN", "0", "COUNT", "100"],
 ]
 
 
@@ -208,6 +226,10 @@ def test_formatter_matches_redis_cli(private_server):
         except ReplyError as exc:
             reply = exc
         # the same command in database 1, so redis-cli sees the same state as `raw` (database 0)
-        out = subprocess.run([cli, "-p", str(private_server.port), "-n", "1", "--no-raw", *args],
-                             capture_output=True, text=True, timeout=10).stdout
+        out = subprocess.run(
+            [cli, "-p", str(private_server.port), "-n", "1", "--no-raw", *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout
         assert format_reply(reply) == out.rstrip("\n").split("\n"), args

@@ -2,6 +2,7 @@
 
 The session module is the one the browser runs: every transcript of every page replayed through it
 prints what the page shows, except the Lua examples, which get a note instead of a reply."""
+
 from __future__ import annotations
 
 import http.server
@@ -37,9 +38,17 @@ def test_every_transcript_replays_as_the_page_shows_it():
 
 def test_lua_blocking_and_server_commands_get_a_note_not_a_reply():
     s = Session()
-    for line, note in [('EVAL "return 1" 0', "lua"), ("EVALSHA abc 0", "lua"), ("SCRIPT LOAD x", "lua"),
-                       ("FCALL f 0", "lua"), ("BLPOP q 0", "blocking"), ("XREAD BLOCK 0 STREAMS s $", "blocking"),
-                       ("INFO", "server"), ("OBJECT ENCODING k", "server"), ("WAIT 1 0", "server")]:
+    for line, note in [
+        ('EVAL "return 1" 0', "lua"),
+        ("EVALSHA abc 0", "lua"),
+        ("SCRIPT LOAD x", "lua"),
+        ("FCALL f 0", "lua"),
+        ("BLPOP q 0", "blocking"),
+        ("XREAD BLOCK 0 STREAMS s $", "blocking"),
+        ("INFO", "server"),
+        ("OBJECT ENCODING k", "server"),
+        ("WAIT 1 0", "server"),
+    ]:
         r = s.run(line)
         assert (r["note"], r["lines"]) == (note, []), line
     assert s.run("XREAD COUNT 1 STREAMS s 0")["note"] is None
@@ -74,8 +83,15 @@ def test_unknown_commands_are_answered_as_redis_7_answers():
     assert s.run("FOObar a b")["lines"] == ["(error) ERR unknown command 'FOObar', with args beginning with: 'a' 'b' "]
     assert s.run("nope")["lines"] == ["(error) ERR unknown command 'nope', with args beginning with: "]
     long = s.run("Y" * 10_000 + " " + "a" * 100 + " " + "b" * 100)["lines"]
-    assert long == ["(error) ERR unknown command '" + "Y" * 128 + "', with args beginning with: '"
-                    + "a" * 100 + "' '" + "b" * 25 + "' "]
+    assert long == [
+        "(error) ERR unknown command '"
+        + "Y" * 128
+        + "', with args beginning with: '"
+        + "a" * 100
+        + "' '"
+        + "b" * 25
+        + "' "
+    ]
 
 
 def test_strings_are_translated_and_keep_their_fields():
@@ -99,7 +115,11 @@ def test_course_zip_is_deterministic_and_holds_the_formatter():
     data = assets.course_zip()
     assert data == assets.course_zip()
     names = zipfile.ZipFile(io.BytesIO(data)).namelist()
-    assert {"redis_course/core/transcripts.py", "redis_course/core/compat.py", "redis_course/webconsole/session.py"} <= set(names)
+    assert {
+        "redis_course/core/transcripts.py",
+        "redis_course/core/compat.py",
+        "redis_course/webconsole/session.py",
+    } <= set(names)
 
 
 def test_checksums_are_checked():
@@ -126,8 +146,12 @@ def test_without_network_the_site_builds_without_consoles_in_one_line(tmp_path, 
 
 def test_a_cached_file_needs_no_network_and_an_old_cache_is_adopted(tmp_path, monkeypatch):
     _no_network(monkeypatch)
-    art = downloads.Artifact("a.bin", "https://registry.npmjs.org/a.bin", "sha256",
-                             "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824")  # sha256("hello")
+    art = downloads.Artifact(
+        "a.bin",
+        "https://registry.npmjs.org/a.bin",
+        "sha256",
+        "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824",
+    )  # sha256("hello")
     old = tmp_path / "console" / "a.bin"  # where the console kept its downloads before
     old.parent.mkdir()
     old.write_bytes(b"hello")
@@ -160,8 +184,9 @@ def test_a_corrupt_download_is_refused_and_not_kept(tmp_path, monkeypatch):
     server = _serve(b"tampered")
     try:
         wheel = assets.WHEELS[1]
-        art = assets.Artifact(wheel.name, f"http://127.0.0.1:{server.server_port}/{wheel.name}", wheel.algo,
-                              wheel.digest)
+        art = assets.Artifact(
+            wheel.name, f"http://127.0.0.1:{server.server_port}/{wheel.name}", wheel.algo, wheel.digest
+        )
         with pytest.raises(assets.Unavailable, match="checksum"):
             assets.fetch(art, cache=tmp_path)
     finally:
@@ -180,8 +205,12 @@ def test_workers_sharing_the_cache_download_a_file_once(tmp_path, monkeypatch):
     body, gets = os.urandom(200_000), []
     server = _serve(body, gets)
     try:
-        art = downloads.Artifact("shared.bin", f"http://127.0.0.1:{server.server_port}/shared.bin", "sha256",
-                                 hashlib.sha256(body).hexdigest())
+        art = downloads.Artifact(
+            "shared.bin",
+            f"http://127.0.0.1:{server.server_port}/shared.bin",
+            "sha256",
+            hashlib.sha256(body).hexdigest(),
+        )
         with ThreadPoolExecutor(4) as pool:
             paths = list(pool.map(lambda _i: downloads.fetch(art, tmp_path), range(4)))
     finally:
@@ -233,7 +262,11 @@ def test_without_node_or_the_bundle_there_is_no_snapshot(tmp_path, monkeypatch):
     assert precompile.snapshot(runtime, bundle, b"course", "digest") is None
     # the key follows everything a snapshot is made of
     key = precompile.snapshot_key("digest", bundle, b"course")
-    assert key != precompile.snapshot_key("digest", bundle, b"course 2") != precompile.snapshot_key("d2", bundle, b"course")
+    assert (
+        key
+        != precompile.snapshot_key("digest", bundle, b"course 2")
+        != precompile.snapshot_key("d2", bundle, b"course")
+    )
 
 
 def test_a_snapshot_that_fails_its_check_is_not_kept(tmp_path, monkeypatch):
@@ -309,6 +342,7 @@ def test_serve_lets_browsers_keep_the_runtime_and_types_it(tmp_path):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     try:
+
         def head(path):
             with urllib.request.urlopen(urllib.request.Request(base + path, method="HEAD"), timeout=10) as resp:
                 return resp.headers

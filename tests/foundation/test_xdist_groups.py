@@ -1,5 +1,6 @@
 """The xdist groups of tests/conftest.py: tests that share an instance of an expensive fixture run in one
 worker, so that `run.py test` on two workers builds the site once and grades each lab once."""
+
 from __future__ import annotations
 
 import os
@@ -24,9 +25,16 @@ class FakeItem:
     def __init__(self, nodeid: str, group: str | None = None, **fixtures: str):
         self.nodeid = nodeid
         self._group = group
-        self._fixtureinfo = SimpleNamespace(name2fixturedefs={
-            name: [SimpleNamespace(func=_fixture if scope != "plugin" else pytest.fixture, scope=scope.replace(
-                "plugin", "session"))] for name, scope in fixtures.items()})
+        self._fixtureinfo = SimpleNamespace(
+            name2fixturedefs={
+                name: [
+                    SimpleNamespace(
+                        func=_fixture if scope != "plugin" else pytest.fixture, scope=scope.replace("plugin", "session")
+                    )
+                ]
+                for name, scope in fixtures.items()
+            }
+        )
 
     def get_closest_marker(self, name):
         return SimpleNamespace(args=(self._group,), kwargs={}) if name == "xdist_group" and self._group else None
@@ -55,19 +63,26 @@ def test_tests_sharing_a_fixture_instance_share_a_group():
 
 
 def test_named_groups_are_kept_and_a_split_fixture_is_refused():
-    lazy = [FakeItem("tests/g/test_labs.py::test_solution[00]", "lab-00", outcomes="module"),
-            FakeItem("tests/g/test_labs.py::test_solution[01]", "lab-01", outcomes="module"),
-            FakeItem("tests/g/test_labs.py::test_complete[00]")]
-    assert xdist_groups(lazy) == {"tests/g/test_labs.py::test_solution[00]": "lab-00",
-                                  "tests/g/test_labs.py::test_solution[01]": "lab-01"}
-    split = [FakeItem("tests/g/test_m.py::test_1", "one", server="module"),
-             FakeItem("tests/g/test_m.py::test_2", "two", server="module")]
+    lazy = [
+        FakeItem("tests/g/test_labs.py::test_solution[00]", "lab-00", outcomes="module"),
+        FakeItem("tests/g/test_labs.py::test_solution[01]", "lab-01", outcomes="module"),
+        FakeItem("tests/g/test_labs.py::test_complete[00]"),
+    ]
+    assert xdist_groups(lazy) == {
+        "tests/g/test_labs.py::test_solution[00]": "lab-00",
+        "tests/g/test_labs.py::test_solution[01]": "lab-01",
+    }
+    split = [
+        FakeItem("tests/g/test_m.py::test_1", "one", server="module"),
+        FakeItem("tests/g/test_m.py::test_2", "two", server="module"),
+    ]
     with pytest.raises(ValueError, match=r"xdist groups \['one', 'two'\]"):
         xdist_groups(split)
-    joined = [FakeItem("tests/g/test_m.py::test_1", "one", server="module"),
-              FakeItem("tests/g/test_m.py::test_2", server="module")]
+    joined = [
+        FakeItem("tests/g/test_m.py::test_1", "one", server="module"),
+        FakeItem("tests/g/test_m.py::test_2", server="module"),
+    ]
     assert set(xdist_groups(joined).values()) == {"one"}
-
 
 
 MODULE = """
@@ -96,10 +111,34 @@ def test_two_workers_make_a_module_fixture_once(tmp_path):
     tests.mkdir()
     shutil.copy(Path(__file__).parents[1] / "conftest.py", tests / "conftest.py")
     (tests / "test_mod.py").write_text(MODULE, encoding="utf-8")
-    env = {**os.environ, "COURSE_FOREIGN_KEYS": "0", "MADE_LOG": str(tmp_path / "made"), "RUN_LOG": str(tmp_path / "ran")}
-    res = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-q", "-p", "no:cacheprovider",
-                          "--rootdir", str(tmp_path), str(tests)], cwd=tmp_path, env=env, capture_output=True,
-                         text=True, timeout=300)
+    env = {
+        **os.environ,
+        "COURSE_FOREIGN_KEYS": "0",
+        "MADE_LOG": str(tmp_path / "made"),
+        "RUN_LOG": str(tmp_path / "ran"),
+    }
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-n",
+            "2",
+            "--dist",
+            "loadgroup",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(tmp_path),
+            str(tests),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     assert "12 passed" in res.stdout
     assert (tmp_path / "made").read_text().splitlines() == ["made"]

@@ -3,6 +3,7 @@
 Each test starts private redis-server processes (SIGKILL and restart on the same data directory),
 so it runs where the binary is installed, whatever backend the rest of the suite uses.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -31,8 +32,8 @@ def test_aof_keeps_every_id_through_sigkill(mode):
 @needs_server
 def test_epoch_ids_never_repeat_across_a_restart(tmp_path):
     run = ids.epoch_ids_across_restart(str(tmp_path / "epochs.db"), handed_out=150, snapshot_at=100, after=60)
-    assert run["numbers_twice"] == 50               # the bare INCR numbers 101..150 came back
-    assert run["ids_twice"] == 0                    # with their epoch they are new ids
+    assert run["numbers_twice"] == 50  # the bare INCR numbers 101..150 came back
+    assert run["ids_twice"] == 0  # with their epoch they are new ids
     assert run["before"] == ("1-1", "1-150") and run["after"] == ("2-101", "2-160")
 
 
@@ -40,7 +41,7 @@ def test_a_database_sequence_is_not_reused(tmp_path):
     path = str(tmp_path / "ids.db")
     assert [ids.sequence_id(path) for _ in range(3)] == [1, 2, 3]
     with sqlite3.connect(path) as db:
-        db.execute("DELETE FROM order_ids")         # even when every row is gone
+        db.execute("DELETE FROM order_ids")  # even when every row is gone
     assert ids.sequence_id(path) == 4
 
 
@@ -52,7 +53,7 @@ def test_waitaof_needs_redis_7_2_and_wait_reports_replicas():
         c = srv.client(prefix="")
         version = tuple(int(x) for x in c.info("server")["redis_version"].split(".")[:2])
         c.incr("ids:order")
-        assert c.execute_command("WAIT", 0, 100) == 0          # no replica has it: WAIT only reports
+        assert c.execute_command("WAIT", 0, 100) == 0  # no replica has it: WAIT only reports
         if version < (7, 2):
             with pytest.raises(Exception, match="unknown command"):
                 c.execute_command("WAITAOF", 1, 0, 100)

@@ -4,6 +4,7 @@ The page's redis-cli transcripts are run by tests/foundation/test_transcripts.py
 tests/foundation/test_notebooks.py; these tests hold the tables, including the rows where Redis 7.0
 and fakeredis answer differently, so the page is corrected when either backend changes.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -58,9 +59,9 @@ def test_read_and_reset_commands_and_ttl(r):
     k = r.key("hits")
     assert r.getset(k, 0) is None and r.get(k) == "0"
     r.set(k, 5, ex=100)
-    assert r.getset(k, 0) == "5" and r.ttl(k) == -1          # GETSET drops the TTL
+    assert r.getset(k, 0) == "5" and r.ttl(k) == -1  # GETSET drops the TTL
     r.set(k, 5, ex=100)
-    assert r.set(k, 0, get=True) == "5" and r.ttl(k) == -1   # so does a plain SET ... GET
+    assert r.set(k, 0, get=True) == "5" and r.ttl(k) == -1  # so does a plain SET ... GET
     r.set(k, 5, ex=100)
     assert r.set(k, 0, get=True, keepttl=True) == "5" and r.ttl(k) > 0
     assert r.getdel(k) == "0" and r.exists(k) == 0 and r.getdel(k) is None
@@ -104,7 +105,7 @@ def test_incrbyfloat_parsing_table(r):
         assert error_of(r.incrbyfloat, hexa, "0x10") == "value is not a valid float"
         assert error_of(r.hincrbyfloat, h, "f", "inf") == "increment would produce NaN or Infinity"
     else:
-        assert r.incrbyfloat(huge, "1e400") == float("inf")   # the client cannot parse 401 digits into a double
+        assert r.incrbyfloat(huge, "1e400") == float("inf")  # the client cannot parse 401 digits into a double
         assert len(r.get(huge)) == 401
         assert r.incrbyfloat(hexa, "0x10") == 16.0
         assert error_of(r.hincrbyfloat, h, "f", "inf") == "value is NaN or Infinity"
@@ -124,8 +125,17 @@ def test_decrby_most_negative_table(r):
         assert error_of(r.decrby, k, -(2**63)) == "decrement would overflow"
 
 
-@pytest.mark.parametrize("value, encoding", [("10", "int"), ("-5", "int"), (str(MAX), "int"), ("007", "embstr"),
-                                             ("10.5", "embstr"), ("123456789012345678901", "embstr")])
+@pytest.mark.parametrize(
+    "value, encoding",
+    [
+        ("10", "int"),
+        ("-5", "int"),
+        (str(MAX), "int"),
+        ("007", "embstr"),
+        ("10.5", "embstr"),
+        ("123456789012345678901", "embstr"),
+    ],
+)
 def test_object_encoding_table(r, value, encoding):
     k = r.key("e")
     r.set(k, value)

@@ -3,6 +3,7 @@
 Each test runs on both backends (the ``r`` fixture).  Races use threads with their own clients and
 a 1 ms pause between read and write, as the notebook does, so they show on fakeredis too.
 """
+
 from __future__ import annotations
 
 import threading
@@ -49,7 +50,7 @@ def test_get_then_set_loses_updates_and_incr_does_not(r, new_client):
     run_threads(8, get_then_set)
     run_threads(8, incr)
     assert int(r.get(key_incr)) == 80
-    assert int(r.get(key_gs)) < 80          # 8 clients with a 1 ms window: updates are lost
+    assert int(r.get(key_gs)) < 80  # 8 clients with a 1 ms window: updates are lost
 
 
 def test_exec_does_not_roll_back_a_failed_command(r):
@@ -63,7 +64,7 @@ def test_exec_does_not_roll_back_a_failed_command(r):
     assert isinstance(replies[1], redis.ResponseError)
     assert str(replies[1]) == "value is not an integer or out of range"
     assert r.get(r.key("balance")) == "70"
-    with pytest.raises(redis.ResponseError):      # raise_on_error=True: raised after everything ran
+    with pytest.raises(redis.ResponseError):  # raise_on_error=True: raised after everything ran
         with r.pipeline() as pipe:
             pipe.decrby(r.key("balance"), 30)
             pipe.incr(r.key("name"))
@@ -91,7 +92,7 @@ def test_watch_aborts_exec_after_any_write(r, writer, new_client):
         if writer == "other client":
             new_client().incrby(key, 1000)
         else:
-            pipe.set(key, 0)                         # immediate mode: this connection writes
+            pipe.set(key, 0)  # immediate mode: this connection writes
         pipe.multi()
         pipe.set(key, seen - 10)
         with pytest.raises(redis.WatchError):
@@ -121,7 +122,7 @@ def test_watch_retries_keep_every_update(r, new_client):
 
     run_threads(8, deposit)
     assert int(r.get(key)) == 40
-    assert sum(retries) > 0                          # contention made some clients retry
+    assert sum(retries) > 0  # contention made some clients retry
 
 
 def test_withdraw_script_from_the_page(r):
@@ -167,19 +168,22 @@ def test_a_script_that_fails_half_way_keeps_its_earlier_writes(r):
     r.set(name, "alice")
     with pytest.raises(redis.ResponseError, match="^value is not an integer or out of range"):
         r.eval(atomicity.MOVE, 2, balance, name, 30)
-    assert r.get(balance) == "70"           # no rollback: the DECRBY before the error stays
+    assert r.get(balance) == "70"  # no rollback: the DECRBY before the error stays
     assert r.get(name) == "alice"
 
 
-@pytest.mark.parametrize("target_value, amount, error", [
-    ("alice", 30, "both keys must hold integers"),
-    ("007", 30, "both keys must hold integers"),            # INCRBY would refuse it after the DECRBY
-    ("9" * 16, 30, "both keys must hold integers"),         # a sum could overflow or lose precision
-    (None, "1.5", "amount must be a positive integer"),
-    (None, "-3", "amount must be a positive integer"),
-    (None, "0", "amount must be a positive integer"),
-    (None, "1e3", "amount must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "target_value, amount, error",
+    [
+        ("alice", 30, "both keys must hold integers"),
+        ("007", 30, "both keys must hold integers"),  # INCRBY would refuse it after the DECRBY
+        ("9" * 16, 30, "both keys must hold integers"),  # a sum could overflow or lose precision
+        (None, "1.5", "amount must be a positive integer"),
+        (None, "-3", "amount must be a positive integer"),
+        (None, "0", "amount must be a positive integer"),
+        (None, "1e3", "amount must be a positive integer"),
+    ],
+)
 def test_transfer_checks_everything_before_its_first_write(r, target_value, amount, error):
     balance, target = r.key("balance"), r.key("target")
     r.set(balance, 100)

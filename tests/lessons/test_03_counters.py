@@ -2,6 +2,7 @@
 
 Each test runs on fakeredis and on the real server (the ``r`` fixture).
 """
+
 from __future__ import annotations
 
 import time
@@ -153,10 +154,10 @@ def test_a_hyperloglog_is_12304_bytes_that_memory_usage_counts_as_about_14_kb():
         c = srv.client(prefix="")
         c.pfadd("hll", *[f"visitor:{i}" for i in range(20_000)])
         c.set("str", "x" * 12_304)
-        assert c.strlen("hll") == 12_304 == 16 + 16_384 * 6 // 8      # header + 6-bit registers
+        assert c.strlen("hll") == 12_304 == 16 + 16_384 * 6 // 8  # header + 6-bit registers
         hll, plain = c.memory_usage("hll", samples=0), c.memory_usage("str", samples=0)
-    assert hll == plain                                # the same cost as any 12,304-byte string
-    assert 14_336 < hll < 14_336 + 100                 # jemalloc's size class plus the key's overhead
+    assert hll == plain  # the same cost as any 12,304-byte string
+    assert 14_336 < hll < 14_336 + 100  # jemalloc's size class plus the key's overhead
 
 
 def test_hash_tags_put_a_week_of_daily_keys_into_one_slot():

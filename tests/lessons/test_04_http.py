@@ -1,4 +1,5 @@
 """Lesson 04: the HTTP example answers 429 with Retry-After and the IETF RateLimit fields."""
+
 from __future__ import annotations
 
 import re

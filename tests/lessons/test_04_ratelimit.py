@@ -1,4 +1,5 @@
 """Lesson 04: the limiters do what the page says, on fakeredis and on the real server."""
+
 from __future__ import annotations
 
 import random
@@ -68,9 +69,15 @@ def test_bursty_trace_is_the_one_the_page_shows(r):
         allowed = [d.allowed for d in rl.replay(r, limiter, times, "trace")]
         got[name] = (sum(allowed), rl.max_in_any_window(times, allowed))
     assert len(times) == 113
-    assert got == {"fixed window": (48, 19), "first-hit window": (48, 19), "list": (48, 19),
-                   "sliding log": (48, 10), "sliding window counter": (45, 10),
-                   "token bucket": (61, 19), "GCRA": (61, 19)}
+    assert got == {
+        "fixed window": (48, 19),
+        "first-hit window": (48, 19),
+        "list": (48, 19),
+        "sliding log": (48, 10),
+        "sliding window counter": (45, 10),
+        "token bucket": (61, 19),
+        "GCRA": (61, 19),
+    }
 
 
 def test_sliding_log_never_exceeds_the_limit_in_any_window(r):
@@ -94,9 +101,9 @@ def test_clients_do_not_share_quota(r):
 
 def test_fixed_window_boundaries_and_first_hit_window(r):
     assert sum(rl.fixed_window(r, "b", now_ms=T0 + 999).allowed for _ in range(11)) == 10
-    assert rl.fixed_window(r, "b", now_ms=T0 + 1000).allowed            # a new aligned window
+    assert rl.fixed_window(r, "b", now_ms=T0 + 1000).allowed  # a new aligned window
     assert sum(rl.first_hit_window(r, "b", now_ms=T0 + 500).allowed for _ in range(11)) == 10
-    assert not rl.first_hit_window(r, "b", now_ms=T0 + 1499).allowed    # opened at +500
+    assert not rl.first_hit_window(r, "b", now_ms=T0 + 1499).allowed  # opened at +500
     assert rl.first_hit_window(r, "b", now_ms=T0 + 1500).allowed
 
 
@@ -106,8 +113,11 @@ def test_published_limiter1_variants(r):
     assert [rl.run(rl.limiter1_multi_then_check(r, "ru", now=T)) for _ in range(12)].count(True) == 10
     for _ in range(10):
         rl.run(rl.limiter1_get_then_multi(r, "race", now=T))
-    decisions = rl.interleave({"A": rl.limiter1_get_then_multi(r, "race", now=T),
-                               "B": rl.limiter1_get_then_multi(r, "race", now=T)}, "ABABAB", out=lambda s: None)
+    decisions = rl.interleave(
+        {"A": rl.limiter1_get_then_multi(r, "race", now=T), "B": rl.limiter1_get_then_multi(r, "race", now=T)},
+        "ABABAB",
+        out=lambda s: None,
+    )
     assert decisions == {"A": True, "B": True}
     assert r.get(r.key("race", T)) == "12"
     assert 0 < r.ttl(r.key("race", T)) <= 10
@@ -132,8 +142,10 @@ def test_published_limiter1_under_threads_transaction_first_admits_ten(r):
 
 def test_client_clock_skew_splits_a_second(r):
     def one_second(ip, skew):
-        return sum(rl.run(rl.limiter1_multi_then_check(r, ip, now=1_700_000_100 + i * 0.025 - (skew if i % 2 else 0)))
-                   for i in range(40))
+        return sum(
+            rl.run(rl.limiter1_multi_then_check(r, ip, now=1_700_000_100 + i * 0.025 - (skew if i % 2 else 0)))
+            for i in range(40)
+        )
 
     assert one_second("same", 0.0) == 10
     assert one_second("skew", 0.6) == 20
@@ -155,8 +167,8 @@ def test_list_limiter_off_by_one_missed_count_and_no_key_without_ttl(r):
     for _ in range(3):
         rl.run(rl.list_limiter(r, "l2"))
     steps = rl.list_limiter(r, "l2")
-    next(steps), next(steps)          # LLEN, EXISTS -> 1
-    r.delete(r.key("l2"))             # the list expires here
+    next(steps), next(steps)  # LLEN, EXISTS -> 1
+    r.delete(r.key("l2"))  # the list expires here
     assert next(steps).endswith("-> 0")  # RPUSHX pushes nothing: a request not counted
     assert rl.run(steps) is True
     # both clients see no list: both create it, both counted, and it keeps a TTL
@@ -191,4 +203,4 @@ def test_list_limiter_check_then_act_race_lets_every_early_reader_in(r):
         rl.run(rl.list_limiter(r, "race"))
     clients = {name: rl.list_limiter(r, "race") for name in "ABCDEFGHIJKLMNOP"}
     decisions = rl.interleave(clients, "ABCDEFGHIJKLMNOP" * 4, out=lambda s: None)
-    assert list(decisions.values()) == [True] * 16          # 25 in one second against a limit of 10
+    assert list(decisions.values()) == [True] * 16  # 25 in one second against a limit of 10

@@ -2,6 +2,7 @@
 
 The ledger is SQLite; with ``DATABASE_URL`` set the flush tests also run on PostgreSQL.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,11 +29,15 @@ def ledger(request, tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------------- flushes
 
-@pytest.mark.parametrize("flush,expected", [
-    (d.flush_naive, {"claimed": 11, "applied": 11, "committed": 21}),     # counts 10 twice
-    (d.flush_getdel, {"claimed": 1, "applied": 1, "committed": 11}),      # loses 10
-    (d.flush_safe, {"claimed": 11, "applied": 11, "committed": 11}),
-])
+
+@pytest.mark.parametrize(
+    "flush,expected",
+    [
+        (d.flush_naive, {"claimed": 11, "applied": 11, "committed": 21}),  # counts 10 twice
+        (d.flush_getdel, {"claimed": 1, "applied": 1, "committed": 11}),  # loses 10
+        (d.flush_safe, {"claimed": 11, "applied": 11, "committed": 11}),
+    ],
+)
 def test_crash_at_every_step(r, ledger, flush, expected):
     for step in d.STEPS:
         name = f"{flush.__name__}-{step}"
@@ -64,6 +69,7 @@ def test_safe_flush_invariant_holds_between_crashes(r, ledger):
 def test_flush_under_traffic(r, ledger, backend_url):
     def client():
         return connect(backend_url, prefix=r.prefix)
+
     lost = d.flush_under_traffic(r, ledger, d.flush_naive, "naive", per_incrementer=400, connect=client)
     safe = d.flush_under_traffic(r, ledger, d.flush_safe, "safe", per_incrementer=400, connect=client)
     assert lost["lost"] > 0
@@ -73,12 +79,13 @@ def test_flush_under_traffic(r, ledger, backend_url):
 def test_two_flushers_share_one_pending_value(r, ledger):
     r.incrby(r.key("counter", "c"), 4)
     with pytest.raises(d.SimulatedCrash):
-        d.flush_safe(r, ledger, "c", crash_at="committed")   # applied, pending still there
-    assert d.flush_safe(r, ledger, "c") == 0                  # the second flusher sees the id: no-op
+        d.flush_safe(r, ledger, "c", crash_at="committed")  # applied, pending still there
+    assert d.flush_safe(r, ledger, "c") == 0  # the second flusher sees the id: no-op
     assert ledger.total("c") == 4
 
 
 # ---------------------------------------------------------------------- DECR
+
 
 def test_undo_view_once(r):
     r.set(r.key("views", "p"), 10)
@@ -106,6 +113,7 @@ def test_decr_first_never_oversells(r, backend_url):
 
 # ---------------------------------------------------------------------- the article's queue
 
+
 def test_article_mset_makes_three_strings(r):
     assert r.execute_command("MSET", *[r.key(f"BUCKET{i}") for i in range(1, 7)]) is True
     assert r.get(r.key("BUCKET1")) == r.key("BUCKET2")
@@ -113,15 +121,18 @@ def test_article_mset_makes_three_strings(r):
     with pytest.raises(redis_py.exceptions.ResponseError, match="WRONGTYPE"):
         r.zadd(r.key("BUCKET1"), {"1": T})
     # An odd number of arguments: the error text differs (so the page shows no such transcript)
-    text = ("Wrong number of args calling Redis command from script" if r.is_fake
-            else "wrong number of arguments for 'mset' command")
+    text = (
+        "Wrong number of args calling Redis command from script"
+        if r.is_fake
+        else "wrong number of arguments for 'mset' command"
+    )
     with pytest.raises(redis_py.exceptions.ResponseError, match=text):
         r.execute_command("MSET", r.key("a"), "1", r.key("b"))
 
 
 def test_article_drops_long_delays_and_payloads(r):
     assert d.article_add_task(r, "renew", 90, now=T) is None
-    assert r.get(r.key("task_id")) == "1"                      # the id was spent
+    assert r.get(r.key("task_id")) == "1"  # the id was spent
     assert r.course_keys("bucket*") == []
     assert d.article_add_task(r, "report", 5, now=T) == 2
     assert r.course_keys("task2") == [] and r.course_keys("*report*") == []
@@ -141,10 +152,11 @@ def test_article_zrangebyscore_then_zrem_runs_a_task_twice(r):
     r.zadd(bucket, {"41": T - 1})
     a, b = r.zrangebyscore(bucket, 0, T), r.zrangebyscore(bucket, 0, T)
     assert a == b == ["41"]
-    assert [r.zrem(bucket, "41"), r.zrem(bucket, "41")] == [1, 0]   # ZREM knew; the article ignores it
+    assert [r.zrem(bucket, "41"), r.zrem(bucket, "41")] == [1, 0]  # ZREM knew; the article ignores it
 
 
 # ---------------------------------------------------------------------- the reliable queue
+
 
 def test_claim_lease_recover_ack(r):
     ids = [d.schedule(r, p, due) for p, due in [("a", 1000), ("b", 3000), ("c", 2000)]]
@@ -154,9 +166,9 @@ def test_claim_lease_recover_ack(r):
     assert d.recover(r, 2499) == 0 and d.recover(r, 2500) == 2
     again = d.claim(r, 2500, 500)
     assert again == [[1, "a", 2], [3, "c", 2]]
-    assert d.ack(r, 1, 1) is False                  # stale claim
+    assert d.ack(r, 1, 1) is False  # stale claim
     assert all(d.ack(r, i, a) for i, _, a in again)
-    assert d.ack(r, 1, 2) is False                  # already acknowledged
+    assert d.ack(r, 1, 2) is False  # already acknowledged
     assert d.claim(r, 3000, 500) == [[2, "b", 1]]
     assert d.waiting(r) == 1
 
@@ -191,9 +203,10 @@ def test_worker_processes_with_one_killed(r, backend_url):
 
 # ---------------------------------------------------------------------- persistence
 
+
 @pytest.mark.skipif(not redis_server_binary(), reason="redis-server is not installed")
 def test_sigkill_loses_rdb_writes_but_not_aof():
-    rdb = d.measure_loss("rdb", seconds=0.3)          # no snapshot can start within the first second
+    rdb = d.measure_loss("rdb", seconds=0.3)  # no snapshot can start within the first second
     everysec = d.measure_loss("aof-everysec", seconds=0.3)
     always = d.measure_loss("aof-always", seconds=0.3)
     assert rdb["acked"] > 0 and rdb["survived"] == 0

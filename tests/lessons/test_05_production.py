@@ -5,6 +5,7 @@ script, and the article's remaining defects.
 The ``r`` tests run on fakeredis and on the real server; the ledger is SQLite, and PostgreSQL too
 when ``DATABASE_URL`` is set.  Persistence and failover start private ``redis-server`` processes.
 """
+
 from __future__ import annotations
 
 import os
@@ -33,6 +34,7 @@ def ledger(request, monkeypatch):
 
 # ---------------------------------------------------------------------- persistence and failover
 
+
 @needs_server
 def test_redis_7_defaults_are_snapshots_only():
     with private_redis("default") as srv:
@@ -50,18 +52,22 @@ def test_a_failover_loses_writes_that_aof_always_had_fsynced():
 
     run = failover.failover_with_always(before=100, after_cut=50)
     assert run["acked"] == 150 and run["wait_in_sync"] == 1 and run["wait_after_cut"] == 0
-    assert run["old_primary_aof"] == 150             # on the dead primary's disk ...
+    assert run["old_primary_aof"] == 150  # on the dead primary's disk ...
     assert run["new_primary"] == 100 and run["lost"] == 50
-    assert run["old_primary_after_rejoin"] == 100    # ... and gone once it rejoins as a replica
+    assert run["old_primary_after_rejoin"] == 100  # ... and gone once it rejoins as a replica
 
 
 # ---------------------------------------------------------------------- Redis and SQL
 
-@pytest.mark.parametrize("after_commit, step, redis_value, sql_value", [
-    (False, "redis", 1, 0),        # INCRBY inside the open transaction, death before COMMIT
-    (True, "committed", 0, 1),     # INCRBY after COMMIT, death before it is sent
-    (False, None, 1, 1),           # nobody dies: only then do they agree
-])
+
+@pytest.mark.parametrize(
+    "after_commit, step, redis_value, sql_value",
+    [
+        (False, "redis", 1, 0),  # INCRBY inside the open transaction, death before COMMIT
+        (True, "committed", 0, 1),  # INCRBY after COMMIT, death before it is sent
+        (False, None, 1, 1),  # nobody dies: only then do they agree
+    ],
+)
 def test_one_sql_transaction_cannot_include_redis(r, ledger, after_commit, step, redis_value, sql_value):
     name = f"dual-{after_commit}-{step}"
     try:
@@ -75,8 +81,8 @@ def test_one_sql_transaction_cannot_include_redis(r, ledger, after_commit, step,
 def test_recorded_events_reach_redis_once_through_the_relay(r, ledger):
     assert dw.record(ledger, "usage", 5, "e:1") is True
     with pytest.raises(d.SimulatedCrash):
-        dw.record(ledger, "usage", 7, "e:2", crash_at="applied")          # rolled back
-    assert dw.record(ledger, "usage", 5, "e:1") is False                   # a retried record
+        dw.record(ledger, "usage", 7, "e:2", crash_at="applied")  # rolled back
+    assert dw.record(ledger, "usage", 5, "e:1") is False  # a retried record
     assert r.get(r.key("counter", "usage")) is None and ledger.total("usage") == 5
     assert dw.relay(r, ledger, "usage") == 1
     dw.record(ledger, "usage", 7, "e:2")
@@ -86,22 +92,24 @@ def test_recorded_events_reach_redis_once_through_the_relay(r, ledger):
 
 # ---------------------------------------------------------------------- at-least-once tasks
 
+
 def test_a_task_claimed_twice_does_its_work_once_when_keyed_by_its_id(r):
     d.schedule(r, "usage:+500", 1000)
     plain, once = r.key("usage", "plain"), r.key("usage", "once")
     attempts = []
-    for now in (1000, 1500):                          # lease 500 ms: the first worker never acks
+    for now in (1000, 1500):  # lease 500 ms: the first worker never acks
         d.recover(r, now_ms=now)
         for task_id, payload, attempt in d.claim(r, now_ms=now, lease_ms=500):
             attempts.append(attempt)
             r.incrby(plain, 500)
             dw.apply_once(r, once, 500, f"task:{task_id}")
-    assert attempts == [1, 2]                          # at least once ...
-    assert r.get(plain) == "1000"                      # ... so plain work runs twice
+    assert attempts == [1, 2]  # at least once ...
+    assert r.get(plain) == "1000"  # ... so plain work runs twice
     assert r.get(once) == "500"
 
 
 # ---------------------------------------------------------------------- stock
+
 
 def test_the_stock_script_sells_exactly_the_stock_under_threads(r, backend_url):
     key, sold = r.key("seats"), []
@@ -120,6 +128,7 @@ def test_the_stock_script_sells_exactly_the_stock_under_threads(r, backend_url):
 
 
 # ---------------------------------------------------------------------- the article, continued
+
 
 def test_bytes_replies_build_keys_like_taskb_1(r, backend_url):
     raw = connect(backend_url or "", prefix=r.prefix, decode_responses=False)
@@ -147,8 +156,8 @@ def test_the_decr_article_never_calls_decr(r):
 def test_the_ranges_of_the_text_and_of_the_code_differ(r):
     key = r.key("ranges")
     r.zadd(key, {"-30": T - 30, "-5": T - 5, "0": T, "+5": T + 5, "+15": T + 15})
-    assert r.zrangebyscore(key, T - 10, T - 1) == ["-5"]              # the text's window
-    assert r.zrangebyscore(key, 0, T) == ["-30", "-5", "0"]           # checkTask
+    assert r.zrangebyscore(key, T - 10, T - 1) == ["-5"]  # the text's window
+    assert r.zrangebyscore(key, 0, T) == ["-30", "-5", "0"]  # checkTask
     assert r.zrangebyscore(key, 0, T + 10) == ["-30", "-5", "0", "+5"]  # loopTask: early
 
 
@@ -168,5 +177,5 @@ def test_the_payload_is_deleted_before_the_task_runs(r):
 
     with pytest.raises(d.SimulatedCrash):
         d.article_check_task(r, T, task)
-    assert seen == [None]                                   # the work never saw its payload
-    assert r.exists(r.key("task7")) == 0 and r.zscore(r.key("bucket1"), "7") is None   # nothing to retry
+    assert seen == [None]  # the work never saw its payload
+    assert r.exists(r.key("task7")) == 0 and r.zscore(r.key("bucket1"), "7") is None  # nothing to retry

@@ -5,6 +5,7 @@ Everything that needs a cluster starts one private cluster per module (about 2 s
 ``course cluster start/status/stop`` is tested as a command, in a temporary state file, and must
 leave no process behind.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -20,8 +21,16 @@ import pytest
 import redis
 
 from redis_course import paths
-from redis_course.cluster import (LocalCluster, _is_our_server, cluster_available, crc16, default_primary,
-                                  hash_tag, key_slot, same_slot)
+from redis_course.cluster import (
+    LocalCluster,
+    _is_our_server,
+    cluster_available,
+    crc16,
+    default_primary,
+    hash_tag,
+    key_slot,
+    same_slot,
+)
 
 needs_cluster = pytest.mark.skipif(not cluster_available(), reason="redis-server / redis-cli not installed")
 
@@ -38,13 +47,23 @@ def _solution():
 
 # ---------------------------------------------------------------- slots in pure Python
 
+
 def test_crc16_is_xmodem():
-    assert crc16(b"123456789") == 0x31C3           # the check value of CRC16/XMODEM
+    assert crc16(b"123456789") == 0x31C3  # the check value of CRC16/XMODEM
     assert crc16(b"") == 0
 
 
-@pytest.mark.parametrize("key,tag", [("views", b"views"), ("{user:17}:views", b"user:17"), ("{}views", b"{}views"),
-                                     ("a{b}{c}", b"b"), ("a{b", b"a{b"), ("a}b{c}", b"c")])
+@pytest.mark.parametrize(
+    "key,tag",
+    [
+        ("views", b"views"),
+        ("{user:17}:views", b"user:17"),
+        ("{}views", b"{}views"),
+        ("a{b}{c}", b"b"),
+        ("a{b", b"a{b"),
+        ("a}b{c}", b"c"),
+    ],
+)
 def test_hash_tag_rules(key, tag):
     assert hash_tag(key) == tag
 
@@ -57,10 +76,13 @@ def test_hash_tags_group_keys():
 
 # ---------------------------------------------------------------- the command
 
+
 def _course(*args, state: Path):
     env = dict(os.environ, PYTHONPATH=str(paths.ROOT / "src"))
-    code = ("import sys; from pathlib import Path; from redis_course import cluster; "
-            f"sys.exit(getattr(cluster, 'cli_' + sys.argv[1])(Path({str(state)!r})))")
+    code = (
+        "import sys; from pathlib import Path; from redis_course import cluster; "
+        f"sys.exit(getattr(cluster, 'cli_' + sys.argv[1])(Path({str(state)!r})))"
+    )
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=60)
 
 
@@ -91,6 +113,7 @@ def test_course_cluster_start_status_stop_leaves_nothing_running(tmp_path):
 
 
 # ---------------------------------------------------------------- on a running cluster
+
 
 @pytest.fixture(scope="module")
 def cluster():
@@ -144,13 +167,14 @@ def test_crossslot_is_refused_and_a_hash_tag_fixes_it(cluster, rc):
 def test_mget_needs_one_slot_not_one_node(cluster, rc):
     days = [rc.key("views:post:17", f"2026-05-{d:02d}") for d in range(1, 29)]
     owner = {k: cluster.owner_of(key_slot(k)) for k in days}
-    a, b = next((a, b) for i, a in enumerate(days) for b in days[i + 1:]
-                if owner[a] == owner[b] and key_slot(a) != key_slot(b))
+    a, b = next(
+        (a, b) for i, a in enumerate(days) for b in days[i + 1 :] if owner[a] == owner[b] and key_slot(a) != key_slot(b)
+    )
     rc.incr(a)
     rc.incr(b)
-    node = cluster.node(owner[a])                 # this node holds both slots
+    node = cluster.node(owner[a])  # this node holds both slots
     with pytest.raises(redis.exceptions.ResponseError, match="CROSSSLOT|don't hash to the same slot"):
-        node.mget(a, b)                           # redis-cli shows: (error) CROSSSLOT Keys in request ...
+        node.mget(a, b)  # redis-cli shows: (error) CROSSSLOT Keys in request ...
     assert node.mget(a) == ["1"] and node.mget(b) == ["1"]
     ta, tb = rc.key("views:{post:17}", "2026-05-01"), rc.key("views:{post:17}", "2026-05-02")
     assert key_slot(ta) == key_slot(tb)
@@ -183,8 +207,11 @@ def test_lab_solution_runs_on_the_cluster(rc):
     sol = _solution()
     assert [sol.user_incr(rc, 17, "views") for _ in range(2)] == [1, 2]
     assert sol.user_counters(rc, 17, ["views", "likes"]) == {"views": 2, "likes": 0}
-    assert [sol.incr_once(rc, "orders", "r1"), sol.incr_once(rc, "orders", "r1"), sol.incr_once(rc, "orders", "r2", 4)] \
-        == [1, 1, 5]
+    assert [
+        sol.incr_once(rc, "orders", "r1"),
+        sol.incr_once(rc, "orders", "r1"),
+        sol.incr_once(rc, "orders", "r2", 4),
+    ] == [1, 1, 5]
 
 
 def test_lab_wrong_no_hash_tags_fails_on_the_cluster(rc):
@@ -229,11 +256,12 @@ def test_failover_loses_acknowledged_writes_of_a_cut_off_replica(cluster, rc):
     cluster.resume(replica)
     new = cluster.wait_failover(old)
     assert new == replica
-    assert int(cluster.node(new).get(counter)) == 100     # the 50 acknowledged after the cut are gone
-    assert rc.incr(counter) == 101                          # the client found the new primary
+    assert int(cluster.node(new).get(counter)) == 100  # the 50 acknowledged after the cut are gone
+    assert rc.incr(counter) == 101  # the client found the new primary
 
 
 # ---------------------------------------------------------------- the grader's one-node cluster
+
 
 @needs_cluster
 def test_lab_redis_cluster_mode_refuses_crossslot():

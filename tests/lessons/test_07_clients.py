@@ -2,6 +2,7 @@
 IP, IPv6 /64, X-Forwarded-For only from your proxies), shadow mode, and retries with and without
 jitter through a limiter in simulated time (on fakeredis and on the real server).
 """
+
 from __future__ import annotations
 
 import random
@@ -15,13 +16,16 @@ from redis_course.lessons import ratelimit as rl
 PROXIES = ["10.0.0.0/8"]
 
 
-@pytest.mark.parametrize("ip, unit", [
-    ("203.0.113.7", "203.0.113.7"),
-    ("2001:db8:7:1::1", "2001:db8:7:1::/64"),
-    ("2001:db8:7:1:ffff:1234:5678:9abc", "2001:db8:7:1::/64"),
-    ("2001:db8:7:2::1", "2001:db8:7:2::/64"),
-    ("::ffff:203.0.113.7", "203.0.113.7"),
-])
+@pytest.mark.parametrize(
+    "ip, unit",
+    [
+        ("203.0.113.7", "203.0.113.7"),
+        ("2001:db8:7:1::1", "2001:db8:7:1::/64"),
+        ("2001:db8:7:1:ffff:1234:5678:9abc", "2001:db8:7:1::/64"),
+        ("2001:db8:7:2::1", "2001:db8:7:2::/64"),
+        ("::ffff:203.0.113.7", "203.0.113.7"),
+    ],
+)
 def test_ipv6_counts_by_its_64(ip, unit):
     assert ident.network_of(ip) == unit
 
@@ -34,23 +38,26 @@ def test_rotating_through_a_64_does_not_escape_the_limit(r):
     assert (by_address, by_network) == (50, 10)
 
 
-@pytest.mark.parametrize("peer, xff, want", [
-    ("198.51.100.9", "1.2.3.4", "198.51.100.9"),               # not our proxy: its header is ignored
-    ("10.0.0.5", "203.0.113.7", "203.0.113.7"),                # our proxy says who connected to it
-    ("10.0.0.5", "1.2.3.4, 203.0.113.7", "203.0.113.7"),       # the client wrote 1.2.3.4 itself
-    ("10.0.0.5", "203.0.113.7, 10.0.0.9", "203.0.113.7"),      # two of our proxies
-    ("10.0.0.5", "10.0.0.8, 10.0.0.9", "10.0.0.8"),            # only proxies: the leftmost
-    ("10.0.0.5", "garbage, 203.0.113.7", "203.0.113.7"),
-    ("10.0.0.5", "203.0.113.7, garbage", "10.0.0.5"),          # our proxy never writes garbage
-    ("10.0.0.5", None, "10.0.0.5"),
-])
+@pytest.mark.parametrize(
+    "peer, xff, want",
+    [
+        ("198.51.100.9", "1.2.3.4", "198.51.100.9"),  # not our proxy: its header is ignored
+        ("10.0.0.5", "203.0.113.7", "203.0.113.7"),  # our proxy says who connected to it
+        ("10.0.0.5", "1.2.3.4, 203.0.113.7", "203.0.113.7"),  # the client wrote 1.2.3.4 itself
+        ("10.0.0.5", "203.0.113.7, 10.0.0.9", "203.0.113.7"),  # two of our proxies
+        ("10.0.0.5", "10.0.0.8, 10.0.0.9", "10.0.0.8"),  # only proxies: the leftmost
+        ("10.0.0.5", "garbage, 203.0.113.7", "203.0.113.7"),
+        ("10.0.0.5", "203.0.113.7, garbage", "10.0.0.5"),  # our proxy never writes garbage
+        ("10.0.0.5", None, "10.0.0.5"),
+    ],
+)
 def test_forwarded_for_is_read_from_the_right_and_only_from_our_proxies(peer, xff, want):
     assert ident.client_ip(peer, xff, PROXIES) == want
 
 
 def test_a_spoofed_header_escapes_the_naive_key_not_the_right_one(r):
     naive, right = 0, 0
-    for i in range(30):   # one client behind our proxy, writing a new address into the header each time
+    for i in range(30):  # one client behind our proxy, writing a new address into the header each time
         xff = f"192.0.2.{i}, 203.0.113.7"
         naive += rl.gcra(r, ident.naive_client_ip("10.0.0.5", xff), now_ms=0).allowed
         right += rl.gcra(r, ident.limit_key(None, "10.0.0.5", xff, PROXIES), now_ms=0).allowed

@@ -2,6 +2,7 @@
 answers, a budget client's bounded pool inside the deadline, one client per process against a
 client per request, health checks, and the connect timeout that socket_timeout does not set.
 """
+
 from __future__ import annotations
 
 import threading
@@ -21,15 +22,19 @@ def test_a_full_pool_is_answered_by_the_policy_and_leaves_the_breaker_closed(r):
     out = pools.exhausted(r, size=2, wait_ms=50)
     plain, blocking = out["ConnectionPool"], out["BlockingConnectionPool"]
     assert (plain["error"], plain["message"]) == ("MaxConnectionsError", "Too many connections")
-    assert plain["waited_ms"] < 40                       # at once
+    assert plain["waited_ms"] < 40  # at once
     assert (blocking["error"], blocking["message"]) == ("ConnectionError", "No connection available.")
-    assert 45 <= blocking["waited_ms"] < 1000            # its timeout, then the error
+    assert 45 <= blocking["waited_ms"] < 1000  # its timeout, then the error
     for x in (plain, blocking):
         assert x["verdict"].source == "closed" and x["breaker"] == "closed"
-    assert out["defaults"] == {"ConnectionPool.max_connections": 100,
-                               "BlockingConnectionPool.max_connections": 50,
-                               "BlockingConnectionPool.timeout": 20,
-                               "socket_timeout": 5, "socket_connect_timeout": 5, "health_check_interval": 0}
+    assert out["defaults"] == {
+        "ConnectionPool.max_connections": 100,
+        "BlockingConnectionPool.max_connections": 50,
+        "BlockingConnectionPool.timeout": 20,
+        "socket_timeout": 5,
+        "socket_connect_timeout": 5,
+        "health_check_interval": 0,
+    }
 
 
 def test_only_a_full_pool_counts_as_pool_exhausted():
@@ -45,13 +50,13 @@ def test_a_bounded_budget_pool_waits_only_what_is_left_of_the_deadline():
     with private_redis() as srv:
         fast = g.budget_client(srv.client(prefix="course:pool:"), 500, max_connections=1)
         assert fast.ping()
-        held = fast.connection_pool.get_connection()     # the only connection, busy elsewhere
+        held = fast.connection_pool.get_connection()  # the only connection, busy elsewhere
         guard = g.Guard(lambda: fast.incr(fast.key("n")), "open", budget_ms=40)
         started = time.monotonic()
         verdict = guard()
         waited = time.monotonic() - started
         assert verdict == g.Verdict(True, "open", "ConnectionError") and guard.breaker.state == "closed"
-        assert waited < 0.3                              # the 40 ms deadline, not the pool's 500 ms
+        assert waited < 0.3  # the 40 ms deadline, not the pool's 500 ms
         fast.connection_pool.release(held)
         assert guard().source == "redis"
         fast.close()
@@ -63,7 +68,7 @@ def test_a_bounded_budget_pool_hands_a_freed_connection_to_a_waiter():
         fast = g.budget_client(srv.client(prefix="course:pool:"), 500, max_connections=1)
         held = fast.connection_pool.get_connection()
         threading.Timer(0.05, fast.connection_pool.release, args=(held,)).start()
-        assert fast.incr(fast.key("n")) == 1             # waited for the freed connection
+        assert fast.incr(fast.key("n")) == 1  # waited for the freed connection
         fast.close()
 
 

@@ -2,6 +2,7 @@
 over shards and pre-aggregated per process (on both backends), and LFU's view of a hot key, which
 needs an LFU policy (a private server; fakeredis has no OBJECT).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -25,10 +26,10 @@ def test_a_sharded_limit_spreads_the_load_and_admits_a_little_less(r, requests):
     out = h.sharded_window(r, f"w{requests}", requests, limit=1000, shards=16)
     one, sharded = out["one key"], out["16 shards"]
     assert one["admitted"] == 1000 and one["busiest key"] == 1.0
-    assert sharded["sum of shards"] == requests               # every hit counted, summed by pipeline
-    assert sharded["busiest key"] < 0.15                       # no key takes the traffic
-    assert sharded["admitted"] <= 16 * (1000 // 16) < 1000     # shard limits round down
-    if requests == 1100:                                       # uneven shards: denied while others have room
+    assert sharded["sum of shards"] == requests  # every hit counted, summed by pipeline
+    assert sharded["busiest key"] < 0.15  # no key takes the traffic
+    assert sharded["admitted"] <= 16 * (1000 // 16) < 1000  # shard limits round down
+    if requests == 1100:  # uneven shards: denied while others have room
         assert sharded["admitted"] < 16 * (1000 // 16)
 
 
@@ -61,7 +62,7 @@ def test_hot_keys_are_found_only_under_an_lfu_policy():
         out = h.lfu_view(srv, hits=300)
     assert out["OBJECT FREQ, noeviction"] == "An LFU maxmemory policy is not selected"
     assert "LFU maxmemory policy is not selected" in out["--hotkeys, noeviction"]
-    assert 0 < out["OBJECT FREQ, allkeys-lfu"] < 300            # a logarithmic counter, not a count
+    assert 0 < out["OBJECT FREQ, allkeys-lfu"] < 300  # a logarithmic counter, not a count
     assert out["--hotkeys, allkeys-lfu"][0] == "hot"
 
 

@@ -3,6 +3,7 @@ with a small maxmemory, a limiter whose key is evicted, Redis Functions on faker
 private server (the lesson never loads a library on a server it does not own: a library is not a
 key and would stay there), what survives a restart and a failover, and what fakeredis lacks.
 """
+
 from __future__ import annotations
 
 import secrets
@@ -30,17 +31,18 @@ def server():
 
 # ---------------------------------------------------------------------- maxmemory
 
+
 def test_noeviction_keeps_every_key_and_refuses_every_new_write(server):
     got = ev.overflow(server, "noeviction", new=500)
     assert (got["counters_left"], got["limiter_keys_left"], got["evicted"]) == (500, 500, 0)
-    assert got["failed_writes"] == 1000                      # INCR of a new counter is refused too
+    assert got["failed_writes"] == 1000  # INCR of a new counter is refused too
 
 
 @pytest.mark.parametrize("policy", ["allkeys-lru", "allkeys-random"])
 def test_allkeys_policies_evict_counters_and_never_refuse(server, policy):
     got = ev.overflow(server, policy, new=1000)
     assert got["failed_writes"] == 0 and got["evicted"] > 0
-    assert got["counters_left"] < 500                        # totals without a TTL are gone
+    assert got["counters_left"] < 500  # totals without a TTL are gone
 
 
 @pytest.mark.parametrize("policy", ["volatile-lru", "volatile-ttl"])
@@ -51,11 +53,11 @@ def test_volatile_policies_evict_only_keys_with_a_ttl(server, policy):
 
 
 def test_volatile_policies_evict_dated_counters_too_only_volatile_ttl_spares_them(server):
-    dated = dict(new=1500, counter_ttl_s=3 * 86_400, new_counters=False)   # traffic: new limiter keys only
+    dated = dict(new=1500, counter_ttl_s=3 * 86_400, new_counters=False)  # traffic: new limiter keys only
     lru = ev.overflow(server, "volatile-lru", **dated)
-    assert lru["counters_left"] < 250                        # a retention TTL makes a counter evictable
+    assert lru["counters_left"] < 250  # a retention TTL makes a counter evictable
     ttl = ev.overflow(server, "volatile-ttl", **dated)
-    assert ttl["counters_left"] > 400                        # the shortest TTL goes first (among samples)
+    assert ttl["counters_left"] > 400  # the shortest TTL goes first (among samples)
 
 
 @pytest.mark.parametrize("policy", ["allkeys-lru", "volatile-lru"])
@@ -65,18 +67,26 @@ def test_below_what_the_server_uses_every_policy_refuses_writes(server, policy):
 
 def test_at_maxmemory_a_script_without_flags_writes_once_it_has_written(server):
     got = fn.at_maxmemory(server)
-    assert got == {"script, no flags, a write first": "OK",
-                   "script, no flags, a read first": "OutOfMemoryError",
-                   "script, #!lua (no flags)": "OutOfMemoryError",
-                   "script, #!lua flags=no-writes": "OK",
-                   "function, no flags": "OutOfMemoryError"}
+    assert got == {
+        "script, no flags, a write first": "OK",
+        "script, no flags, a read first": "OutOfMemoryError",
+        "script, #!lua (no flags)": "OutOfMemoryError",
+        "script, #!lua flags=no-writes": "OK",
+        "function, no flags": "OutOfMemoryError",
+    }
 
 
 def test_an_evicted_limiter_key_lets_a_denied_client_through(server):
     assert ev.evicted_limit_resets(server, "volatile-ttl") == {
-        "allowed_before": False, "key_survived": False, "allowed_after": True}
+        "allowed_before": False,
+        "key_survived": False,
+        "allowed_after": True,
+    }
     assert ev.evicted_limit_resets(server, "noeviction") == {
-        "allowed_before": False, "key_survived": True, "allowed_after": False}
+        "allowed_before": False,
+        "key_survived": True,
+        "allowed_after": False,
+    }
 
 
 def test_a_read_only_function_runs_when_writes_are_refused(server):
@@ -96,6 +106,7 @@ def test_a_read_only_function_runs_when_writes_are_refused(server):
 
 
 # ---------------------------------------------------------------------- functions
+
 
 @pytest.fixture(params=["fakeredis", "redis-server"])
 def owned(request):
@@ -130,18 +141,21 @@ def test_a_writing_function_is_refused_by_fcall_ro_and_loading_twice_needs_repla
 
 
 @needs_server
-@pytest.mark.parametrize("mode, function", [("none", False), ("rdb", True), ("aof-everysec", True),
-                                            ("failover", True)])
+@pytest.mark.parametrize("mode, function", [("none", False), ("rdb", True), ("aof-everysec", True), ("failover", True)])
 def test_functions_persist_and_replicate_scripts_do_not(mode, function):
     assert fn.what_survives(mode) == {"function": function, "script": False}
 
 
 # ---------------------------------------------------------------------- what fakeredis lacks
 
-@pytest.mark.parametrize("command", [
-    ("EVAL_RO", "return redis.call('GET', KEYS[1])", 1, "k"),
-    ("EVAL", "#!lua flags=no-writes\nreturn redis.call('GET', KEYS[1])", 1, "k"),
-])
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("EVAL_RO", "return redis.call('GET', KEYS[1])", 1, "k"),
+        ("EVAL", "#!lua flags=no-writes\nreturn redis.call('GET', KEYS[1])", 1, "k"),
+    ],
+)
 def test_fakeredis_lacks_read_only_eval_and_script_flags_which_redis_7_has(owned, command):
     if owned.is_fake:
         with pytest.raises(redis.exceptions.ResponseError):
@@ -174,7 +188,7 @@ def test_fakeredis_accepts_maxmemory_and_then_neither_evicts_nor_refuses():
         assert c.execute_command("CONFIG", "SET", "maxmemory", 1000) in ("OK", True)
         for i in range(500):
             c.set(c.key(policy, i), "x" * 100, px=60_000)
-        assert c.incr(c.key(policy, "count")) == 1              # no OOM under noeviction
-        assert len([k for k in c.course_keys() if f":{policy}:" in k]) == 501   # nothing evicted
+        assert c.incr(c.key(policy, "count")) == 1  # no OOM under noeviction
+        assert len([k for k in c.course_keys() if f":{policy}:" in k]) == 501  # nothing evicted
     with pytest.raises(redis.exceptions.ResponseError, match="unknown command"):
         c.execute_command("CONFIG", "GET", "maxmemory-policy")

@@ -2,6 +2,7 @@
 commands), each number moved on purpose on a private server, and the defaults that decide what the
 slow log and the latency monitor record.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -35,8 +36,12 @@ def provoked():
 @needs_server
 def test_the_slow_log_is_on_and_the_latency_monitor_off_by_default(provoked):
     defaults, _moved = provoked
-    assert defaults == {"slowlog-log-slower-than": 10_000, "slowlog-max-len": 128,
-                        "latency-monitor-threshold": 0, "maxclients": 10_000}
+    assert defaults == {
+        "slowlog-log-slower-than": 10_000,
+        "slowlog-max-len": 128,
+        "latency-monitor-threshold": 0,
+        "maxclients": 10_000,
+    }
 
 
 @needs_server

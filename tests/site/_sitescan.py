@@ -1,4 +1,5 @@
 """Reading built HTML: every reference a page makes (with the tag that makes it) and every id."""
+
 from __future__ import annotations
 
 import functools
@@ -8,8 +9,19 @@ from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
 # tag → attribute holding a URL the page refers to
-URL_ATTRS = {"a": "href", "img": "src", "link": "href", "script": "src", "iframe": "src", "source": "src",
-             "video": "src", "audio": "src", "embed": "src", "object": "data", "track": "src"}
+URL_ATTRS = {
+    "a": "href",
+    "img": "src",
+    "link": "href",
+    "script": "src",
+    "iframe": "src",
+    "source": "src",
+    "video": "src",
+    "audio": "src",
+    "embed": "src",
+    "object": "data",
+    "track": "src",
+}
 # <link rel=...> values that a browser does not fetch by itself
 NOT_FETCHED_RELS = {"canonical", "alternate", "prev", "next", "search", "author", "license", "help"}
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
@@ -17,7 +29,7 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 
 @dataclass(frozen=True)
 class Ref:
-    page: Path      # the HTML file
+    page: Path  # the HTML file
     tag: str
     url: str
     rel: str = ""

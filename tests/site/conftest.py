@@ -2,6 +2,7 @@
 folder (``site/`` and the reader's own build stay untouched), and served on a free port.
 ``COURSE_TEST_SITE=site`` tests a site already built with ``python3 run.py build`` instead (the
 build takes minutes; rebuild after every change to what the tests read)."""
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,15 @@ from redis_course.site import build as site
 LANGS = paths.LANGS
 REQUIRE_BROWSER = os.environ.get("COURSE_REQUIRE_REAL_REDIS") == "1"  # CI: a missing browser fails
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 ARTIFACTS = paths.ROOT / "test-artifacts"
 
 

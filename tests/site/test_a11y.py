@@ -4,6 +4,7 @@ dark palette.  Not one serious or critical violation (contrast, names of links a
 
 axe-core comes from npm (pinned version and checksum, cached: redis_course.npmfile) and is injected
 into each page by Playwright; one browser, one page, so the whole check costs one browser start."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,12 @@ from redis_course.npmfile import npm_file
 
 pytestmark = pytest.mark.browser
 
-AXE = ("axe-core", "4.14.1", "axe.min.js",
-       "sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37OgudVGtQ==")
+AXE = (
+    "axe-core",
+    "4.14.1",
+    "axe.min.js",
+    "sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37OgudVGtQ==",
+)
 PAGES = {  # page kind → path under /<lang>/
     "home": "",
     "lesson": "01-incr/",
@@ -89,8 +94,9 @@ def report(found: dict) -> str:
 def test_no_serious_accessibility_violations(browser, site_url, artifacts):
     found = scan_site(browser, site_url)
     assert len(found) == 3 * len(PAGES) * len(SCHEMES)
-    (artifacts / "axe.json").write_text(json.dumps({" ".join(k): v for k, v in found.items()}, ensure_ascii=False,
-                                                   indent=1), encoding="utf-8")
+    (artifacts / "axe.json").write_text(
+        json.dumps({" ".join(k): v for k, v in found.items()}, ensure_ascii=False, indent=1), encoding="utf-8"
+    )
     nodes = sum(len(v["nodes"]) for vs in found.values() for v in vs)
     assert nodes == 0, f"{nodes} elements with serious or critical accessibility violations:\n{report(found)}"
 

@@ -1,6 +1,7 @@
 """The course site in a real browser (Chromium through Playwright): the language menu, search in
 each language, executed notebook pages, copy buttons and content tabs, the root page's redirect;
 and not one request leaves 127.0.0.1.  Screenshots go to test-artifacts/."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,11 @@ class Requests:
         context.on("request", lambda req: self.urls.append(req.url))
 
     def off_machine(self) -> list[str]:
-        return [u for u in self.urls
-                if not u.startswith(("data:", "blob:", "about:")) and urlsplit(u).hostname != "127.0.0.1"]
+        return [
+            u
+            for u in self.urls
+            if not u.startswith(("data:", "blob:", "about:")) and urlsplit(u).hostname != "127.0.0.1"
+        ]
 
 
 def switch_language(page, lang: str) -> None:
@@ -48,14 +52,15 @@ def search(page, words: str) -> list[str]:
     meta = page.locator(".md-search-result__meta")
     box.fill("")
     box.press("End")  # Material searches on keyup: fill() alone presses no key
-    page.wait_for_function("([el, text]) => el.textContent.trim() === text",
-                           arg=[meta.element_handle(), placeholder], timeout=10_000)
+    page.wait_for_function(
+        "([el, text]) => el.textContent.trim() === text", arg=[meta.element_handle(), placeholder], timeout=10_000
+    )
     box.fill(words)
     box.press("End")
-    page.wait_for_function("([el, text]) => el.textContent.trim() !== text",
-                           arg=[meta.element_handle(), placeholder], timeout=10_000)
-    hrefs = page.locator(".md-search-result__item a.md-search-result__link").evaluate_all(
-        "els => els.map(e => e.href)")
+    page.wait_for_function(
+        "([el, text]) => el.textContent.trim() !== text", arg=[meta.element_handle(), placeholder], timeout=10_000
+    )
+    hrefs = page.locator(".md-search-result__item a.md-search-result__link").evaluate_all("els => els.map(e => e.href)")
     return sorted({unquote(urlsplit(h).path) for h in hrefs})
 
 
@@ -127,8 +132,9 @@ def test_reader_journey(browser, site_url, built_site, artifacts):
         for i in range(blocks.count()):
             block = blocks.nth(i)
             if block.is_visible():
-                assert block.locator("button.md-clipboard, button.md-code__button").count() >= 1, \
+                assert block.locator("button.md-clipboard, button.md-code__button").count() >= 1, (
                     f"code block {i} has no copy button"
+                )
         tabs = page.locator(".tabbed-set").first
         cli = tabs.locator(".tabbed-block").nth(0)
         python = tabs.locator(".tabbed-block").nth(1)

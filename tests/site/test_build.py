@@ -1,4 +1,5 @@
 """``mkdocs build --strict`` is clean for every language, and strict mode really catches mistakes."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,8 +16,9 @@ def test_strict_build_is_clean_for_every_language(built_site):
     for lang in LANGS:
         assert (root / lang / "index.html").is_file(), f"site/{lang}/index.html was not built"
         assert (root / lang / "00-start" / "index.html").is_file()
-        assert (root / lang / "00-start" / "notebook" / "index.html").is_file(), \
+        assert (root / lang / "00-start" / "notebook" / "index.html").is_file(), (
             f"the executed notebook page of 00-start is missing in {lang}"
+        )
         assert (root / lang / "search" / "search_index.json").is_file()
     assert (root / "index.html").is_file()
 
@@ -24,8 +26,9 @@ def test_strict_build_is_clean_for_every_language(built_site):
 def test_strict_build_fails_on_a_broken_link(tmp_path, monkeypatch):
     docs = tmp_path / "docs"
     (docs / "en").mkdir(parents=True)
-    (docs / "en" / "index.md").write_text("# Home { #home }\n\nSee [the lesson](01-missing/index.md).\n",
-                                          encoding="utf-8")
+    (docs / "en" / "index.md").write_text(
+        "# Home { #home }\n\nSee [the lesson](01-missing/index.md).\n", encoding="utf-8"
+    )
     monkeypatch.setattr(paths, "DOCS", docs)
     with pytest.raises(site.SiteBuildError, match="01-missing"):
         site.build(langs=("en",), site_dir=tmp_path / "site", log=lambda *_: None)
@@ -68,6 +71,11 @@ def test_serve_builds_with_only_the_site_requirements(tmp_path):
     import subprocess
     import sys
 
-    res = subprocess.run([sys.executable, "-c", _ONLY_SITE_PACKAGES, str(tmp_path / "site")], cwd=paths.ROOT,
-                         capture_output=True, text=True, timeout=900)
+    res = subprocess.run(
+        [sys.executable, "-c", _ONLY_SITE_PACKAGES, str(tmp_path / "site")],
+        cwd=paths.ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert res.returncode == 0 and "built" in res.stdout, res.stderr[-3000:]

@@ -5,6 +5,7 @@ requested from another host, before or after the click, and nothing of the runti
 
 Printed, not asserted (timings belong in bench/): the time from the click to the first answer, the
 bytes a first click loads and what a page pays without a click.  Screenshots go to /tmp."""
+
 from __future__ import annotations
 
 import json
@@ -49,8 +50,11 @@ def console_site(built_site):
 
 
 def _wait_for_entries(page, console, count: int) -> None:
-    page.wait_for_function("([el, n]) => el.querySelectorAll('.rc-out[data-client=\"0\"] .rc-entry').length >= n",
-                           arg=[console.element_handle(), count], timeout=FIRST_ANSWER_TIMEOUT)
+    page.wait_for_function(
+        "([el, n]) => el.querySelectorAll('.rc-out[data-client=\"0\"] .rc-entry').length >= n",
+        arg=[console.element_handle(), count],
+        timeout=FIRST_ANSWER_TIMEOUT,
+    )
 
 
 def _open(page, index: int):
@@ -72,8 +76,11 @@ def _type(page, console, client: int, line: str) -> None:
     box = console.locator("input.rc-input")
     box.fill(line)
     box.press("Enter")
-    page.wait_for_function("([el, c, n]) => el.querySelectorAll(`.rc-out[data-client=\"${c}\"] .rc-entry`).length > n",
-                           arg=[console.element_handle(), client, before], timeout=30_000)
+    page.wait_for_function(
+        '([el, c, n]) => el.querySelectorAll(`.rc-out[data-client="${c}"] .rc-entry`).length > n',
+        arg=[console.element_handle(), client, before],
+        timeout=30_000,
+    )
 
 
 def _last_reply(console, client: int) -> list[str]:
@@ -106,8 +113,9 @@ def test_consoles_in_three_languages(browser, site_url, console_site, built_site
                 console = _open(page, index)
                 _wait_for_entries(page, console, len(blocks[index].steps))
                 if k == 0:
-                    report.append((lang, time.monotonic() - started,
-                                   page.get_attribute("html", "data-redis-console-timings")))
+                    report.append(
+                        (lang, time.monotonic() - started, page.get_attribute("html", "data-redis-console-timings"))
+                    )
                 shown = _lines(shown_blocks[index])
                 printed = _lines("".join(console.locator('.rc-out[data-client="0"] .rc-entry').all_text_contents()))
                 assert printed == shown, f"{lang}/{lesson} transcript {index}"
@@ -118,8 +126,9 @@ def test_consoles_in_three_languages(browser, site_url, console_site, built_site
                 note.wait_for(timeout=30_000)
                 assert "Lua" in note.text_content() and note.locator("a").get_attribute("href") == "notebook/"
                 link = note.locator("a")
-                assert link.evaluate("a => getComputedStyle(a).textDecorationLine") == "underline", \
+                assert link.evaluate("a => getComputedStyle(a).textDecorationLine") == "underline", (
                     "the notebook link is told from the note's text by colour alone (axe: link-in-text-block)"
+                )
                 eval_entry = console.locator(".rc-entry.rc-noted").first.text_content()
                 assert _lines(eval_entry) == [_lines(eval_entry)[0]], "EVAL printed a reply instead of the note"
 
@@ -131,8 +140,9 @@ def test_consoles_in_three_languages(browser, site_url, console_site, built_site
                 shot = SHOTS / f"redis-console-{lang}.png"
                 first.screenshot(path=str(shot))
                 report.append((lang, "screenshot", str(shot)))
-            assert sum(1 for u in urls[first_url:] if u.endswith("pyodide.asm.wasm")) == 1, \
+            assert sum(1 for u in urls[first_url:] if u.endswith("pyodide.asm.wasm")) == 1, (
                 "a second console of the page loaded the runtime again"
+            )
             page.close()
     finally:
         context.close()
@@ -148,9 +158,11 @@ def test_consoles_in_three_languages(browser, site_url, console_site, built_site
     block = re.search(r'<script id="redis-console-settings"[^>]*>(.*?)</script>', page_html, re.S)
     settings = len(block.group(0).encode())
     transfer = json.loads(block.group(1))["transfer"]
-    print(f"\nbrowser console: a first click loads {first_click:,} bytes in {len(shipped)} files "
-          f"({transfer:,} over the network); "
-          f"a page without a click pays {loader + settings:,} bytes (console.js {loader:,}, settings {settings:,})")
+    print(
+        f"\nbrowser console: a first click loads {first_click:,} bytes in {len(shipped)} files "
+        f"({transfer:,} over the network); "
+        f"a page without a click pays {loader + settings:,} bytes (console.js {loader:,}, settings {settings:,})"
+    )
     for row in report:
         if row[1] == "screenshot":
             print(f"  {row[0]}: screenshot {row[2]}")
@@ -180,10 +192,15 @@ def _watch_with_two_clients(page) -> None:
     console = page.locator('.rc-console[data-block="0"]')
     console.locator("button.rc-reset").click()
     page.wait_for_function("el => el.querySelectorAll('.rc-entry').length === 0", arg=console.element_handle())
-    for client, line, reply in [(0, "SET balance 100", ["OK"]), (0, "WATCH balance", ["OK"]),
-                                (1, "DECRBY balance 30", ["(integer) 70"]), (0, "MULTI", ["OK"]),
-                                (0, "DECRBY balance 30", ["QUEUED"]), (0, "EXEC", ["(nil)"]),
-                                (1, "GET balance", ['"70"'])]:
+    for client, line, reply in [
+        (0, "SET balance 100", ["OK"]),
+        (0, "WATCH balance", ["OK"]),
+        (1, "DECRBY balance 30", ["(integer) 70"]),
+        (0, "MULTI", ["OK"]),
+        (0, "DECRBY balance 30", ["QUEUED"]),
+        (0, "EXEC", ["(nil)"]),
+        (1, "GET balance", ['"70"']),
+    ]:
         _type(page, console, client, line)
         assert _last_reply(console, client) == reply, line
         # the pane shows what this client did: the other client's commands are not in it
@@ -266,8 +283,10 @@ def test_a_snapshot_that_cannot_be_restored_falls_back_on_starting_python(browse
         if broken == "missing":
             context.route("**/console/snapshot-*", lambda route: route.fulfill(status=404, body="gone"))
         else:  # a gzip stream that ends in the middle
-            context.route("**/console/snapshot-*", lambda route: route.fulfill(
-                status=200, body=b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + bytes(64)))
+            context.route(
+                "**/console/snapshot-*",
+                lambda route: route.fulfill(status=200, body=b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + bytes(64)),
+            )
         page = context.new_page()
         page.goto(f"{site_url}/ru/01-incr/")
         console = _open(page, 0)

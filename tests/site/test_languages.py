@@ -1,5 +1,6 @@
 """One site per language: the language menu keeps the reader on the same page, the root page sends
 readers to their language, and each site's search index holds its own language only."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,9 @@ HAN = re.compile(r"[\u4e00-\u9fff]")
 def _switcher(page) -> dict[str, str]:
     """hreflang → href of the language menu's links on a built page."""
     text = page.read_text(encoding="utf-8")
-    return {lang: href for href, lang in
-            re.findall(r'<a href="([^"]*)" hreflang="(\w+)" class="md-select__link"', text)}
+    return {
+        lang: href for href, lang in re.findall(r'<a href="([^"]*)" hreflang="(\w+)" class="md-select__link"', text)
+    }
 
 
 def test_language_menu_of_the_start_page(built_site):

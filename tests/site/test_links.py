@@ -1,6 +1,7 @@
 """Every link, image, stylesheet and script in the three built sites points at a file that exists,
 and every #fragment at an id on the target page.  mkdocs checks Markdown links; this checks the HTML
 as the reader gets it (theme, navigation, language menu, generated notebook pages)."""
+
 from __future__ import annotations
 
 from _sitescan import LOCAL_HOSTS, host_of, resolve, scan
@@ -37,9 +38,12 @@ def test_every_local_reference_and_anchor_exists(built_site):
 def test_resources_are_not_fetched_from_a_fixed_port(built_site):
     """The sites work on any port: what a page loads is relative, never http://127.0.0.1:8000/..."""
     root = built_site.require()
-    bad = [f"{p.relative_to(root)}: <{r.tag}> {r.url}"
-           for p in built_site.html_files() for r in scan(p)[0]
-           if host_of(r.url) in LOCAL_HOSTS and r.loads_automatically]
+    bad = [
+        f"{p.relative_to(root)}: <{r.tag}> {r.url}"
+        for p in built_site.html_files()
+        for r in scan(p)[0]
+        if host_of(r.url) in LOCAL_HOSTS and r.loads_automatically
+    ]
     assert not bad, "absolute URLs to this machine (break on another port):\n" + "\n".join(bad)
 
 

@@ -2,6 +2,7 @@
 of each kind answered wrongly and then rightly in each language, the explanation shown each time;
 the answers kept across a reload and across a language switch (localStorage, per question id); the
 summary and its reset; restoring answers on load changes the size of no box (no layout shift); no request leaves 127.0.0.1."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,9 +16,9 @@ pytestmark = pytest.mark.browser
 LESSON = "02-atomicity"
 # question id: (options ticked for a wrong answer, the option whose explanation that shows, options ticked for the right one)
 CASES = {
-    "exec-no-rollback": (["b"], "b", ["a"]),            # predict the reply
-    "pipeline-is-not-atomic": (["b"], "b", ["a"]),      # multiple choice
-    "lost-update-get-set": (["b"], "a", ["a", "b"]),    # spot the race: "1" left out
+    "exec-no-rollback": (["b"], "b", ["a"]),  # predict the reply
+    "pipeline-is-not-atomic": (["b"], "b", ["a"]),  # multiple choice
+    "lost-update-get-set": (["b"], "a", ["a", "b"]),  # spot the race: "1" left out
 }
 
 # the height of every question box and of the summary, once the page and its fonts have loaded

@@ -1,6 +1,7 @@
 """Search as a Chinese and a Russian reader use it, on queries the other tests do not use: a Chinese
 query is searched whole (Material 9.8.2's segmenter dropped its last character) and highlighted as
 whole words; Russian excerpts show ё where the pages write it."""
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,7 @@ pytestmark = pytest.mark.browser
 
 # query → the lesson (URL prefix under /zh/) its first result must be in
 ZH = {
-    "过期": "0",                 # any lesson: 过 alone ranked the cluster notebook first
+    "过期": "0",  # any lesson: 过 alone ranked the cluster notebook first
     "原子性": "02-atomicity/",
     "事务": "02-atomicity/",
     "限流": "04-rate-limiting/",
@@ -31,7 +32,8 @@ RU = ["ещё", "идёт", "истёк", "мёртв", "надёжн", "даё�
 def _results(page) -> tuple[list[str], list[str]]:
     """The result links (paths under the language, no ?h=) and the highlighted words, in order."""
     links = page.locator(".md-search-result__item a.md-search-result__link").evaluate_all(
-        "els => els.map(e => decodeURIComponent(e.pathname.replace(/^\\/\\w+\\//, '')) + e.hash)")
+        "els => els.map(e => decodeURIComponent(e.pathname.replace(/^\\/\\w+\\//, '')) + e.hash)"
+    )
     marks = [m.replace("\u200b", "") for m in page.locator(".md-search-result__list mark").all_text_contents()]
     return links, marks
 
@@ -81,7 +83,8 @@ def test_russian_excerpts_show_yo(browser, site_url, built_site):
             page.wait_for_timeout(300)  # words_yo.json is fetched on the first search
             excerpts = page.locator(".md-search-result__article").evaluate_all(
                 "els => els.map(a => Array.from(a.childNodes).filter(n => !/^H[12]$/.test(n.nodeName))"
-                ".map(n => n.textContent).join(' '))")
+                ".map(n => n.textContent).join(' '))"
+            )
             text = " ".join(excerpts).lower()
             assert text.strip(), f"no result for {query}"
             assert query in text, f"{query}: the excerpts do not show it with ё: {text[:300]}"

@@ -1,5 +1,6 @@
 """The site in the reader's language beyond the pages: the glossary and Chinese search words, the
 palette kept across languages, meta descriptions, 404 pages, charts with alt text and a dark variant."""
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,7 @@ def test_the_jieba_dictionary_keeps_glossary_terms_whole(tmp_path):
 
     jieba.setLogLevel(logging.WARNING)
     plain = jieba.Tokenizer()
-    assert "令牌桶" not in list(plain.cut("令牌桶限流器"))          # what the dictionary is for
+    assert "令牌桶" not in list(plain.cut("令牌桶限流器"))  # what the dictionary is for
     tokenizer = jieba.Tokenizer()
     tokenizer.load_userdict(str(glossary.write_jieba_dictionary(tmp_path / "dict.txt")))
     assert list(tokenizer.cut("令牌桶和滑动窗口计数器")) == ["令牌桶", "和", "滑动窗口计数器"]
@@ -121,7 +122,8 @@ def test_chinese_search_finds_glossary_terms_as_words_and_lessons_first(browser,
         assert "<mark>令牌</mark>桶" not in html.replace("\u200b", "")
         search(page, "计数器")
         order = page.locator(".md-search-result__item > a.md-search-result__link").evaluate_all(
-            "els => els.map(e => e.pathname)")
+            "els => els.map(e => e.pathname)"
+        )
         lessons = [p for p in order if re.fullmatch(r"/zh/\d\d-[^/]+/", p)]
         labs = [p for p in order if p.endswith("/lab/")]
         assert lessons and order[0] == lessons[0], order
@@ -173,8 +175,11 @@ def test_language_switch_keeps_the_section_scrolled_to(browser, site_url, sectio
     others = [lang for lang in LANGS if lang != via]
     try:
         page.goto(f"{site_url}/{via}/03-counters/")
-        page.evaluate("""id => { const h = document.getElementById(id);
-                                 window.scrollTo(0, h.getBoundingClientRect().top + window.scrollY + 200); }""", section)
+        page.evaluate(
+            """id => { const h = document.getElementById(id);
+                                 window.scrollTo(0, h.getBoundingClientRect().top + window.scrollY + 200); }""",
+            section,
+        )
         assert "#" not in page.url and _heading_at_top(page) == section
         for lang in others:
             _pick_language_in_place(page, lang)
@@ -195,12 +200,17 @@ def test_russian_search_shows_and_highlights_yo(browser, site_url, built_site):
     try:
         page.goto(f"{site_url}/ru/")
         search(page, "счетчик")
-        page.wait_for_function("() => [...document.querySelectorAll('.md-search-result__link h1, "
-                               ".md-search-result__link h2')].some(h => /ё/.test(h.textContent))", timeout=10_000)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.md-search-result__link h1, "
+            ".md-search-result__link h2')].some(h => /ё/.test(h.textContent))",
+            timeout=10_000,
+        )
         link = page.locator(".md-search-result__item a.md-search-result__link", has_text="ё").first
         link.click()
         page.wait_for_load_state("load")
-        page.wait_for_function("() => [...document.querySelectorAll('mark[data-md-highlight]')]"
-                               ".some(m => /ё/i.test(m.textContent))", timeout=10_000)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('mark[data-md-highlight]')].some(m => /ё/i.test(m.textContent))",
+            timeout=10_000,
+        )
     finally:
         page.close()

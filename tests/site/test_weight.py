@@ -1,6 +1,7 @@
 """What a reader downloads: no source maps in the built site, a CJK web font cut to each language's
 and each page's characters, images sized and lazy, no search index before the reader searches, and
 ``course serve`` sending text gzip-compressed."""
+
 from __future__ import annotations
 
 import gzip
@@ -18,8 +19,9 @@ from redis_course.site.webfont import CJK, PAGE_FONT, WEB_FONT, cjk_characters, 
 def test_no_source_maps_ship(built_site):
     root = built_site.require()
     assert not list(root.rglob("*.map"))
-    pointing = [p for p in list(root.rglob("*.js")) + list(root.rglob("*.css"))
-                if b"sourceMappingURL=" in p.read_bytes()[-300:]]
+    pointing = [
+        p for p in list(root.rglob("*.js")) + list(root.rglob("*.css")) if b"sourceMappingURL=" in p.read_bytes()[-300:]
+    ]
     assert not pointing, pointing
 
 
@@ -48,9 +50,15 @@ def test_each_page_has_its_own_cut_of_the_cjk_font(built_site):
     from fontTools.ttLib import TTFont
 
     root = built_site.require()
-    for lang, path in (("zh", "04-rate-limiting/index.html"), ("zh", "index.html"), ("en", "04-rate-limiting/index.html")):
+    for lang, path in (
+        ("zh", "04-rate-limiting/index.html"),
+        ("zh", "index.html"),
+        ("en", "04-rate-limiting/index.html"),
+    ):
         html = (root / lang / path).read_text(encoding="utf-8")
-        face = re.search(r'<style>@font-face\{font-family:"Course CJK";src:url\("([^"]+)"\)[^}]*unicode-range:([^}]+)\}', html)
+        face = re.search(
+            r'<style>@font-face\{font-family:"Course CJK";src:url\("([^"]+)"\)[^}]*unicode-range:([^}]+)\}', html
+        )
         assert face and html.index("course.css") < face.start(), (lang, path)
         font = (root / lang / path).parent / face.group(1)
         assert PAGE_FONT.search(font.name) and font.is_file(), font
@@ -108,10 +116,13 @@ def test_sized_lazy_images_reads_the_png_header(tmp_path):
 
     png = tmp_path / "a.png"
     png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + (640).to_bytes(4, "big") + (480).to_bytes(4, "big"))
-    out = sized_lazy_images('<p><img alt="a" src="a.png#only-light" /><img src="b.svg"></p>',
-                            lambda src: png if src == "a.png" else None)
-    assert out == ('<p><img alt="a" src="a.png#only-light" width="640" height="480" loading="lazy" decoding="async" />'
-                   '<img src="b.svg" loading="lazy" decoding="async" /></p>')
+    out = sized_lazy_images(
+        '<p><img alt="a" src="a.png#only-light" /><img src="b.svg"></p>', lambda src: png if src == "a.png" else None
+    )
+    assert out == (
+        '<p><img alt="a" src="a.png#only-light" width="640" height="480" loading="lazy" decoding="async" />'
+        '<img src="b.svg" loading="lazy" decoding="async" /></p>'
+    )
 
 
 @pytest.mark.browser
@@ -155,8 +166,9 @@ def served(tmp_path):
 
 
 def _get(url, encoding="gzip", method="GET", headers=None):
-    req = urllib.request.Request(url, method=method,
-                                 headers={**({"Accept-Encoding": encoding} if encoding else {}), **(headers or {})})
+    req = urllib.request.Request(
+        url, method=method, headers={**({"Accept-Encoding": encoding} if encoding else {}), **(headers or {})}
+    )
     try:
         resp = urllib.request.urlopen(req, timeout=10)
     except urllib.error.HTTPError as exc:
@@ -189,8 +201,12 @@ def test_serve_lets_browsers_keep_hashed_assets_and_revalidate_the_rest(served):
     base, root = served
     status, headers, _body = _get(base + "/en/assets/javascripts/bundle.a5f9d56c.min.js")
     assert status == 200 and headers["Cache-Control"] == "public, max-age=31536000, immutable"
-    for path, encoding in (("/en/", "gzip"), ("/en/search/search_index.json", "gzip"),
-                           ("/en/assets/fonts/course-cjk.woff", ""), ("/en/search/search_index.json", "")):
+    for path, encoding in (
+        ("/en/", "gzip"),
+        ("/en/search/search_index.json", "gzip"),
+        ("/en/assets/fonts/course-cjk.woff", ""),
+        ("/en/search/search_index.json", ""),
+    ):
         status, headers, body = _get(base + path, encoding=encoding)
         assert status == 200 and headers["Cache-Control"] == "no-cache" and headers["ETag"], (path, dict(headers))
         again = _get(base + path, encoding=encoding, headers={"If-None-Match": headers["ETag"]})

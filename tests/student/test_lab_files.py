@@ -4,6 +4,7 @@ asks for, and each lab has the tests that ``check`` runs.
 These checks do not run your code and give no points: ``python3 run.py check NN`` does that.  They
 pass on untouched lab files and fail when a file no longer loads or a function was renamed or removed.
 """
+
 from __future__ import annotations
 
 import ast
@@ -40,11 +41,14 @@ def test_lab_file_is_python_and_defines_what_the_lab_asks_for(lab):
     try:
         tree = ast.parse(file.read_bytes(), str(file))
     except SyntaxError as exc:
-        pytest.fail(_("{file} is not valid Python (line {line}): {error}.", file=file, line=exc.lineno,
-                      error=exc.msg), pytrace=False)
+        pytest.fail(
+            _("{file} is not valid Python (line {line}): {error}.", file=file, line=exc.lineno, error=exc.msg),
+            pytrace=False,
+        )
     missing = [name for name in lab.functions if name not in defined_names(tree)]
-    assert not missing, _("{file} does not define {names}: the lab's tests call them by these names.",
-                          file=file, names=", ".join(missing))
+    assert not missing, _(
+        "{file} does not define {names}: the lab's tests call them by these names.", file=file, names=", ".join(missing)
+    )
 
 
 @pytest.mark.parametrize("lab", LABS, ids=[lab.id for lab in LABS])

@@ -23,14 +23,42 @@ In pieces: :mod:`.slots` (slot maths), :mod:`.client` (the course's cluster clie
 (the processes), :mod:`.topology` (roles, slots, moves and failovers of a running cluster),
 :mod:`.cli` (``python3 run.py cluster ...``).
 """
+
 from __future__ import annotations
 
 from .cli import cli_start, cli_status, cli_stop
 from .client import CourseCluster, connect_cluster, drive_incr
-from .nodes import (NODE_TIMEOUT_MS, STATE_FILE, LocalCluster, _is_our_server, cluster_available, cluster_port,
-                    local_cluster, redis_cli_binary)
+from .nodes import (
+    NODE_TIMEOUT_MS,
+    STATE_FILE,
+    LocalCluster,
+    _is_our_server,
+    cluster_available,
+    cluster_port,
+    local_cluster,
+    redis_cli_binary,
+)
 from .slots import SLOTS, crc16, default_primary, hash_tag, key_slot, same_slot
 
-__all__ = ["SLOTS", "STATE_FILE", "NODE_TIMEOUT_MS", "CourseCluster", "LocalCluster", "cli_start", "cli_status",
-           "cli_stop", "cluster_available", "cluster_port", "connect_cluster", "crc16", "default_primary",
-           "drive_incr", "hash_tag", "key_slot", "local_cluster", "redis_cli_binary", "same_slot", "_is_our_server"]
+__all__ = [
+    "SLOTS",
+    "STATE_FILE",
+    "NODE_TIMEOUT_MS",
+    "CourseCluster",
+    "LocalCluster",
+    "cli_start",
+    "cli_status",
+    "cli_stop",
+    "cluster_available",
+    "cluster_port",
+    "connect_cluster",
+    "crc16",
+    "default_primary",
+    "drive_incr",
+    "hash_tag",
+    "key_slot",
+    "local_cluster",
+    "redis_cli_binary",
+    "same_slot",
+    "_is_our_server",
+]

@@ -1,4 +1,5 @@
 """The course's client for a Redis Cluster: redis-py's RedisCluster with the course's key namespace."""
+
 from __future__ import annotations
 
 import time
@@ -47,8 +48,13 @@ class CourseCluster(_CourseClient, RedisCluster):
 
     def describe(self) -> str:
         primaries = sorted(f"{n.host}:{n.port}" for n in self.get_primaries())
-        what = _("Redis Cluster {version}, {n} primaries ({nodes}); key prefix {prefix}",
-                 version=self.server_version(), n=len(primaries), nodes=", ".join(primaries), prefix=self.prefix)
+        what = _(
+            "Redis Cluster {version}, {n} primaries ({nodes}); key prefix {prefix}",
+            version=self.server_version(),
+            n=len(primaries),
+            nodes=", ".join(primaries),
+            prefix=self.prefix,
+        )
         return _("backend: {description}", description=what)
 
 
@@ -62,8 +68,9 @@ def connect_cluster(nodes: list[tuple[str, int]], *, prefix: str | None = None, 
 
     kwargs.setdefault("socket_timeout", 5)
     kwargs.setdefault("socket_connect_timeout", 2)
-    rc = CourseCluster(startup_nodes=[ClusterNode(h, p) for h, p in nodes], decode_responses=True,
-                       protocol=PROTOCOL, **kwargs)
+    rc = CourseCluster(
+        startup_nodes=[ClusterNode(h, p) for h, p in nodes], decode_responses=True, protocol=PROTOCOL, **kwargs
+    )
     rc.backend, rc.prefix, rc.owned = "redis-cluster", (prefix if prefix is not None else run_prefix()), True
     rc.where = ", ".join(f"{h}:{p}" for h, p in nodes)
     return rc

@@ -2,6 +2,7 @@
 127.0.0.1 with their data under one temporary directory, created with ``redis-cli --cluster create``;
 started, stopped, killed, paused and resumed one by one; stopped when the ``with`` block or the
 process that started them ends (unless ``course cluster start`` detached them)."""
+
 from __future__ import annotations
 
 import atexit
@@ -51,7 +52,9 @@ def cluster_port() -> int:
         port = rng.randrange(20000, 55000)
         if _port_free(port) and _port_free(port + BUS_OFFSET):
             return port
-    raise CourseError(msg("server_start_failed", port="?", detail=_("no free pair of ports (a port and the port 10000 above it)")))
+    raise CourseError(
+        msg("server_start_failed", port="?", detail=_("no free pair of ports (a port and the port 10000 above it)"))
+    )
 
 
 def redis_cli_binary() -> str | None:
@@ -82,13 +85,19 @@ class LocalCluster(ClusterTopology):
     data_dir: Path | None = None
     ports: list[int] = field(default_factory=list)
     pids: dict[int, int] = field(default_factory=dict)
-    detached: bool = False   # started by `course cluster start`: outlives this process
+    detached: bool = False  # started by `course cluster start`: outlives this process
     _procs: dict[int, subprocess.Popen] = field(default_factory=dict, repr=False)
 
     # -- state file ----------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {"primaries": self.primaries, "replicas": self.replicas, "node_timeout_ms": self.node_timeout_ms,
-                "data_dir": str(self.data_dir), "ports": self.ports, "pids": {str(p): pid for p, pid in self.pids.items()}}
+        return {
+            "primaries": self.primaries,
+            "replicas": self.replicas,
+            "node_timeout_ms": self.node_timeout_ms,
+            "data_dir": str(self.data_dir),
+            "ports": self.ports,
+            "pids": {str(p): pid for p, pid in self.pids.items()},
+        }
 
     @classmethod
     def load(cls, path: Path = STATE_FILE) -> "LocalCluster | None":
@@ -96,9 +105,15 @@ class LocalCluster(ClusterTopology):
         if not path.exists():
             return None
         d = json.loads(path.read_text(encoding="utf-8"))
-        return cls(primaries=d["primaries"], replicas=d["replicas"], node_timeout_ms=d["node_timeout_ms"],
-                   data_dir=Path(d["data_dir"]), ports=list(d["ports"]),
-                   pids={int(p): pid for p, pid in d["pids"].items()}, detached=True)
+        return cls(
+            primaries=d["primaries"],
+            replicas=d["replicas"],
+            node_timeout_ms=d["node_timeout_ms"],
+            data_dir=Path(d["data_dir"]),
+            ports=list(d["ports"]),
+            pids={int(p): pid for p, pid in d["pids"].items()},
+            detached=True,
+        )
 
     def save(self, path: Path = STATE_FILE) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -107,25 +122,57 @@ class LocalCluster(ClusterTopology):
     # -- processes -----------------------------------------------------------------------------
     def _node_args(self, port: int) -> list[str]:
         d = Path(self.data_dir) / str(port)
-        return [redis_server_binary() or "redis-server", "--bind", "127.0.0.1", "--port", str(port),
-                "--dir", str(d), "--daemonize", "no", "--protected-mode", "no",
-                "--logfile", str(d / "redis.log"), "--save", "", "--appendonly", "no",
-                "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                "--cluster-node-timeout", str(self.node_timeout_ms),
-                # a replica's first sync starts at once (the default waits 5 s for more replicas)
-                "--repl-diskless-sync-delay", "0"]
+        return [
+            redis_server_binary() or "redis-server",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--dir",
+            str(d),
+            "--daemonize",
+            "no",
+            "--protected-mode",
+            "no",
+            "--logfile",
+            str(d / "redis.log"),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-node-timeout",
+            str(self.node_timeout_ms),
+            # a replica's first sync starts at once (the default waits 5 s for more replicas)
+            "--repl-diskless-sync-delay",
+            "0",
+        ]
 
     def _spawn(self, port: int) -> None:
         (Path(self.data_dir) / str(port)).mkdir(parents=True, exist_ok=True)
-        proc = subprocess.Popen(self._node_args(port), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True,
-                                preexec_fn=None if self.detached else _die_with_parent)
+        proc = subprocess.Popen(
+            self._node_args(port),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=None if self.detached else _die_with_parent,
+        )
         self._procs[port], self.pids[port] = proc, proc.pid
 
     def node(self, port: int, timeout: float = 2.0) -> redis.Redis:
         """A plain client on one node (not cluster-aware: it does not follow MOVED)."""
-        return redis.Redis(host="127.0.0.1", port=port, decode_responses=True, protocol=PROTOCOL,
-                           socket_timeout=timeout, socket_connect_timeout=timeout)
+        return redis.Redis(
+            host="127.0.0.1",
+            port=port,
+            decode_responses=True,
+            protocol=PROTOCOL,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+        )
 
     def _wait_ping(self, port: int, deadline: float) -> None:
         while time.monotonic() < deadline:
@@ -133,8 +180,13 @@ class LocalCluster(ClusterTopology):
             if proc is not None and proc.poll() is not None:
                 log = Path(self.data_dir) / str(port) / "redis.log"
                 tail = log.read_text(errors="replace").strip().splitlines()[-2:] if log.exists() else []
-                raise CourseError(msg("server_start_failed", port=port, detail=" / ".join(tail) or
-                                      _("exit code {code}", code=proc.returncode)))
+                raise CourseError(
+                    msg(
+                        "server_start_failed",
+                        port=port,
+                        detail=" / ".join(tail) or _("exit code {code}", code=proc.returncode),
+                    )
+                )
             with contextlib.suppress(redis.exceptions.RedisError):
                 if self.node(port, 0.5).ping():
                     return
@@ -163,11 +215,28 @@ class LocalCluster(ClusterTopology):
             deadline = time.monotonic() + timeout
             for port in self.ports:
                 self._wait_ping(port, deadline)
-            out = subprocess.run([cli, "--cluster", "create", *(f"127.0.0.1:{p}" for p in self.ports),
-                                  "--cluster-replicas", str(self.replicas), "--cluster-yes"],
-                                 capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+            out = subprocess.run(
+                [
+                    cli,
+                    "--cluster",
+                    "create",
+                    *(f"127.0.0.1:{p}" for p in self.ports),
+                    "--cluster-replicas",
+                    str(self.replicas),
+                    "--cluster-yes",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+            )
             if out.returncode != 0:
-                raise CourseError(_("redis-cli --cluster create did not finish: {detail}", detail=(out.stderr or out.stdout).strip()[-300:]))
+                raise CourseError(
+                    _(
+                        "redis-cli --cluster create did not finish: {detail}",
+                        detail=(out.stderr or out.stdout).strip()[-300:],
+                    )
+                )
             self.wait_ok(timeout=max(1.0, deadline - time.monotonic()))
         except BaseException:
             self.stop()
@@ -182,11 +251,14 @@ class LocalCluster(ClusterTopology):
         while True:
             try:
                 infos = [self.node(p).cluster("info") for p in ports]
-                ok = all(i.get("cluster_state") == "ok" and int(i.get("cluster_slots_ok", 0)) == SLOTS
-                         and int(i.get("cluster_known_nodes", 0)) == len(self.ports) for i in infos)
+                ok = all(
+                    i.get("cluster_state") == "ok"
+                    and int(i.get("cluster_slots_ok", 0)) == SLOTS
+                    and int(i.get("cluster_known_nodes", 0)) == len(self.ports)
+                    for i in infos
+                )
                 # and every replica has finished its first sync with its primary
-                if ok and all(self.node(p).info("replication").get("master_link_status", "up") == "up"
-                              for p in ports):
+                if ok and all(self.node(p).info("replication").get("master_link_status", "up") == "up" for p in ports):
                     return
             except redis.exceptions.RedisError:
                 pass

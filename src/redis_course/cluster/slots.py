@@ -1,5 +1,6 @@
 """Hash slots in pure Python, as the cluster specification defines them: CRC16/XMODEM of the key (or of
 its hash tag) modulo 16384, so a lesson can show slots where no cluster runs."""
+
 from __future__ import annotations
 
 SLOTS = 16384
@@ -34,7 +35,7 @@ def hash_tag(key: str | bytes) -> bytes:
     if start != -1:
         end = k.find(b"}", start + 1)
         if end > start + 1:
-            return k[start + 1:end]
+            return k[start + 1 : end]
     return k
 
 

@@ -1,5 +1,6 @@
 """What a running local cluster looks like, and the operations lesson 06 performs on it: roles, slots,
 keys per node, moving a slot (CLUSTER SETSLOT + MIGRATE), waiting for a failover, INCR counts."""
+
 from __future__ import annotations
 
 import contextlib
@@ -36,10 +37,16 @@ class ClusterTopology:
             flags = info.get("flags", "")
             role = "primary" if "master" in flags else "replica"
             up = "fail" not in flags and self.alive(port)
-            out.append({"port": port, "role": role, "up": up,
-                        "primary": by_id.get(info.get("master_id")) if role == "replica" else None,
-                        "slots": ["-".join(s) if s[0] != s[-1] else s[0] for s in info.get("slots", [])],
-                        "keys": self.node(port).dbsize() if up else None})
+            out.append(
+                {
+                    "port": port,
+                    "role": role,
+                    "up": up,
+                    "primary": by_id.get(info.get("master_id")) if role == "replica" else None,
+                    "slots": ["-".join(s) if s[0] != s[-1] else s[0] for s in info.get("slots", [])],
+                    "keys": self.node(port).dbsize() if up else None,
+                }
+            )
         return out
 
     def primary_ports(self) -> list[int]:
@@ -109,7 +116,9 @@ class ClusterTopology:
                         if all(self.node(p).cluster("info").get("cluster_state") == "ok" for p in live):
                             return port
             time.sleep(0.05)
-        raise CourseError(_("No replica of 127.0.0.1:{port} took over within {seconds:g} s.", port=dead_port, seconds=timeout))
+        raise CourseError(
+            _("No replica of 127.0.0.1:{port} took over within {seconds:g} s.", port=dead_port, seconds=timeout)
+        )
 
     # -- load, per node ----------------------------------------------------------------------------
     def reset_stats(self) -> None:

@@ -13,6 +13,7 @@ the course did not start itself, server-wide commands (FLUSHDB, FLUSHALL, CONFIG
 DEBUG, SAVE, BGSAVE, ...) are refused before they leave the client, also inside pipelines and in the
 text of Lua scripts.  Private servers started by :mod:`redis_course.core.servers` are "owned" and allow them.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -38,11 +39,34 @@ PROTOCOL = 2  # RESP2 on both backends (redis-py 8 defaults to RESP3)
 
 #: Commands that act on the whole server (first word, or first two words).
 SERVER_WIDE = {
-    "FLUSHDB", "FLUSHALL", "SHUTDOWN", "DEBUG", "SAVE", "BGSAVE", "BGREWRITEAOF", "SWAPDB",
-    "REPLICAOF", "SLAVEOF", "FAILOVER", "MONITOR",
-    "CONFIG SET", "CONFIG RESETSTAT", "CONFIG REWRITE", "SCRIPT FLUSH", "FUNCTION FLUSH",
-    "FUNCTION RESTORE", "CLIENT KILL", "CLIENT PAUSE", "CLUSTER RESET", "CLUSTER FAILOVER",
-    "ACL SETUSER", "ACL DELUSER", "ACL LOAD", "ACL SAVE", "MODULE LOAD", "MODULE UNLOAD",
+    "FLUSHDB",
+    "FLUSHALL",
+    "SHUTDOWN",
+    "DEBUG",
+    "SAVE",
+    "BGSAVE",
+    "BGREWRITEAOF",
+    "SWAPDB",
+    "REPLICAOF",
+    "SLAVEOF",
+    "FAILOVER",
+    "MONITOR",
+    "CONFIG SET",
+    "CONFIG RESETSTAT",
+    "CONFIG REWRITE",
+    "SCRIPT FLUSH",
+    "FUNCTION FLUSH",
+    "FUNCTION RESTORE",
+    "CLIENT KILL",
+    "CLIENT PAUSE",
+    "CLUSTER RESET",
+    "CLUSTER FAILOVER",
+    "ACL SETUSER",
+    "ACL DELUSER",
+    "ACL LOAD",
+    "ACL SAVE",
+    "MODULE LOAD",
+    "MODULE UNLOAD",
 }
 _SCRIPT_CMDS = {"EVAL", "EVAL_RO", "FCALL", "FUNCTION LOAD", "SCRIPT LOAD"}
 _LUA_CALL = re.compile(
@@ -77,7 +101,9 @@ def check_command(args: tuple[Any, ...], where: str) -> None:
     """Raise :class:`ServerWideCommandRefused` if ``args`` is a server-wide command."""
     first, two = _command_name(args)
     if first in SERVER_WIDE or two in SERVER_WIDE:
-        raise ServerWideCommandRefused(msg("refused_command", command=two if two in SERVER_WIDE else first, where=where))
+        raise ServerWideCommandRefused(
+            msg("refused_command", command=two if two in SERVER_WIDE else first, where=where)
+        )
     if first in _SCRIPT_CMDS or two in _SCRIPT_CMDS:
         for a in args[1:3]:
             text = a.decode("utf-8", "replace") if isinstance(a, bytes) else str(a)
@@ -156,7 +182,7 @@ class _CourseClient:
 
     def unprefixed(self, full_key: str) -> str:
         """``course:3f9a1c:views`` → ``views``: for printing keys the way the lesson names them."""
-        return full_key[len(self.prefix):] if full_key.startswith(self.prefix) else full_key
+        return full_key[len(self.prefix) :] if full_key.startswith(self.prefix) else full_key
 
     def course_keys(self, pattern: str = "*") -> list[str]:
         """This run's keys matching ``pattern`` (SCAN MATCH, O(N) over the whole keyspace), sorted."""
@@ -183,11 +209,19 @@ class _CourseClient:
         if self.backend == "fakeredis":
             import fakeredis
 
-            what = _("fakeredis {version} (embedded, Redis {semantics} semantics); key prefix {prefix}",
-                     version=fakeredis.__version__, semantics=self.server_version(), prefix=self.prefix)
+            what = _(
+                "fakeredis {version} (embedded, Redis {semantics} semantics); key prefix {prefix}",
+                version=fakeredis.__version__,
+                semantics=self.server_version(),
+                prefix=self.prefix,
+            )
         else:
-            what = _("Redis {version} at {where}; key prefix {prefix}", version=self.server_version(),
-                     where=self.where, prefix=self.prefix)
+            what = _(
+                "Redis {version} at {where}; key prefix {prefix}",
+                version=self.server_version(),
+                where=self.where,
+                prefix=self.prefix,
+            )
         return _("backend: {description}", description=what)
 
     @property
@@ -245,8 +279,15 @@ def _describe_url(url: str) -> str:
     return f"{p.hostname or 'localhost'}:{p.port or 6379}"
 
 
-def connect(url: str | None = None, *, prefix: str | None = None, owned: bool = False,
-            verbose: bool = False, decode_responses: bool = True, **kwargs: Any):
+def connect(
+    url: str | None = None,
+    *,
+    prefix: str | None = None,
+    owned: bool = False,
+    verbose: bool = False,
+    decode_responses: bool = True,
+    **kwargs: Any,
+):
     """Return a client: fakeredis if neither ``url`` nor ``REDIS_URL`` is given, else the server there.
 
     ``owned=True`` marks a server the course started itself (see :mod:`redis_course.core.servers`): then
@@ -256,8 +297,13 @@ def connect(url: str | None = None, *, prefix: str | None = None, owned: bool = 
     url = (os.environ.get(ENV_URL) if url is None else url) or None  # "" forces fakeredis
     prefix = prefix if prefix is not None else run_prefix()
     if url is None:
-        client = _fake_class()(server=fake_server(), decode_responses=decode_responses,
-                               protocol=PROTOCOL, version=FAKE_SERVER_VERSION, **kwargs)
+        client = _fake_class()(
+            server=fake_server(),
+            decode_responses=decode_responses,
+            protocol=PROTOCOL,
+            version=FAKE_SERVER_VERSION,
+            **kwargs,
+        )
         client.backend, client.prefix, client.owned, client.where = "fakeredis", prefix, True, "fakeredis"
         if verbose:
             print(client.describe())
@@ -268,11 +314,11 @@ def connect(url: str | None = None, *, prefix: str | None = None, owned: bool = 
     except ValueError:  # e.g. a port that is not a number
         where = url
     scheme = urlparse(url).scheme
-    conn_class = {"redis": GuardedConnection, "rediss": GuardedSSLConnection,
-                  "unix": GuardedUnixConnection}.get(scheme)
+    conn_class = {"redis": GuardedConnection, "rediss": GuardedSSLConnection, "unix": GuardedUnixConnection}.get(scheme)
     if conn_class is None:
-        raise CourseError(msg("bad_url", url=url, detail=_("unknown scheme {scheme!r}", scheme=scheme) if scheme
-                              else _("no scheme")))
+        raise CourseError(
+            msg("bad_url", url=url, detail=_("unknown scheme {scheme!r}", scheme=scheme) if scheme else _("no scheme"))
+        )
     if owned:
         conn_class = {"redis": Connection, "rediss": SSLConnection, "unix": UnixDomainSocketConnection}[scheme]
     socket_timeout = kwargs.pop("socket_timeout", SOCKET_TIMEOUT)
@@ -283,8 +329,14 @@ def connect(url: str | None = None, *, prefix: str | None = None, owned: bool = 
 
     def make_pool(read_timeout):
         return redis.ConnectionPool.from_url(
-            url, connection_class=conn_class, decode_responses=decode_responses, protocol=PROTOCOL,
-            socket_timeout=read_timeout, socket_connect_timeout=connect_timeout, **kwargs)
+            url,
+            connection_class=conn_class,
+            decode_responses=decode_responses,
+            protocol=PROTOCOL,
+            socket_timeout=read_timeout,
+            socket_connect_timeout=connect_timeout,
+            **kwargs,
+        )
 
     try:
         probe_pool, pool = make_pool(first_timeout), make_pool(socket_timeout)
@@ -341,11 +393,13 @@ def _connect_detail(exc: Exception) -> str:
         cause = cause.__cause__ or cause.__context__
     if isinstance(cause, socket.gaierror):
         return _("the host name is unknown")
-    known = {errno.ECONNREFUSED: _("nothing listens there (connection refused)"),
-             errno.ENOENT: _("there is no such socket file"),
-             errno.EHOSTUNREACH: _("the host cannot be reached"),
-             errno.ENETUNREACH: _("the network cannot be reached"),
-             errno.EACCES: _("permission denied")}
+    known = {
+        errno.ECONNREFUSED: _("nothing listens there (connection refused)"),
+        errno.ENOENT: _("there is no such socket file"),
+        errno.EHOSTUNREACH: _("the host cannot be reached"),
+        errno.ENETUNREACH: _("the network cannot be reached"),
+        errno.EACCES: _("permission denied"),
+    }
     if isinstance(cause, OSError) and cause.errno in known:
         return known[cause.errno]
     text = str(exc).split(". ")[-1].strip(". ")

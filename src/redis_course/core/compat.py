@@ -18,6 +18,7 @@ changes one fails with one sentence naming the package, its version and what to 
 
 The fakeredis server version the course emulates is here too: :data:`FAKE_SERVER_VERSION`.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -58,10 +59,12 @@ def require(package: str, module: str, names: tuple[str, ...], use: str) -> Any:
         dotted = ".".join((module, *names))
         raise PrivateAPIChanged(
             f"{package} {_version(package)} no longer has {dotted}, which {use} relies on: "
-            f"update src/redis_course/core/compat.py for this {package} version.") from None
+            f"update src/redis_course/core/compat.py for this {package} version."
+        ) from None
 
 
 # ------------------------------------------------------------------ raw replies (redis-cli transcripts)
+
 
 class Status(str):
     """A status (simple string) reply such as ``OK`` or ``QUEUED``: redis-cli prints it unquoted."""
@@ -151,6 +154,7 @@ def raw_fake_connection_class() -> type:
 
 # ------------------------------------------------------------------ a fakeredis server on a Unix socket
 
+
 class _WholeWrites:
     """A non-blocking socket written whole: wait (up to 30 s) whenever its buffer is full."""
 
@@ -161,7 +165,7 @@ class _WholeWrites:
         view = memoryview(data)
         while view:
             try:
-                view = view[self.sock.send(view):]
+                view = view[self.sock.send(view) :]
             except BlockingIOError:
                 if not select.select([], [self.sock], [], 30)[1]:
                     raise ConnectionError("the client read nothing for 30 s") from None
@@ -179,8 +183,12 @@ def unix_fake_server(path: str) -> socketserver.BaseServer:
     """
     from fakeredis import FakeServer
 
-    handler = require("fakeredis", "fakeredis._clients", ("_tcp_server", "TCPFakeRequestHandler"),
-                      "the grader's fakeredis server on a Unix socket")
+    handler = require(
+        "fakeredis",
+        "fakeredis._clients",
+        ("_tcp_server", "TCPFakeRequestHandler"),
+        "the grader's fakeredis server on a Unix socket",
+    )
 
     class Handler(handler):  # type: ignore[misc, valid-type]
         """fakeredis's handler with replies written whole: its socket is non-blocking, so a reply
@@ -235,7 +243,7 @@ def refuse_cross_slot(slot_of: Callable[[bytes], int]) -> Callable[[], None]:
     def keys_of(sig: Any, args: list) -> list:
         if sig.name.lower() in _NUMKEYS_COMMANDS and len(args) > 1:
             try:
-                return list(args[2:2 + int(args[1])])
+                return list(args[2 : 2 + int(args[1])])
             except ValueError:
                 return []
         types = list(sig.fixed)
@@ -272,6 +280,7 @@ def refuse_cross_slot(slot_of: Callable[[bytes], int]) -> Callable[[], None]:
 
 # ------------------------------------------------------------------ the command packer (server-wide guard)
 
+
 def wrap_command_packer(connection: Any, wrap: Callable[[Any], Any]) -> bool:
     """Replace ``connection._command_packer`` (what packs every command, pipelines included, for the
     wire) with ``wrap(packer)``.  False when this redis-py has no such packer (the caller then relies on
@@ -291,7 +300,8 @@ def check_command_packer() -> None:
         raise PrivateAPIChanged(
             f"redis {_version('redis')} no longer packs commands through Connection._command_packer.pack, "
             "which the guard against server-wide commands relies on: update src/redis_course/core/compat.py "
-            "for this redis version.")
+            "for this redis version."
+        )
 
 
 # ------------------------------------------------------------------ all uses, for the tests
@@ -300,16 +310,23 @@ USES: dict[str, Callable[[], Any]] = {
     "redis-py RESP2 parser": raw_parser_class,
     "fakeredis raw replies": raw_fake_connection_class,
     "fakeredis request handler": lambda: require(
-        "fakeredis", "fakeredis._clients", ("_tcp_server", "TCPFakeRequestHandler"),
-        "the grader's fakeredis server on a Unix socket"),
+        "fakeredis",
+        "fakeredis._clients",
+        ("_tcp_server", "TCPFakeRequestHandler"),
+        "the grader's fakeredis server on a Unix socket",
+    ),
     "redis-py command packer": check_command_packer,
-    "fakeredis cluster mode": lambda: [require("fakeredis", module, names, "the cluster mode of fakeredis")
-                                       for module, names in (("fakeredis._socket._fakesocket", ("FakeSocket", "exec_")),
-                                                             ("fakeredis._socket._fakesocket", ("FakeSocket", "_run_command")),
-                                                             ("fakeredis._socket._fakesocket", ("FakeSocket", "_forget_transaction")),
-                                                             ("fakeredis._socket._fakesocket", ("FakeSocket", "_clear_watches")),
-                                                             ("fakeredis._commands", ("Key",)),
-                                                             ("fakeredis._helpers", ("SimpleError",)))],
+    "fakeredis cluster mode": lambda: [
+        require("fakeredis", module, names, "the cluster mode of fakeredis")
+        for module, names in (
+            ("fakeredis._socket._fakesocket", ("FakeSocket", "exec_")),
+            ("fakeredis._socket._fakesocket", ("FakeSocket", "_run_command")),
+            ("fakeredis._socket._fakesocket", ("FakeSocket", "_forget_transaction")),
+            ("fakeredis._socket._fakesocket", ("FakeSocket", "_clear_watches")),
+            ("fakeredis._commands", ("Key",)),
+            ("fakeredis._helpers", ("SimpleError",)),
+        )
+    ],
 }
 
 
@@ -321,9 +338,11 @@ def check() -> None:
 
 # ------------------------------------------------------------------ fakeredis' Lua, as bare as Redis's
 
-_BARE_LUA = ("local loaded = package.loaded; loaded.io = nil; loaded.os = nil; loaded.package = nil; "
-             "loaded.python = nil; loaded.debug = nil; python = nil; debug = nil; print = nil; "
-             "io = nil; dofile = nil; loadfile = nil; require = nil; package = nil; module = nil; os = nil")
+_BARE_LUA = (
+    "local loaded = package.loaded; loaded.io = nil; loaded.os = nil; loaded.package = nil; "
+    "loaded.python = nil; loaded.debug = nil; python = nil; debug = nil; print = nil; "
+    "io = nil; dofile = nil; loadfile = nil; require = nil; package = nil; module = nil; os = nil"
+)
 
 
 def _no_attributes(obj: Any, name: Any, is_setting: bool) -> Any:
@@ -339,8 +358,12 @@ def bare_fakeredis_lua() -> None:
     ``fakeredis.commands_mixins.scripting_mixin.LUA_MODULE``, which is wrapped here; the grader's
     fakeredis server calls this before serving student code."""
     mixin = importlib.import_module("fakeredis.commands_mixins.scripting_mixin")
-    lua = require("fakeredis", "fakeredis.commands_mixins.scripting_mixin", ("LUA_MODULE",),
-                  "the grader's fakeredis server (a Lua without io and os)")
+    lua = require(
+        "fakeredis",
+        "fakeredis.commands_mixins.scripting_mixin",
+        ("LUA_MODULE",),
+        "the grader's fakeredis server (a Lua without io and os)",
+    )
     if getattr(lua, "_course_bare", False):
         return
 
@@ -363,8 +386,12 @@ def bare_fakeredis_lua() -> None:
     # runs every library in a read-only view of the globals it allows: its runtime gets the same
     # filters, and the bare prelude once the engine is set up (before, FUNCTION LOAD failed with
     # "attempt to index global 'debug'")
-    engine_cls = require("fakeredis", "fakeredis.commands_mixins._lua_functions", ("FunctionsEngine",),
-                         "the grader's fakeredis server (FUNCTION in a Lua without io and os)")
+    engine_cls = require(
+        "fakeredis",
+        "fakeredis.commands_mixins._lua_functions",
+        ("FunctionsEngine",),
+        "the grader's fakeredis server (FUNCTION in a Lua without io and os)",
+    )
 
     class _Filtered:
         def __getattr__(self, name: str) -> Any:

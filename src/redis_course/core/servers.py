@@ -28,6 +28,7 @@ it to give Redis 7 the permissive defaults of Redis 6.
         srv.kill()           # SIGKILL: no chance to save
         srv.start()          # same data directory: what survived?
 """
+
 from __future__ import annotations
 
 import atexit
@@ -78,7 +79,8 @@ def redis_server_binary() -> str | None:
     if override:  # a program that does not exist there counts as missing, not as a crash later
         return shutil.which(override)
     return shutil.which("redis-server") or (
-        "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else None)
+        "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else None
+    )
 
 
 def redis_server_version() -> str | None:
@@ -108,14 +110,50 @@ def free_port() -> int:
 #: What the ``student`` user of a grading server may not do (besides ``-@admin``), by Redis version:
 #: commands that reach other servers or files, stop or stall the server, or change what it allows.
 #: A rule naming a command this server does not have is left out (see :func:`student_rules`).
-STUDENT_DENY = ["-@admin", "-@dangerous", "+info", "+keys", "+sort", "+sort_ro", "+flushdb", "+role",
-                "-migrate", "-restore", "-restore-asking", "-flushall", "-swapdb", "-config", "-lastsave",
-                "-failover"]
-STUDENT_DENY_7 = ["-script|kill", "-function|flush", "-function|kill", "-function|restore", "-client|kill",
-                  "-client|pause", "-client|unpause", "-client|no-evict", "-client|unblock"]
-STUDENT_DENY_6 = ["-script", "+script|load", "+script|exists", "+script|flush",
-                  "-client", "+client|id", "+client|setname", "+client|getname", "+client|info",
-                  "+client|tracking", "+client|caching", "+client|getredir", "+client|trackinginfo"]
+STUDENT_DENY = [
+    "-@admin",
+    "-@dangerous",
+    "+info",
+    "+keys",
+    "+sort",
+    "+sort_ro",
+    "+flushdb",
+    "+role",
+    "-migrate",
+    "-restore",
+    "-restore-asking",
+    "-flushall",
+    "-swapdb",
+    "-config",
+    "-lastsave",
+    "-failover",
+]
+STUDENT_DENY_7 = [
+    "-script|kill",
+    "-function|flush",
+    "-function|kill",
+    "-function|restore",
+    "-client|kill",
+    "-client|pause",
+    "-client|unpause",
+    "-client|no-evict",
+    "-client|unblock",
+]
+STUDENT_DENY_6 = [
+    "-script",
+    "+script|load",
+    "+script|exists",
+    "+script|flush",
+    "-client",
+    "+client|id",
+    "+client|setname",
+    "+client|getname",
+    "+client|info",
+    "+client|tracking",
+    "+client|caching",
+    "+client|getredir",
+    "+client|trackinginfo",
+]
 
 
 def _version_tuple(version: str | None) -> tuple[int, int]:
@@ -162,8 +200,9 @@ def server_commands(client) -> dict[str, set[str]]:
     for name, info in entries:
         name = name.decode() if isinstance(name, bytes) else str(name)
         subs = (info.get("subcommands") if isinstance(info, dict) else (info[9] if len(info) > 9 else None)) or []
-        found[name.lower()] = {(s[0].decode() if isinstance(s[0], bytes) else str(s[0])).lower().partition("|")[2]
-                               for s in subs}
+        found[name.lower()] = {
+            (s[0].decode() if isinstance(s[0], bytes) else str(s[0])).lower().partition("|")[2] for s in subs
+        }
     return found
 
 
@@ -245,8 +284,7 @@ class PrivateRedis:
         has (:meth:`_add_student`), so that no rule it does not know stops it from starting."""
         path = Path(self.data_dir) / "users.conf"
         channels = "&* " if _version_tuple(redis_server_version()) >= (6, 2) else ""
-        text = (f"user default off\n"
-                f"user grader on {_acl_hash(self._secrets['grader'])} ~* {channels}+@all\n")
+        text = f"user default off\nuser grader on {_acl_hash(self._secrets['grader'])} ~* {channels}+@all\n"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(text)
@@ -256,11 +294,23 @@ class PrivateRedis:
         binary = redis_server_binary()
         if not binary:
             raise RedisServerMissing(msg("no_redis_server"))
-        args = [binary, *([str(self._users_file())] if self.users else []),
-                "--bind", "127.0.0.1", "--port", "0" if self.unix_socket else str(self.port),
-                "--dir", str(self.data_dir), "--daemonize", "no", "--protected-mode", "no",
-                "--logfile", str(Path(self.data_dir) / "redis.log") if self.log_to_file else "",
-                *PERSISTENCE[self.persistence]]
+        args = [
+            binary,
+            *([str(self._users_file())] if self.users else []),
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            "0" if self.unix_socket else str(self.port),
+            "--dir",
+            str(self.data_dir),
+            "--daemonize",
+            "no",
+            "--protected-mode",
+            "no",
+            "--logfile",
+            str(Path(self.data_dir) / "redis.log") if self.log_to_file else "",
+            *PERSISTENCE[self.persistence],
+        ]
         if self.unix_socket:
             args += ["--unixsocket", str(self.socket_path), "--unixsocketperm", "777"]
         if _major(redis_server_version()) >= 7:
@@ -271,8 +321,14 @@ class PrivateRedis:
         if self.single_node_cluster:
             # the cluster bus needs a TCP port (default: port + 10000, i.e. 10000 for every server with
             # --port 0): a free one, on 127.0.0.1 only (inside the server's own namespace when confined)
-            args += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                     "--cluster-port", str(free_port())]
+            args += [
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-port",
+                str(free_port()),
+            ]
         args += list(self.extra_args) + shlex.split(os.environ.get("COURSE_REDIS_SERVER_ARGS", ""))
         if self.confine is not None:
             args = self.confine.wrap(args, self)
@@ -303,8 +359,9 @@ class PrivateRedis:
             self.port = free_port()
         command = self.command_line()
         self._prepare_dirs()
-        self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, start_new_session=True)
+        self.proc = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
         _running.add(self)
         deadline = time.monotonic() + timeout
         last: Exception | None = None
@@ -313,9 +370,13 @@ class PrivateRedis:
                 err = (self.proc.stderr.read() if self.proc.stderr else b"").decode(errors="replace")
                 log = Path(self.data_dir) / "redis.log"
                 tail = log.read_text(errors="replace").strip().splitlines()[-3:] if log.exists() else []
-                raise CourseError(msg("server_start_failed", port=self.port,
-                                      detail=(err.strip() or " / ".join(tail) or
-                                              _("exit code {code}", code=self.proc.returncode))))
+                raise CourseError(
+                    msg(
+                        "server_start_failed",
+                        port=self.port,
+                        detail=(err.strip() or " / ".join(tail) or _("exit code {code}", code=self.proc.returncode)),
+                    )
+                )
             try:
                 if self.single_node_cluster:
                     self._assign_slots()
@@ -329,7 +390,13 @@ class PrivateRedis:
                 last = exc
                 time.sleep(0.02)
         self.kill()
-        raise CourseError(msg("server_start_failed", port=self.port, detail=_("no answer in {seconds:.0f} s ({last})", seconds=timeout, last=last)))
+        raise CourseError(
+            msg(
+                "server_start_failed",
+                port=self.port,
+                detail=_("no answer in {seconds:.0f} s ({last})", seconds=timeout, last=last),
+            )
+        )
 
     def _add_student(self) -> None:
         """The ``student`` user, with the rules this server's command table allows (those it leaves
@@ -341,17 +408,27 @@ class PrivateRedis:
             commands = server_commands(c)
             self.left_out_rules = left_out(version, commands)
             if self.left_out_rules:
-                _log.info("Redis %s has no %s: the student user's rules leave them out", version,
-                          " ".join(self.left_out_rules))
+                _log.info(
+                    "Redis %s has no %s: the student user's rules leave them out",
+                    version,
+                    " ".join(self.left_out_rules),
+                )
             rules = student_rules(version, commands)
             try:
-                c.execute_command("ACL", "SETUSER", "student", "reset", "on",
-                                  _acl_hash(self._secrets["student"]), *rules)
+                c.execute_command(
+                    "ACL", "SETUSER", "student", "reset", "on", _acl_hash(self._secrets["student"]), *rules
+                )
             except Exception as exc:  # noqa: BLE001 - the server's own words name the rule
                 self.kill()
-                raise AclRefused(msg("server_start_failed", port=self.port,
-                                      detail=_("Redis {version} refuses the grading user's ACL rules ({error})",
-                                               version=version, error=exc))) from None
+                raise AclRefused(
+                    msg(
+                        "server_start_failed",
+                        port=self.port,
+                        detail=_(
+                            "Redis {version} refuses the grading user's ACL rules ({error})", version=version, error=exc
+                        ),
+                    )
+                ) from None
         finally:
             c.close()
 

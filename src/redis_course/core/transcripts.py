@@ -30,6 +30,7 @@ To tell a status reply (``+OK``) from a bulk string (``$2 OK``) and to keep the 
 (redis-py drops the ``ERR `` prefix), replies are read raw: a parser that marks status replies
 (:class:`Status`) and keeps errors verbatim (:class:`ReplyError`), and no response callbacks.
 """
+
 from __future__ import annotations
 
 import re
@@ -60,14 +61,22 @@ class Backend:
             import fakeredis
 
             server = fakeredis.FakeServer(version=FAKE_SERVER_VERSION)
-            raw = fakeredis.FakeRedis(server=server, version=FAKE_SERVER_VERSION, protocol=2, decode_responses=True,
-                                      connection_class=raw_fake_connection_class(), single_connection_client=True)
+            raw = fakeredis.FakeRedis(
+                server=server,
+                version=FAKE_SERVER_VERSION,
+                protocol=2,
+                decode_responses=True,
+                connection_class=raw_fake_connection_class(),
+                single_connection_client=True,
+            )
         else:
             pool = self.client.connection_pool
             kwargs = dict(pool.connection_kwargs)
             kwargs.update(parser_class=RawParser, decode_responses=True, protocol=2)
-            raw = redis.Redis(connection_pool=redis.ConnectionPool(connection_class=pool.connection_class, **kwargs),
-                              single_connection_client=True)
+            raw = redis.Redis(
+                connection_pool=redis.ConnectionPool(connection_class=pool.connection_class, **kwargs),
+                single_connection_client=True,
+            )
             raw.execute_command("FLUSHALL")  # refused by the guard unless the server is the course's own
         raw.response_callbacks = {}
         return raw
@@ -89,6 +98,7 @@ def backend_for(client: Any) -> Backend:
 
 
 # ------------------------------------------------------------------ redis-cli formatting
+
 
 def quote(value: str | bytes) -> str:
     """A bulk string as redis-cli prints it (``sdscatrepr``): quoted, C escapes, ``\\xHH`` for the rest."""
@@ -151,6 +161,7 @@ def format_reply(reply: Any) -> list[str]:
 
 # ------------------------------------------------------------------ parsing
 
+
 class TranscriptSyntaxError(ValueError):
     pass
 
@@ -172,7 +183,7 @@ def split_args(line: str) -> list[str]:
                     raise TranscriptSyntaxError(f"unbalanced double quotes in {line!r}")
                 c = line[i]
                 if c == "\\" and i + 3 < n and line[i + 1] == "x" and _ishex(line[i + 2]) and _ishex(line[i + 3]):
-                    cur.append(chr(int(line[i + 2:i + 4], 16)))
+                    cur.append(chr(int(line[i + 2 : i + 4], 16)))
                     i += 3
                 elif c == "\\" and i + 1 < n:
                     i += 1
@@ -271,14 +282,14 @@ def find_blocks(text: str, path: str = "<text>") -> list[Block]:
         j = i + 1
         while j < len(lines) and not close.match(lines[j]):
             j += 1
-        body = [ln[len(indent):] if ln.startswith(indent) else ln.lstrip() for ln in lines[i + 1:j]]
+        body = [ln[len(indent) :] if ln.startswith(indent) else ln.lstrip() for ln in lines[i + 1 : j]]
         first = next((k for k, ln in enumerate(body) if ln.strip()), None)
         if first is not None and _PROMPT_RE.match(body[first]):
             block = Block(path, i + 1)
             for k, ln in enumerate(body[first:], start=first):
                 pm = _PROMPT_RE.match(ln)
                 if pm:
-                    block.steps.append(Step(i + 2 + k, ln[pm.end():].rstrip()))
+                    block.steps.append(Step(i + 2 + k, ln[pm.end() :].rstrip()))
                 elif ln.strip():
                     block.steps[-1].expected.append(ln.rstrip())
             blocks.append(block)
@@ -287,6 +298,7 @@ def find_blocks(text: str, path: str = "<text>") -> list[Block]:
 
 
 # ------------------------------------------------------------------ running
+
 
 def run_block(block: Block, backend: Backend) -> list[Mismatch]:
     """Run one block on an empty database; a mismatch for every step whose output differs."""
@@ -337,8 +349,9 @@ def pages(docs: Path | None = None) -> list[Path]:
     from .. import paths
 
     root = docs or paths.DOCS
-    return sorted(p for p in root.rglob("*.md")
-                  if p.name != "notebook.md" and find_blocks(p.read_text(encoding="utf-8"), str(p)))
+    return sorted(
+        p for p in root.rglob("*.md") if p.name != "notebook.md" and find_blocks(p.read_text(encoding="utf-8"), str(p))
+    )
 
 
 def main(argv: Iterable[str] | None = None) -> int:  # pragma: no cover - a convenience for authors

@@ -9,6 +9,7 @@ notebooks and catalogs.  The result (about 3 MB instead of 19 MB) is licensed li
 the SIL Open Font License 1.1 (OFL.txt); no Reserved Font Name is used.  fontTools comes with
 matplotlib, so nothing else is needed.
 """
+
 from __future__ import annotations
 
 import sys
@@ -17,8 +18,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 OUT = HERE / "NotoSansCJKsc-course.otf"
-RANGES = [(0x20, 0x7F), (0xA0, 0x180), (0x400, 0x460), (0x2010, 0x2070), (0x2100, 0x2150), (0x2190, 0x21A0),
-          (0x2200, 0x2270), (0x3000, 0x3020), (0xFF01, 0xFF5F)]
+RANGES = [
+    (0x20, 0x7F),
+    (0xA0, 0x180),
+    (0x400, 0x460),
+    (0x2010, 0x2070),
+    (0x2100, 0x2150),
+    (0x2190, 0x21A0),
+    (0x2200, 0x2270),
+    (0x3000, 0x3020),
+    (0xFF01, 0xFF5F),
+]
 
 
 def gb2312() -> set[int]:
@@ -33,8 +43,11 @@ def gb2312() -> set[int]:
 
 
 def used_by_the_course() -> set[int]:
-    files = [*(ROOT / "docs" / "zh").rglob("*.md"), *(ROOT / "notebooks").glob("*.py"),
-             *(ROOT / "src" / "redis_course" / "l10n" / "locale").glob("*/LC_MESSAGES/course.po")]
+    files = [
+        *(ROOT / "docs" / "zh").rglob("*.md"),
+        *(ROOT / "notebooks").glob("*.py"),
+        *(ROOT / "src" / "redis_course" / "l10n" / "locale").glob("*/LC_MESSAGES/course.po"),
+    ]
     return {ord(c) for f in files if f.exists() for c in f.read_text(encoding="utf-8") if ord(c) >= 0x80}
 
 

@@ -20,6 +20,7 @@
 Babel is used rather than hand-written parsing because it is what reads the catalogs at run time
 (:mod:`redis_course.l10n`) and what translators' tools expect: the same rules on both ends.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -35,12 +36,23 @@ from ..paths import LANGS
 
 # ``tr``: a local wrapper that fixes the language (the student README).  A call inside an f-string
 # is not seen by the extractor on Python 3.11: concatenate instead.
-KEYWORDS = {"_": None, "gettext": None, "ngettext": (1, 2), "pgettext": ((1, "c"), 2),
-            "npgettext": ((1, "c"), 2, 3), "N_": None, "tr": None}
+KEYWORDS = {
+    "_": None,
+    "gettext": None,
+    "ngettext": (1, 2),
+    "pgettext": ((1, "c"), 2),
+    "npgettext": ((1, "c"), 2, 3),
+    "N_": None,
+    "tr": None,
+}
 COMMENT_TAGS = ("Translators:",)
-SOURCES = (("src/redis_course", "**/*.py"), ("notebooks", "[0-9][0-9]-*.py"), ("labs", "**/*.py"),
-           ("tests/student", "*.py"),  # the student edition's own checks speak the student's language
-           ("bench", "ratelimit_bench.py"))  # lesson 04 shows its tables in the reader's language
+SOURCES = (
+    ("src/redis_course", "**/*.py"),
+    ("notebooks", "[0-9][0-9]-*.py"),
+    ("labs", "**/*.py"),
+    ("tests/student", "*.py"),  # the student edition's own checks speak the student's language
+    ("bench", "ratelimit_bench.py"),
+)  # lesson 04 shows its tables in the reader's language
 BABEL_LOCALE = {"ru": "ru", "zh": "zh_Hans"}
 _CALL = re.compile(r"(?<![\w.])(?:_|gettext|ngettext|pgettext|npgettext|N_|tr)\(")
 _CJK_THEN_ASCII = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef][,:;!?](?=\s|$)")
@@ -78,8 +90,9 @@ def extract(root: Path | None = None):
         # Babel writes a warning to stderr for an f-string anywhere in a call: as a field's value it is
         # fine (a test refuses one as the message itself), so keep the output to what matters.
         with contextlib.redirect_stderr(io.StringIO()):
-            found = extract_from_file("python", path, keywords=KEYWORDS, comment_tags=COMMENT_TAGS,
-                                      strip_comment_tags=True)
+            found = extract_from_file(
+                "python", path, keywords=KEYWORDS, comment_tags=COMMENT_TAGS, strip_comment_tags=True
+            )
         for lineno, message, comments, context in found:
             if not (message[0] if isinstance(message, tuple) else message):
                 continue
@@ -117,17 +130,38 @@ def lab_messages(root: Path | None = None) -> list[tuple[str, int, str, str, str
         except SyntaxError:
             continue
         for d in found:
-            out.append((rel, d.lineno, d.text, STARTER_CONTEXT,
-                        "Translators: a docstring of the lab file students complete; keep ``code`` and "
-                        "Redis commands as they are, and the line breaks."))
+            out.append(
+                (
+                    rel,
+                    d.lineno,
+                    d.text,
+                    STARTER_CONTEXT,
+                    "Translators: a docstring of the lab file students complete; keep ``code`` and "
+                    "Redis commands as they are, and the line breaks.",
+                )
+            )
         for c in comments(path.read_text(encoding="utf-8")):
-            out.append((rel, c.lineno, c.text, STARTER_CONTEXT,
-                        "Translators: a comment of the lab file students complete; keep code and Redis "
-                        "commands as they are (each line break starts a new comment line)."))
+            out.append(
+                (
+                    rel,
+                    c.lineno,
+                    c.text,
+                    STARTER_CONTEXT,
+                    "Translators: a comment of the lab file students complete; keep code and Redis "
+                    "commands as they are (each line break starts a new comment line).",
+                )
+            )
         if "your code here" in path.read_text(encoding="utf-8"):
-            out.append((rel, 0, PLACEHOLDER, STARTER_CONTEXT,
-                        "Translators: what a function of the lab file raises until the student writes it; "
-                        "{name} is the function's name."))
+            out.append(
+                (
+                    rel,
+                    0,
+                    PLACEHOLDER,
+                    STARTER_CONTEXT,
+                    "Translators: what a function of the lab file raises until the student writes it; "
+                    "{name} is the function's name.",
+                )
+            )
     return out
 
 
@@ -145,8 +179,9 @@ def _write(catalog, path: Path) -> bytes:
 
     header = _header(path)
     buf = io.BytesIO()
-    write_po(buf, catalog, width=0, sort_output=True, include_lineno=False, include_previous=False,
-             omit_header=bool(header))
+    write_po(
+        buf, catalog, width=0, sort_output=True, include_lineno=False, include_previous=False, omit_header=bool(header)
+    )
     data = header + buf.getvalue().lstrip(b"\n")
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_bytes() != data:
@@ -180,8 +215,7 @@ def update(lang: str, template, locale_dir: Path | None = None, prune: bool = Fa
     catalog = read(lang, locale_dir)
     before = {_key(m) for m in catalog if m.id}
     was_fuzzy = {_key(m) for m in catalog if m.id and m.fuzzy}
-    catalog.update(template, no_fuzzy_matching=False, update_header_comment=False,
-                   update_creation_date=False)
+    catalog.update(template, no_fuzzy_matching=False, update_header_comment=False, update_creation_date=False)
     report = Updated(lang)
     for m in catalog:
         if not m.id:
@@ -211,8 +245,11 @@ def write_template(template, path: Path | None = None) -> Path:
 
 def _fields(text: str) -> set[str] | None:
     try:
-        return {re.split(r"[.\[!:]", name, maxsplit=1)[0] for _, name, _, _ in string.Formatter().parse(text)
-                if name is not None}
+        return {
+            re.split(r"[.\[!:]", name, maxsplit=1)[0]
+            for _, name, _, _ in string.Formatter().parse(text)
+            if name is not None
+        }
     except ValueError:
         return None
 
@@ -256,8 +293,11 @@ def _duplicates(path: Path) -> list[str]:
             key = (ctx, line[6:])
             seen[key] = seen.get(key, 0) + 1
             ctx = ""
-    return [f"written {n} times: msgid {mid}" + (f" (msgctxt {c})" if c else "")
-            for (c, mid), n in seen.items() if n > 1 and mid != '""']
+    return [
+        f"written {n} times: msgid {mid}" + (f" (msgctxt {c})" if c else "")
+        for (c, mid), n in seen.items()
+        if n > 1 and mid != '""'
+    ]
 
 
 def problems(template=None, locale_dir: Path | None = None, root: Path | None = None) -> dict[str, list[str]]:
@@ -324,7 +364,7 @@ def outdated(template=None, locale_dir: Path | None = None, root: Path | None = 
 POFILTER_OFF = {
     "accelerators": "no message has a keyboard accelerator (&File): it would only misread & and _",
     "acronyms": "Russian writes МБ for MB and translates the words of examples (ХОСТ:ПОРТ)",
-    "doublequoting": "Russian quotes with «ёлочки» and Chinese with “”, where English uses \"\"",
+    "doublequoting": 'Russian quotes with «ёлочки» and Chinese with “”, where English uses ""',
     "singlequoting": "the same for single quotes; English apostrophes (lesson's) have none in translation",
     "doublespacing": "the English docstrings put two spaces after a full stop, the translations one",
     "doublewords": "it reads across a sentence end: «… 0,8 с. С защитой …» is not a repeated word",

@@ -10,15 +10,30 @@ a Python string keeps its ``--`` lines, since they are part of the string the pr
 languages are read line by line, minding quotes.  ``text`` blocks (redis-cli sessions and program
 output) have no comments: everything in them is compared.
 """
+
 from __future__ import annotations
 
 import io
 import textwrap
 import tokenize
 
-LINE_COMMENT = {"bash": "#", "sh": "#", "shell": "#", "console": "#", "python": "#", "py": "#", "yaml": "#",
-                "toml": "#", "ini": "#", "conf": "#", "lua": "--", "sql": "--", "go": "//", "js": "//",
-                "javascript": "//"}
+LINE_COMMENT = {
+    "bash": "#",
+    "sh": "#",
+    "shell": "#",
+    "console": "#",
+    "python": "#",
+    "py": "#",
+    "yaml": "#",
+    "toml": "#",
+    "ini": "#",
+    "conf": "#",
+    "lua": "--",
+    "sql": "--",
+    "go": "//",
+    "js": "//",
+    "javascript": "//",
+}
 
 
 def language(info: str) -> str:
@@ -50,14 +65,17 @@ def comments(info: str, body: str) -> list[str]:
     lang = language(info)
     if lang in ("python", "py"):
         try:
-            return [t.string for t in tokenize.generate_tokens(io.StringIO(textwrap.dedent(body)).readline)
-                    if t.type == tokenize.COMMENT]
+            return [
+                t.string
+                for t in tokenize.generate_tokens(io.StringIO(textwrap.dedent(body)).readline)
+                if t.type == tokenize.COMMENT
+            ]
         except (tokenize.TokenError, IndentationError, SyntaxError):
             pass
     marker = LINE_COMMENT.get(lang)
     if not marker:
         return []
-    return [line[len(_cut(line, marker)):].strip() for line in body.split("\n") if _cut(line, marker) != line]
+    return [line[len(_cut(line, marker)) :].strip() for line in body.split("\n") if _cut(line, marker) != line]
 
 
 def _strip_python(body: str) -> str | None:
@@ -74,7 +92,7 @@ def _strip_python(body: str) -> str | None:
     out = []
     for i, line in enumerate(lines):
         if i in cut:
-            code = line[:cut[i]].rstrip()
+            code = line[: cut[i]].rstrip()
             if code.strip():
                 out.append(code)
             continue

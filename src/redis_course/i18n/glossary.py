@@ -9,6 +9,7 @@ cuts 令牌桶 into 令牌 / 桶 and 滑动窗口 into 滑动 / 窗口, so a sea
 and ranks pages by the parts.  :func:`write_jieba_dictionary` writes every Chinese term of the glossary
 as a jieba user dictionary, which the zh site's search loads (``jieba_dict_user``).
 """
+
 from __future__ import annotations
 
 import re

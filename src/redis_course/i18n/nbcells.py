@@ -5,6 +5,7 @@ cells tagged ``lang="en"``, ``lang="ru"`` and ``lang="zh"``; code cells and unta
 separate passages.  Within a passage every language must have the same number of cells: a Russian
 reader must not meet a gap where the English text goes on.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -56,8 +57,9 @@ def check_source(src: Path) -> list[str]:
         missing = [lang for lang in LANGS if counts.get(lang, 0) < want]
         if missing:
             line, lang, head = run[0]
-            problems.append(f"line {line}: the passage starting {head!r} has no "
-                            f"{' and no '.join(missing)} version ({dict(counts)})")
+            problems.append(
+                f"line {line}: the passage starting {head!r} has no {' and no '.join(missing)} version ({dict(counts)})"
+            )
     return problems
 
 
@@ -133,5 +135,8 @@ def stamp_cells(src: Path) -> int:
 
 
 def outdated_all() -> dict[str, list[str]]:
-    return {f"notebooks/{src.name}": rows for src in sorted(paths.NOTEBOOKS.glob("[0-9][0-9]-*.py"))
-            if (rows := outdated_cells(src))}
+    return {
+        f"notebooks/{src.name}": rows
+        for src in sorted(paths.NOTEBOOKS.glob("[0-9][0-9]-*.py"))
+        if (rows := outdated_cells(src))
+    }

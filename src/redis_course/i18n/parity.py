@@ -27,6 +27,7 @@ Outdated translations: a translated page records in its front matter the hash of
 it was translated from (``source: 1a2b3c4d5e6f``).  ``course i18n status`` lists pages whose English
 original has changed since; ``course i18n stamp docs/ru/...`` records that a page is up to date.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -41,8 +42,10 @@ from .. import paths
 from ..paths import LANGS
 
 GENERATED = {"notebook.md"}
-_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=indent)(?P=ticks)[ \t]*$",
-                    re.MULTILINE | re.DOTALL)
+_FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=indent)(?P=ticks)[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$", re.MULTILINE)
 _HEADING_ID = re.compile(r"\{[^}]*#([A-Za-z0-9_\-:.]+)[^}]*\}\s*$")
 _LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -131,8 +134,8 @@ def _message_pattern(msgid: str) -> tuple[re.Pattern, list[str], list[str]] | No
     the field of each group (``g0``, ``g1``, ...)."""
     literals, pattern, fields, pos = [], [], [], 0
     for m in _FIELD.finditer(msgid):
-        literals.append(msgid[pos:m.start()])
-        pattern.append(re.escape(msgid[pos:m.start()]))
+        literals.append(msgid[pos : m.start()])
+        pattern.append(re.escape(msgid[pos : m.start()]))
         name = m.group(1) or str(sum(1 for f in fields if f.isdigit()))
         if name in fields:
             pattern.append(f"(?P=g{fields.index(name)})")
@@ -202,8 +205,11 @@ def _translations(lang: str, block: str) -> list[tuple[re.Pattern, list[str], li
         for stale in [k for k in _compiled if k[0] == lang]:
             del _compiled[stale]
         _compiled[(lang, id(cat))] = entries
-    return [(pattern, fields, forms) for _n, (pattern, literals, fields), forms in _compiled[(lang, id(cat))]
-            if all(lit in block for lit in literals)]
+    return [
+        (pattern, fields, forms)
+        for _n, (pattern, literals, fields), forms in _compiled[(lang, id(cat))]
+        if all(lit in block for lit in literals)
+    ]
 
 
 def output_matches(en_body: str, tr_body: str, lang: str) -> bool:
@@ -270,15 +276,19 @@ def check_page(rel: Path, lang: str) -> list[str]:
     en_text = (paths.DOCS / "en" / rel).read_text(encoding="utf-8")
     path = paths.DOCS / lang / rel
     if not path.exists():
-        return [f"missing: docs/{lang}/{rel} (translate docs/en/{rel}, or add it with "
-                f"front matter `translation: pending` and a visible not-yet-translated note)"]
+        return [
+            f"missing: docs/{lang}/{rel} (translate docs/en/{rel}, or add it with "
+            f"front matter `translation: pending` and a visible not-yet-translated note)"
+        ]
     text = path.read_text(encoding="utf-8")
     en, tr = skeleton(en_text), skeleton(text)
     problems: list[str] = []
     if tr.front.get("translation") == "pending":
         if "course-untranslated" not in text:
-            problems.append("marked `translation: pending` but shows no not-yet-translated note "
-                            "(a block with class course-untranslated)")
+            problems.append(
+                "marked `translation: pending` but shows no not-yet-translated note "
+                "(a block with class course-untranslated)"
+            )
         return problems
     for h in en.missing_ids:
         problems.append(f"heading without an explicit id in docs/en/{rel}: {h!r} (add {{ #some-id }})")
@@ -317,8 +327,9 @@ def outdated() -> dict[str, str]:
                 continue
             got = front_matter(path.read_text(encoding="utf-8")).get("source")
             if str(got) != want:
-                out[f"docs/{lang}/{rel}"] = ("never stamped" if got is None else
-                                             f"English page changed (translated from {got}, now {want})")
+                out[f"docs/{lang}/{rel}"] = (
+                    "never stamped" if got is None else f"English page changed (translated from {got}, now {want})"
+                )
     return out
 
 
@@ -333,7 +344,7 @@ def stamp(page: Path) -> None:
     if m:
         lines = [ln for ln in m.group(1).splitlines() if not ln.startswith("source:")]
         lines.append(f"source: {want}")
-        text = "---\n" + "\n".join(lines) + "\n---\n" + text[m.end():]
+        text = "---\n" + "\n".join(lines) + "\n---\n" + text[m.end() :]
     else:
         text = f"---\nsource: {want}\n---\n\n" + text
     page.write_text(text, encoding="utf-8")
@@ -360,11 +371,15 @@ def main_check(*more: Callable[[], dict[str, list[str]]]) -> int:
             print(f"  - {p}")
     stale = outdated()
     if stale:
-        print(f"\n{len(stale)} translated page(s) older than their English original "
-              f"(`python3 run.py i18n status` lists them).")
+        print(
+            f"\n{len(stale)} translated page(s) older than their English original "
+            f"(`python3 run.py i18n status` lists them)."
+        )
     n = len(pages("en"))
-    print(f"\nparity: {n} page(s) × {len(LANGS)} languages, {len(report)} with problems; "
-          f"notebook language cells, string catalogs, terms and question sources: {len(other)} file(s) with problems")
+    print(
+        f"\nparity: {n} page(s) × {len(LANGS)} languages, {len(report)} with problems; "
+        f"notebook language cells, string catalogs, terms and question sources: {len(other)} file(s) with problems"
+    )
     return 1 if report or other else 0
 
 
@@ -401,8 +416,10 @@ def main_extract(prune: bool = False) -> int:
     print(f"{sum(1 for m in template if m.id)} message(s) extracted into {path.relative_to(paths.ROOT)}")
     for lang in LANGS[1:]:
         up = catalogs.update(lang, template, prune=prune)
-        print(f"locale/{lang}: {len(up.added)} new, {len(up.fuzzy)} newly fuzzy, {len(up.obsolete)} no longer used"
-              + (" (deleted)" if prune else ""))
+        print(
+            f"locale/{lang}: {len(up.added)} new, {len(up.fuzzy)} newly fuzzy, {len(up.obsolete)} no longer used"
+            + (" (deleted)" if prune else "")
+        )
         for what, items in (("fuzzy", up.fuzzy), ("no longer used", up.obsolete)):
             for item in items:
                 print(f"  {what}: {item[:80]!r}")
@@ -434,8 +451,10 @@ def stamp_problem(page: Path) -> str | None:
     others = " or ".join(f"docs/{lang}/" for lang in LANGS[1:])
     if (paths.DOCS / LANGS[0]) in page.parents:
         rel = page.relative_to(paths.DOCS / LANGS[0])
-        return (f"{page.name} under docs/{LANGS[0]}/ is an original, not a translation: stamp its translations "
-                f"({', '.join(f'docs/{lang}/{rel}' for lang in LANGS[1:])}) once they say what it says")
+        return (
+            f"{page.name} under docs/{LANGS[0]}/ is an original, not a translation: stamp its translations "
+            f"({', '.join(f'docs/{lang}/{rel}' for lang in LANGS[1:])}) once they say what it says"
+        )
     lang_dir = next((paths.DOCS / lang for lang in LANGS[1:] if (paths.DOCS / lang) in page.parents), None)
     if lang_dir is None:
         return f"{page} is not a translated page: name a page under {others}"

@@ -18,6 +18,7 @@ targets, HTML comments and front matter not at all.  Texts keep their line numbe
 masked, so a report points at the line to edit.  It also checks that each glossary row whose English
 is a concept of the term base uses the preferred term.
 """
+
 from __future__ import annotations
 
 import io
@@ -97,19 +98,24 @@ def load(root: Path | None = None) -> list[Concept]:
                 try:
                     c.variants.append(Variant(c.en, lang, w, _compile(w), terms.get(lang, "")))
                 except re.error as exc:
-                    raise ValueError(f"{path.name}: the variant {w!r} of {c.en!r} is not a valid pattern: {exc}") from None
+                    raise ValueError(
+                        f"{path.name}: the variant {w!r} of {c.en!r} is not a valid pattern: {exc}"
+                    ) from None
         concepts.append(c)
     return concepts
 
 
 # ----------------------------------------------------------------- what is prose, line by line
 
+
 def _blank(text: str, pattern: re.Pattern, group: int = 0) -> str:
     """``text`` with each match (or its ``group``) replaced by spaces, newlines kept."""
+
     def repl(m: re.Match) -> str:
         s, e = m.span(group)
         inner = re.sub(r"[^\n]", " ", text[s:e])
-        return text[m.start():s] + inner + text[e:m.end()]
+        return text[m.start() : s] + inner + text[e : m.end()]
+
     return pattern.sub(repl, text)
 
 
@@ -127,7 +133,7 @@ def _comment_part(info: str, line: str) -> str:
     if not marker:
         return ""
     code = _cut(line, marker)
-    return " " * len(code) + line[len(code):] if code != line else ""
+    return " " * len(code) + line[len(code) :] if code != line else ""
 
 
 def markdown_lines(text: str) -> list[str]:
@@ -142,7 +148,7 @@ def markdown_lines(text: str) -> list[str]:
         end = next((i for i in range(1, len(lines)) if lines[i] == "---"), None)
         if end is not None:
             out = [""] * (end + 1)
-            lines = lines[end + 1:]
+            lines = lines[end + 1 :]
     for line in lines:
         m = _FENCE_OPEN.match(line)
         if fence is None and m:
@@ -203,7 +209,7 @@ def catalog_lines(text: str) -> list[str]:
         if in_str and not line.startswith("#"):
             q = line.find('"')
             body = line[q:] if q >= 0 else ""
-            body = body.replace("\\n", "  ").replace('\\"', '  ')
+            body = body.replace("\\n", "  ").replace('\\"', "  ")
             body = _blank(body, re.compile(r"``[^`]*``"))
             body = _blank(body, re.compile(r"\{[^{}]*\}"))
             out.append(" " * (len(line) - len(body)) + _prose_line(body))
@@ -260,12 +266,13 @@ def python_text_lines(text: str) -> dict[str, list[str]]:
         for m in _PY_TEXT.finditer(line):
             row = per[m.group("lang")]
             s, e = m.span("text")
-            row[i] = (row[i] or " " * len(line))
+            row[i] = row[i] or " " * len(line)
             row[i] = row[i][:s] + _prose_line(line[s:e]) + row[i][e:]
     return per
 
 
 # ----------------------------------------------------------------- the search
+
 
 def _search(lines: list[str], variants: list[Variant], label: str) -> list[str]:
     found = []
@@ -274,8 +281,9 @@ def _search(lines: list[str], variants: list[Variant], label: str) -> list[str]:
             continue
         for v in variants:
             for m in v.regex.finditer(line):
-                found.append(f"line {n}: «{m.group(0)}» — {v.lang} says «{v.preferred}» for {v.concept}"
-                             f" (docs/terms.yml)")
+                found.append(
+                    f"line {n}: «{m.group(0)}» — {v.lang} says «{v.preferred}» for {v.concept} (docs/terms.yml)"
+                )
     return found
 
 
@@ -304,7 +312,8 @@ def glossary_problems(concepts: list[Concept], root: Path | None = None) -> dict
             if c and c.terms.get(lang) and c.terms[lang] != term:
                 line = text.count("\n", 0, m.start()) + 1
                 report.setdefault(f"docs/{lang}/glossary.md", []).append(
-                    f"line {line}: the glossary names {english!r} «{term}», the term base «{c.terms[lang]}»")
+                    f"line {line}: the glossary names {english!r} «{term}», the term base «{c.terms[lang]}»"
+                )
     return report
 
 
@@ -339,8 +348,9 @@ def problems(root: Path | None = None) -> dict[str, list[str]]:
     for lang in TRANSLATED:
         po = root / "src" / "redis_course" / "l10n" / "locale" / lang / "LC_MESSAGES" / "course.po"
         if po.exists():
-            add(f"locale/{lang}/LC_MESSAGES/course.po", _search(catalog_lines(po.read_text("utf-8")),
-                                                                  by_lang[lang], ""))
+            add(
+                f"locale/{lang}/LC_MESSAGES/course.po", _search(catalog_lines(po.read_text("utf-8")), by_lang[lang], "")
+            )
     for lab in sorted((root / "labs").glob("[0-9][0-9]-*")):
         for name in ("hints.yml", "lab.yml"):
             path = lab / name

@@ -8,19 +8,23 @@
 
 Code blocks, inline code, link targets and heading attributes are left out: there the text is code.
 """
+
 from __future__ import annotations
 
 import re
 
 _FRONT = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
-_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})[^\n]*\n.*?^(?P=indent)(?P=ticks)[ \t]*$",
-                    re.MULTILINE | re.DOTALL)
+_FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})[^\n]*\n.*?^(?P=indent)(?P=ticks)[ \t]*$", re.MULTILINE | re.DOTALL
+)
 _CODE_LIKE = [re.compile(r"`[^`\n]*`"), re.compile(r"\]\([^)\n]*\)"), re.compile(r"\{[^}\n]*#[^}\n]*\}")]
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 _BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+\.\s|#|\||>|!!!|\?\?\?|===|<|\{|```|~~~|$)")
 _LINE_BLOCK = re.compile(r"^\s*(?:#|\||!!!|\?\?\?|===|<|```|~~~)")  # a line that is a block by itself
-_GROUPED = {"ru": re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+(?!\d)"),      # ordinary spaces between groups
-            "zh": re.compile(r"(?<![\d.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?!\d)")}
+_GROUPED = {
+    "ru": re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+(?!\d)"),  # ordinary spaces between groups
+    "zh": re.compile(r"(?<![\d.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?!\d)"),
+}
 
 
 def prose(text: str) -> str:
@@ -39,8 +43,14 @@ def soft_breaks(text: str) -> list[int]:
     found: list[int] = []
     for i in range(1, len(lines)):
         prev, line = lines[i - 1].rstrip(), lines[i].strip()
-        if (line and prev.strip() and not _BLOCK_START.match(lines[i]) and not _LINE_BLOCK.match(prev)
-                and not prev.endswith("  ") and (_CJK.match(prev[-1]) or _CJK.match(line[0]))):
+        if (
+            line
+            and prev.strip()
+            and not _BLOCK_START.match(lines[i])
+            and not _LINE_BLOCK.match(prev)
+            and not prev.endswith("  ")
+            and (_CJK.match(prev[-1]) or _CJK.match(line[0]))
+        ):
             found.append(i + 1)
     return found
 
@@ -58,11 +68,17 @@ def problems(text: str, lang: str) -> list[str]:
     out = []
     breaks = soft_breaks(text) if lang == "zh" else []
     if breaks:
-        out.append("line breaks inside Chinese paragraphs (each shows as a space; join the lines): lines "
-                   + ", ".join(map(str, breaks[:8])) + (" ..." if len(breaks) > 8 else ""))
+        out.append(
+            "line breaks inside Chinese paragraphs (each shows as a space; join the lines): lines "
+            + ", ".join(map(str, breaks[:8]))
+            + (" ..." if len(breaks) > 8 else "")
+        )
     numbers = badly_grouped(text, lang)
     if numbers:
         how = "a no-break space (U+00A0)" if lang == "ru" else "commas (10,000)"
-        out.append(f"digit groups must be separated by {how}: "
-                   + ", ".join(f"line {line}: {n!r}" for line, n in numbers[:6]) + (" ..." if len(numbers) > 6 else ""))
+        out.append(
+            f"digit groups must be separated by {how}: "
+            + ", ".join(f"line {line}: {n!r}" for line, n in numbers[:6])
+            + (" ..." if len(numbers) > 6 else "")
+        )
     return out

@@ -16,6 +16,7 @@ by ``python3 run.py i18n check``.
 The language is ``lang=`` when given, else the reader's (``COURSE_LANG``, then the student edition's
 language, then the locale, then English: :func:`current_lang`).  Catalogs are parsed once per process (Babel), on first use.
 """
+
 from __future__ import annotations
 
 import gettext as _gettext
@@ -80,7 +81,7 @@ class _Catalog:
 
     def __init__(self, lang: str) -> None:
         self.messages: dict[tuple[str | None, str], str | tuple[str, ...]] = {}
-        self.plural = (lambda n: 0 if n == 1 else 1)
+        self.plural = lambda n: 0 if n == 1 else 1
         path = po_path(lang)
         if lang == SOURCE_LANG or not path.exists():
             return
@@ -132,8 +133,9 @@ def _(message: str, /, *, lang: str | None = None, **fields: object) -> str:
 gettext = _
 
 
-def npgettext(context: str | None, singular: str, plural: str, n: int, /, *, lang: str | None = None,
-              **fields: object) -> str:
+def npgettext(
+    context: str | None, singular: str, plural: str, n: int, /, *, lang: str | None = None, **fields: object
+) -> str:
     """The plural form for ``n`` (Russian has three, Chinese one), filled with ``n`` and ``fields``."""
     cat = catalog(lang or current_lang())
     found = cat.messages.get((context, singular))

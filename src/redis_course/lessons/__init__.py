@@ -5,6 +5,7 @@ page includes it too: the lines between ``# --8<-- [start:NAME]`` and ``# --8<--
 module are what a page's ``--8<-- "src/redis_course/lessons/MODULE.py:NAME"`` line shows
 (pymdownx.snippets), so renaming or removing a section breaks the strict build of the site.
 """
+
 from __future__ import annotations
 
 import inspect

@@ -1,11 +1,10 @@
 """Lesson 05: DECR to undo a view, taking the last unit, and the seed article's delayed queue as published
 (INCR ids, buckets of sorted sets, ZRANGEBYSCORE then ZREM) with its bugs.
 """
+
 from __future__ import annotations
 
 from typing import Callable
-
-
 
 
 UNDO_VIEW = """
@@ -46,6 +45,7 @@ def take_one_check_first(r, key: str) -> bool:
 
 
 # ====================================================================== the article's queue
+
 
 def article_add_task(r, task: str, delay: float, now: float) -> int | None:
     """``addTask`` from the article, with the comparisons the copy lost put back (``<`` 5, 10, 20, 30, 60).

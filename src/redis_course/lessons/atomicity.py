@@ -5,6 +5,7 @@ MULTI/EXEC).  :data:`TRANSFER` checks everything that could fail before its firs
 either writes both keys or nothing.  The notebook and ``tests/lessons/test_02_atomicity.py`` run
 both on fakeredis and on a real server.
 """
+
 from __future__ import annotations
 
 #: DECRBY KEYS[1], then INCRBY KEYS[2] by ARGV[1]; fails half-way when KEYS[2] is not an integer.

@@ -7,6 +7,7 @@
   (a controlled clock); without jitter they come back together, again and again.
 * :func:`shadow`: run a limiter without enforcing it, counting who *would* have been denied.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -16,19 +17,33 @@ from typing import Callable
 from . import ratelimit as rl
 
 
-def retry_delay_ms(attempt: int, retry_after_ms: int | None, rng: random.Random, base_ms: int = 100,
-                   cap_ms: int = 10_000, jitter: bool = True) -> int:
+def retry_delay_ms(
+    attempt: int,
+    retry_after_ms: int | None,
+    rng: random.Random,
+    base_ms: int = 100,
+    cap_ms: int = 10_000,
+    jitter: bool = True,
+) -> int:
     """How long to wait before retry number ``attempt`` (0 for the first retry).  Without ``jitter``:
     exactly ``Retry-After`` when given (what many clients do), else ``base * 2^attempt``."""
-    ceiling = min(cap_ms, base_ms * 2 ** attempt)
+    ceiling = min(cap_ms, base_ms * 2**attempt)
     if not jitter:
         return retry_after_ms if retry_after_ms is not None else ceiling
     return (retry_after_ms or 0) + rng.randrange(ceiling + 1)
 
 
-def storm(r, clients: int = 50, limit: int = 10, window_ms: int = 1000, jitter: bool = True,
-          use_retry_after: bool = True, seed: int = 7, start_ms: int = 1_700_000_000_000,
-          max_attempts: int = 20) -> dict:
+def storm(
+    r,
+    clients: int = 50,
+    limit: int = 10,
+    window_ms: int = 1000,
+    jitter: bool = True,
+    use_retry_after: bool = True,
+    seed: int = 7,
+    start_ms: int = 1_700_000_000_000,
+    max_attempts: int = 20,
+) -> dict:
     """``clients`` clients each send one request at the same moment to one GCRA limit (``limit`` per
     ``window_ms`` for the whole service) and retry until allowed (at most ``max_attempts`` times).
 
@@ -59,8 +74,13 @@ def storm(r, clients: int = 50, limit: int = 10, window_ms: int = 1000, jitter: 
     waves: dict[int, int] = {}
     for t in sent[clients:]:  # the retries: the first requests all came at start_ms by design
         waves[(t - start_ms) // 10] = waves.get((t - start_ms) // 10, 0) + 1
-    return {"requests": len(sent), "largest_wave": max(waves.values(), default=0), "last_ms": done_at - start_ms,
-            "gave_up": gave_up, "attempts": attempts}
+    return {
+        "requests": len(sent),
+        "largest_wave": max(waves.values(), default=0),
+        "last_ms": done_at - start_ms,
+        "gave_up": gave_up,
+        "attempts": attempts,
+    }
 
 
 def shadow(r, decide: Callable[..., rl.Decision], client_id: str, day: str, **kwargs) -> bool:

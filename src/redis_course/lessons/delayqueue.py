@@ -2,6 +2,7 @@
 with a lease (Lua), acknowledgement with the claim's attempt number, recovery of expired leases, and a
 measured run with worker processes, one of them killed.  Every function takes the time (``now_ms``).
 """
+
 from __future__ import annotations
 
 import os
@@ -9,8 +10,6 @@ import random
 import secrets
 import signal
 import time
-
-
 
 
 def queue_keys(r, queue: str = "queue") -> dict[str, str]:
@@ -58,8 +57,9 @@ def claim(r, now_ms: int, lease_ms: int = 30_000, limit: int = 10, queue: str = 
     task whose worker dies comes back after the lease (:func:`recover`).  O(limit · log N).
     """
     k = queue_keys(r, queue)
-    rows = r.register_script(CLAIM)(keys=[k["due"], k["processing"], k["attempts"], k["tasks"]],
-                                    args=[now_ms, now_ms + lease_ms, limit])
+    rows = r.register_script(CLAIM)(
+        keys=[k["due"], k["processing"], k["attempts"], k["tasks"]], args=[now_ms, now_ms + lease_ms, limit]
+    )
     return [[int(task_id), payload, int(attempt)] for task_id, payload, attempt in rows]
 
 
@@ -81,8 +81,9 @@ def ack(r, task_id: int, attempt: int, queue: str = "queue") -> bool:
     """Mark a claimed task done.  False if this claim is stale: another claim (a later attempt)
     owns the task now, or it was acknowledged already.  One Lua script, O(log N)."""
     k = queue_keys(r, queue)
-    done = r.register_script(ACK)(keys=[k["processing"], k["due"], k["attempts"], k["tasks"]],
-                                  args=[str(task_id), str(attempt)])
+    done = r.register_script(ACK)(
+        keys=[k["processing"], k["due"], k["attempts"], k["tasks"]], args=[str(task_id), str(attempt)]
+    )
     return done == 1
 
 
@@ -119,8 +120,15 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def run_worker(url: str, prefix: str, lease_ms: int = 1000, batch: int = 10, queue: str = "queue",
-               die_after: int | None = None, give_up_s: float = 60.0) -> None:
+def run_worker(
+    url: str,
+    prefix: str,
+    lease_ms: int = 1000,
+    batch: int = 10,
+    queue: str = "queue",
+    die_after: int | None = None,
+    give_up_s: float = 60.0,
+) -> None:
     """A worker process: recover, claim, execute, acknowledge, until the queue is empty.
 
     "Executing" task ``id`` records it: HINCRBY <queue>:exec:count id 1, RPUSH <queue>:exec:late
@@ -139,7 +147,7 @@ def run_worker(url: str, prefix: str, lease_ms: int = 1000, batch: int = 10, que
     ack_script = r.register_script(ACK)
     r.incr(r.key(queue, "workers-ready"))
     executed, idle_since = 0, None
-    give_up = time.monotonic() + give_up_s        # never outlive a parent that went away
+    give_up = time.monotonic() + give_up_s  # never outlive a parent that went away
     while time.monotonic() < give_up:
         now = now_ms()
         recover(r, now, queue)
@@ -155,7 +163,7 @@ def run_worker(url: str, prefix: str, lease_ms: int = 1000, batch: int = 10, que
         dying = die_after is not None and executed >= die_after
         if dying:
             tasks = tasks[: max(1, len(tasks) // 2)]
-        with r.pipeline(transaction=False) as p:       # execute: record each task
+        with r.pipeline(transaction=False) as p:  # execute: record each task
             for task_id, payload, _ in tasks:
                 p.hincrby(r.key(queue, "exec", "count"), str(task_id), 1)
                 p.rpush(r.key(queue, "exec", "late"), now_ms() - int(payload))
@@ -166,11 +174,14 @@ def run_worker(url: str, prefix: str, lease_ms: int = 1000, batch: int = 10, que
         for task_id in again:
             r.hincrby(r.key(queue, "exec", "after-ack"), str(task_id), 1)
         if dying:
-            os.kill(os.getpid(), signal.SIGKILL)      # dies holding claimed, unacknowledged tasks
-        with r.pipeline(transaction=False) as p:       # acknowledge the batch
+            os.kill(os.getpid(), signal.SIGKILL)  # dies holding claimed, unacknowledged tasks
+        with r.pipeline(transaction=False) as p:  # acknowledge the batch
             for task_id, _, attempt in tasks:
-                ack_script(keys=[k["processing"], k["due"], k["attempts"], k["tasks"]],
-                           args=[str(task_id), str(attempt)], client=p)
+                ack_script(
+                    keys=[k["processing"], k["due"], k["attempts"], k["tasks"]],
+                    args=[str(task_id), str(attempt)],
+                    client=p,
+                )
             done = p.execute()
         acked = [str(t[0]) for t, ok in zip(tasks, done) if ok == 1]
         if acked:
@@ -186,8 +197,16 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[rank - 1]
 
 
-def run_queue(url: str, prefix: str, tasks: int = 10_000, workers: int = 4, spread_ms: int = 3000,
-              lease_ms: int = 1000, kill_after: float = 0.4, seed: int = 5) -> dict:
+def run_queue(
+    url: str,
+    prefix: str,
+    tasks: int = 10_000,
+    workers: int = 4,
+    spread_ms: int = 3000,
+    lease_ms: int = 1000,
+    kill_after: float = 0.4,
+    seed: int = 5,
+) -> dict:
     """Start ``workers`` worker processes, schedule ``tasks`` tasks due over the next ``spread_ms``,
     wait for the queue to empty.  Worker 0 SIGKILLs itself mid-batch after ``kill_after`` of its
     share of the tasks; its claimed tasks come back when their lease ends.
@@ -201,35 +220,38 @@ def run_queue(url: str, prefix: str, tasks: int = 10_000, workers: int = 4, spre
     from ..core.backend import connect
 
     r = connect(url, prefix=prefix)
-    queue = f"bench-{secrets.token_hex(3)}"         # its own keys, even if another run shares the prefix
+    queue = f"bench-{secrets.token_hex(3)}"  # its own keys, even if another run shares the prefix
 
     def command(die_after):
-        return [sys.executable, "-c", "from redis_course.lessons.delayqueue import run_worker; "
-                f"run_worker({url!r}, {prefix!r}, {lease_ms!r}, queue={queue!r}, die_after={die_after!r})"]
+        return [
+            sys.executable,
+            "-c",
+            "from redis_course.lessons.delayqueue import run_worker; "
+            f"run_worker({url!r}, {prefix!r}, {lease_ms!r}, queue={queue!r}, die_after={die_after!r})",
+        ]
 
     # worker 0 kills itself mid-batch after a share of the work: claimed, half executed, unacknowledged
-    procs = [subprocess.Popen(command(int(kill_after * tasks / workers) if i == 0 else None))
-             for i in range(workers)]
+    procs = [subprocess.Popen(command(int(kill_after * tasks / workers) if i == 0 else None)) for i in range(workers)]
     deadline = time.monotonic() + 60
     while int(r.get(r.key(queue, "workers-ready")) or 0) < workers and time.monotonic() < deadline:
-        time.sleep(0.01)                             # every worker is polling: now schedule
+        time.sleep(0.01)  # every worker is polling: now schedule
     rng = random.Random(seed)
     start = now_ms() + 100
-    with r.pipeline(transaction=False) as p:         # schedule in bulk: same keys as schedule()
+    with r.pipeline(transaction=False) as p:  # schedule in bulk: same keys as schedule()
         k = queue_keys(r, queue)
         for i in range(1, tasks + 1):
             due = start + rng.randrange(spread_ms)
             p.hset(k["tasks"], str(i), str(due))
             p.zadd(k["due"], {str(i): due})
         p.set(k["ids"], tasks)
-        p.set(r.key(queue, "scheduled"), 1)                 # workers may stop once the queue is empty
+        p.set(r.key(queue, "scheduled"), 1)  # workers may stop once the queue is empty
         p.execute()
     t0 = time.monotonic()
     victim = procs[0]
     for p in procs:
         try:
             p.wait(90)
-        except subprocess.TimeoutExpired:               # a worker that cannot finish: stop it, report
+        except subprocess.TimeoutExpired:  # a worker that cannot finish: stop it, report
             p.kill()
             p.wait(5)
     elapsed = time.monotonic() - t0
@@ -237,10 +259,17 @@ def run_queue(url: str, prefix: str, tasks: int = 10_000, workers: int = 4, spre
     late = [int(x) for x in r.lrange(r.key(queue, "exec", "late"), 0, -1)]
     after_ack = sum(int(v) for v in r.hvals(r.key(queue, "exec", "after-ack")))
     return {
-        "tasks": tasks, "workers": workers, "executed": len(counts),
-        "missing": tasks - len(counts), "twice": sum(1 for v in counts.values() if v > 1),
-        "after_ack": after_ack, "left": waiting(r, queue),
-        "killed_exit": victim.returncode, "seconds": elapsed,
-        "late_p50": percentile(late, 50), "late_p95": percentile(late, 95),
-        "late_p99": percentile(late, 99), "late_max": max(late) if late else float("nan"),
+        "tasks": tasks,
+        "workers": workers,
+        "executed": len(counts),
+        "missing": tasks - len(counts),
+        "twice": sum(1 for v in counts.values() if v > 1),
+        "after_ack": after_ack,
+        "left": waiting(r, queue),
+        "killed_exit": victim.returncode,
+        "seconds": elapsed,
+        "late_p50": percentile(late, 50),
+        "late_p95": percentile(late, 95),
+        "late_p99": percentile(late, 99),
+        "late_max": max(late) if late else float("nan"),
     }

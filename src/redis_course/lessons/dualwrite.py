@@ -12,6 +12,7 @@ total in one SQL transaction, and :func:`relay` applies every recorded event to 
 behind after a crash, never diverge: the next relay catches up, and a second relay changes nothing.
 :func:`apply_once` is the same step for any effect keyed by an id (a queue task's work).
 """
+
 from __future__ import annotations
 
 from contextlib import closing
@@ -40,8 +41,9 @@ def _crash(step: str, crash_after: str | None) -> None:
         raise SimulatedCrash(_("crashed after step {step!r}", step=step))
 
 
-def dual_write(r, ledger: Ledger, name: str, delta: int, *, redis_after_commit: bool = False,
-               crash_after: str | None = None) -> None:
+def dual_write(
+    r, ledger: Ledger, name: str, delta: int, *, redis_after_commit: bool = False, crash_after: str | None = None
+) -> None:
     """Count ``delta`` in Redis (INCRBY, O(1)) and in the ledger (an UPSERT) "in one transaction".
 
     Steps: ``sql`` (the UPSERT, not yet committed), ``redis`` (INCRBY, before the COMMIT, or after
@@ -49,9 +51,13 @@ def dual_write(r, ledger: Ledger, name: str, delta: int, *, redis_after_commit: 
     """
     key = r.key("counter", name)
     with closing(ledger.connect()) as db:
-        db.cursor().execute(ledger.sql(
-            "INSERT INTO {p}counters (name, total) VALUES (?, ?) "
-            "ON CONFLICT (name) DO UPDATE SET total = {p}counters.total + excluded.total"), (name, delta))
+        db.cursor().execute(
+            ledger.sql(
+                "INSERT INTO {p}counters (name, total) VALUES (?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET total = {p}counters.total + excluded.total"
+            ),
+            (name, delta),
+        )
         _crash("sql", crash_after)
         if not redis_after_commit:
             r.incrby(key, delta)

@@ -20,17 +20,50 @@ test can stop it at every step and check what was lost or counted twice.
 claim with a lease (Lua), acknowledgement with the claim's attempt number, and recovery of
 expired leases.  Every function takes the time explicitly (``now_ms``).
 """
+
 from .persistence import (
-    MODES, measure_loss,
+    MODES,
+    measure_loss,
 )
 from .ledger import (
-    SimulatedCrash, STEPS, crash_point, Ledger, create_ledger, flush_naive, flush_getdel, CLAIM_PENDING, RELEASE_PENDING, pending_keys, flush_safe, counted, flush_under_traffic, temporary_ledger,
+    SimulatedCrash,
+    STEPS,
+    crash_point,
+    Ledger,
+    create_ledger,
+    flush_naive,
+    flush_getdel,
+    CLAIM_PENDING,
+    RELEASE_PENDING,
+    pending_keys,
+    flush_safe,
+    counted,
+    flush_under_traffic,
+    temporary_ledger,
 )
 from .article import (
-    UNDO_VIEW, undo_view, take_one, take_one_check_first, article_add_task, article_check_task, article_loop_once,
+    UNDO_VIEW,
+    undo_view,
+    take_one,
+    take_one_check_first,
+    article_add_task,
+    article_check_task,
+    article_loop_once,
 )
 from .delayqueue import (
-    queue_keys, schedule, CLAIM, claim, ACK, ack, RECOVER, recover, waiting, now_ms, run_worker, percentile, run_queue,
+    queue_keys,
+    schedule,
+    CLAIM,
+    claim,
+    ACK,
+    ack,
+    RECOVER,
+    recover,
+    waiting,
+    now_ms,
+    run_worker,
+    percentile,
+    run_queue,
 )
 
 __all__ = [

@@ -14,20 +14,37 @@ memory reaches ``maxmemory`` Redis applies ``maxmemory-policy`` before each writ
 counters and limiter keys, cap the memory just above what they use, and keep writing new ones as
 traffic would.
 """
+
 from __future__ import annotations
 
 from . import ratelimit as rl
 
-POLICIES = ("noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random",
-            "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl")
+POLICIES = (
+    "noeviction",
+    "allkeys-lru",
+    "allkeys-lfu",
+    "allkeys-random",
+    "volatile-lru",
+    "volatile-lfu",
+    "volatile-random",
+    "volatile-ttl",
+)
 
 
 def _count(c, pattern: str) -> int:
     return sum(1 for _ in c.scan_iter(match=pattern, count=1000))
 
 
-def overflow(srv, policy: str, counters: int = 500, limiter_keys: int = 500, new: int = 1500,
-             room: int = 20_000, counter_ttl_s: int | None = None, new_counters: bool = True) -> dict:
+def overflow(
+    srv,
+    policy: str,
+    counters: int = 500,
+    limiter_keys: int = 500,
+    new: int = 1500,
+    room: int = 20_000,
+    counter_ttl_s: int | None = None,
+    new_counters: bool = True,
+) -> dict:
     """On the private server ``srv``: FLUSHALL, ``counters`` counters (INCRBY; no TTL, or
     ``counter_ttl_s`` as a dated counter's retention) and ``limiter_keys`` limiter keys (SET PX
     60 s), then ``maxmemory`` = used memory + ``room`` bytes, then ``new`` requests of traffic (a
@@ -60,9 +77,13 @@ def overflow(srv, policy: str, counters: int = 500, limiter_keys: int = 500, new
             if new_counters:
                 pipe.incr(f"count:new:{j}")
         failed += sum(isinstance(x, Exception) for x in pipe.execute(raise_on_error=False))
-    result = {"policy": policy, "counters_left": _count(c, "count:[0-9]*"),
-              "limiter_keys_left": _count(c, "rl:[0-9]*"), "failed_writes": failed,
-              "evicted": c.info("stats")["evicted_keys"]}
+    result = {
+        "policy": policy,
+        "counters_left": _count(c, "count:[0-9]*"),
+        "limiter_keys_left": _count(c, "rl:[0-9]*"),
+        "failed_writes": failed,
+        "evicted": c.info("stats")["evicted_keys"],
+    }
     c.config_set("maxmemory", 0)
     return result
 

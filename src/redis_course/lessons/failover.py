@@ -7,6 +7,7 @@ and ``WAIT`` reports that no replica has them.  Then the primary is killed, the 
 (``REPLICAOF NO ONE``, what Sentinel or a cluster would do), and the old primary restarted as a
 replica of the new one: it resynchronises and its AOF's extra increments are gone for good.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,23 +28,29 @@ def failover_with_always(before: int = 100, after_cut: int = 50) -> dict:
         for _ in range(before):
             acked = p.incr("payments")
         in_sync = p.execute_command("WAIT", 1, 1000)
-        os.killpg(replica.proc.pid, signal.SIGSTOP)          # frozen: a partition, a long GC-like pause
-        p.client_kill_filter(_type="replica")                # and the link is gone
+        os.killpg(replica.proc.pid, signal.SIGSTOP)  # frozen: a partition, a long GC-like pause
+        p.client_kill_filter(_type="replica")  # and the link is gone
         for _ in range(after_cut):
-            acked = p.incr("payments")                       # each one fsynced before its reply
+            acked = p.incr("payments")  # each one fsynced before its reply
         after = p.execute_command("WAIT", 1, 100)
         primary.kill()
         on_disk = _aof_value(primary)
         os.killpg(replica.proc.pid, signal.SIGCONT)
-        rep.execute_command("REPLICAOF", "NO", "ONE")        # the failover
+        rep.execute_command("REPLICAOF", "NO", "ONE")  # the failover
         promoted = int(rep.get("payments"))
         primary.extra_args = [*FAST_SYNC, "--replicaof", "127.0.0.1", str(replica.port)]
         primary.start()
         wait_link_up(primary.client(prefix=""))
         rejoined = int(primary.client(prefix="").get("payments"))
-        return {"acked": acked, "wait_in_sync": in_sync, "wait_after_cut": after,
-                "old_primary_aof": on_disk, "new_primary": promoted, "lost": acked - promoted,
-                "old_primary_after_rejoin": rejoined}
+        return {
+            "acked": acked,
+            "wait_in_sync": in_sync,
+            "wait_after_cut": after,
+            "old_primary_aof": on_disk,
+            "new_primary": promoted,
+            "lost": acked - promoted,
+            "old_primary_after_rejoin": rejoined,
+        }
 
 
 def _aof_value(srv) -> int:

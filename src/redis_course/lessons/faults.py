@@ -26,6 +26,7 @@ EVAL/EVALSHA) and ``Pipeline.execute`` (a pipeline or a MULTI/EXEC transaction).
 name no key under the client's prefix (PING, SCRIPT LOAD) and round trips answered with an error
 (a NOSCRIPT that redis-py retries) do not count.
 """
+
 from __future__ import annotations
 
 import os
@@ -83,6 +84,7 @@ def _guarded(send, args_of):
                 if _state["budget"] is not None:
                     _state["budget"] -= 1
         return result
+
     wrapper.__wrapped__ = send
     return wrapper
 
@@ -93,6 +95,7 @@ def _pipeline_args(pipe, _args):
 
 def _split_unless_transaction(execute):
     """While a crash is armed, a pipeline without MULTI/EXEC runs one command per round trip."""
+
     def wrapper(self, raise_on_error=True):
         with _lock:
             armed = _state["budget"] is not None
@@ -111,6 +114,7 @@ def _split_unless_transaction(execute):
                 if isinstance(res, Exception):
                     raise res
         return results
+
     wrapper.__wrapped__ = execute
     return wrapper
 
@@ -122,8 +126,7 @@ def _install() -> None:
     redis.Redis.execute_command = _guarded(redis.Redis.execute_command, lambda self, args: args)
     Pipeline.execute = _split_unless_transaction(_guarded(Pipeline.execute, _pipeline_args))
     # A pipeline in WATCH mode sends each command at once: that is a round trip too.
-    Pipeline.immediate_execute_command = _guarded(Pipeline.immediate_execute_command,
-                                                  lambda self, args: args)
+    Pipeline.immediate_execute_command = _guarded(Pipeline.immediate_execute_command, lambda self, args: args)
     _installed = True
 
 

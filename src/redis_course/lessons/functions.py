@@ -10,6 +10,7 @@ read-only replica) and lets them run when the server is out of memory.
 The library below holds lesson 04's GCRA (``course_gcra``) and a read-only ``course_peek``.
 Function names are global on a server: prefix them with the library's name.
 """
+
 from __future__ import annotations
 
 import redis
@@ -87,7 +88,7 @@ def what_survives(mode: str) -> dict:
             c = srv.client(prefix="")
             load(c)
             c.script_load(script.text)
-            srv.kill() if mode == "none" else srv.stop()   # SIGTERM saves an RDB when `save` is set
+            srv.kill() if mode == "none" else srv.stop()  # SIGTERM saves an RDB when `save` is set
             srv.start()
             c = srv.client(prefix="")
             return {"function": LIBRARY in libraries(c), "script": c.script_exists(script.sha)[0]}
@@ -97,17 +98,17 @@ def what_survives(mode: str) -> dict:
         p.script_load(script.text)
         p.execute_command("WAIT", 1, 1000)
         primary.kill()
-        rep.execute_command("REPLICAOF", "NO", "ONE")   # the failover
+        rep.execute_command("REPLICAOF", "NO", "ONE")  # the failover
         return {"function": LIBRARY in libraries(rep), "script": rep.script_exists(script.sha)[0]}
 
 
 #: Five ways to run the same write at ``maxmemory`` under ``noeviction``: what Redis 7 does with each.
 OOM_CASES = {
     "script, no flags, a write first": "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', 0)\n"
-                                       "return redis.call('ZADD', KEYS[1], 1, ARGV[1])",
+    "return redis.call('ZADD', KEYS[1], 1, ARGV[1])",
     "script, no flags, a read first": "redis.call('TIME')\nreturn redis.call('ZADD', KEYS[1], 1, ARGV[1])",
     "script, #!lua (no flags)": "#!lua\nredis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', 0)\n"
-                                "return redis.call('ZADD', KEYS[1], 1, ARGV[1])",
+    "return redis.call('ZADD', KEYS[1], 1, ARGV[1])",
     "script, #!lua flags=no-writes": "#!lua flags=no-writes\nreturn redis.call('ZCARD', KEYS[1])",
 }
 

@@ -17,6 +17,7 @@ Redis for ``cooldown_ms`` after a failure, so that during an outage only one req
 pays the budget.  :class:`Guard` puts them together.  Everything that decides by time takes a
 ``clock`` (seconds, monotonic by default).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -79,7 +80,7 @@ class _DeadlineConnection:
         try:
             left = _left(self.socket_timeout)
         except redis.exceptions.TimeoutError:
-            self.disconnect()            # a reply is still due on this connection: never read it later
+            self.disconnect()  # a reply is still due on this connection: never read it later
             raise
         if _DEADLINE.get() is not None and "timeout" not in kwargs:
             kwargs["timeout"] = left
@@ -130,14 +131,18 @@ def budget_client(r, budget_ms: int, max_connections: int | None = None):
 
     pool = r.connection_pool
     kwargs = dict(pool.connection_kwargs)
-    kwargs.update(socket_timeout=budget_ms / 1000, socket_connect_timeout=budget_ms / 1000,
-                  retry=Retry(NoBackoff(), 0))
+    kwargs.update(socket_timeout=budget_ms / 1000, socket_connect_timeout=budget_ms / 1000, retry=Retry(NoBackoff(), 0))
     klass = _deadline_class(pool.connection_class)
     if max_connections is None:
         pool = redis.ConnectionPool(connection_class=klass, **kwargs)
     else:
-        pool = redis.BlockingConnectionPool(connection_class=klass, max_connections=max_connections,
-                                            timeout=budget_ms / 1000, queue_class=_DeadlineQueue, **kwargs)
+        pool = redis.BlockingConnectionPool(
+            connection_class=klass,
+            max_connections=max_connections,
+            timeout=budget_ms / 1000,
+            queue_class=_DeadlineQueue,
+            **kwargs,
+        )
     client = CourseRedis(connection_pool=pool)
     client.backend, client.prefix, client.owned, client.where = r.backend, r.prefix, r.owned, r.where
     return client
@@ -207,8 +212,8 @@ class Breaker:
 
 class Verdict(NamedTuple):
     allowed: bool
-    source: str          # "redis", or the policy that answered: "open", "closed", "local"
-    error: str | None    # why Redis did not answer (the exception's class), None when it did
+    source: str  # "redis", or the policy that answered: "open", "closed", "local"
+    error: str | None  # why Redis did not answer (the exception's class), None when it did
 
 
 E = redis.exceptions
@@ -216,8 +221,14 @@ E = redis.exceptions
 #: Errors that mean "Redis gave no decision now": unreachable, too slow, still loading its data,
 #: out of memory (noeviction), a read-only replica or a cluster without a primary for the slot
 #: during a failover (READONLY, MASTERDOWN, CLUSTERDOWN, TRYAGAIN).
-NO_ANSWER = (E.ConnectionError, E.TimeoutError, E.OutOfMemoryError, E.ReadOnlyError, E.ClusterDownError,
-             E.TryAgainError)
+NO_ANSWER = (
+    E.ConnectionError,
+    E.TimeoutError,
+    E.OutOfMemoryError,
+    E.ReadOnlyError,
+    E.ClusterDownError,
+    E.TryAgainError,
+)
 
 #: ``ConnectionError`` subclasses that are no outage: a wrong password or user, a missing
 #: permission.  They do not heal by waiting, so answering them by a policy would fail open (or
@@ -261,8 +272,14 @@ class Guard:
     :func:`deadline`.  ``local`` needs a :class:`LocalBucket`.
     """
 
-    def __init__(self, decide: Callable[..., object], policy: str = "open", local: LocalBucket | None = None,
-                 breaker: Breaker | None = None, budget_ms: float | None = None) -> None:
+    def __init__(
+        self,
+        decide: Callable[..., object],
+        policy: str = "open",
+        local: LocalBucket | None = None,
+        breaker: Breaker | None = None,
+        budget_ms: float | None = None,
+    ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"policy must be one of {POLICIES}")
         if policy == "local" and local is None:
@@ -297,12 +314,12 @@ class Guard:
                 self.breaker.abandon()
                 return self._fallback(type(exc).__name__, local_says)
             if not no_answer(exc):
-                self.breaker.record(True)    # Redis answered, with an error: it is up
+                self.breaker.record(True)  # Redis answered, with an error: it is up
                 raise
             self.breaker.record(False)
             return self._fallback(type(exc).__name__, local_says)
         except BaseException:
-            self.breaker.abandon()           # a bug outside Redis: the probe says nothing
+            self.breaker.abandon()  # a bug outside Redis: the probe says nothing
             raise
         self.breaker.record(True)
         return Verdict(bool(getattr(answer, "allowed", answer)), "redis", None)

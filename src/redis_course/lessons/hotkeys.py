@@ -17,6 +17,7 @@
 Windows are fixed and keyed by the caller (``window`` names one): the lesson is about where the
 traffic lands, not about the window (lesson 04 has those).
 """
+
 from __future__ import annotations
 
 import random
@@ -37,9 +38,10 @@ def placement(r, name: str = "global", shards: int = SHARDS, primaries: int = 3)
     ``shards`` shards.  No round trip."""
     one = r.key("hot", name)
     slots = {key_slot(shard_key(r, name, i)) for i in range(shards)}
-    return {"one key": {"slots": 1, "primaries": len({default_primary(key_slot(one), primaries)})},
-            f"{shards} shards": {"slots": len(slots),
-                                 "primaries": len({default_primary(s, primaries) for s in slots})}}
+    return {
+        "one key": {"slots": 1, "primaries": len({default_primary(key_slot(one), primaries)})},
+        f"{shards} shards": {"slots": len(slots), "primaries": len({default_primary(s, primaries) for s in slots})},
+    }
 
 
 def sharded_hit(r, name: str, shards: int, limit: int, rng: random.Random) -> bool:
@@ -69,10 +71,15 @@ def sharded_window(r, window: str, requests: int, limit: int, shards: int = SHAR
         for i in range(shards):
             p.get(shard_key(r, name, i))
         per_shard = [int(v or 0) for v in p.execute()]
-    return {"one key": {"admitted": admitted_one, "round trips": requests, "busiest key": 1.0},
-            f"{shards} shards": {"admitted": admitted_sharded, "round trips": requests,
-                                 "busiest key": round(max(per_shard) / requests, 3),
-                                 "sum of shards": sharded_total(r, name, shards)}}
+    return {
+        "one key": {"admitted": admitted_one, "round trips": requests, "busiest key": 1.0},
+        f"{shards} shards": {
+            "admitted": admitted_sharded,
+            "round trips": requests,
+            "busiest key": round(max(per_shard) / requests, 3),
+            "sum of shards": sharded_total(r, name, shards),
+        },
+    }
 
 
 class Batcher:
@@ -99,8 +106,9 @@ class Batcher:
             self.pending = 0
 
 
-def batched_window(r, window: str, requests: int, limit: int, processes: int = 4, batch: int = 50,
-                   crash_after: int = 130) -> dict:
+def batched_window(
+    r, window: str, requests: int, limit: int, processes: int = 4, batch: int = 50, crash_after: int = 130
+) -> dict:
     """``requests`` spread round-robin over ``processes`` Batchers of one global counter: admitted,
     round trips and the total Redis holds.  Then a second window: after ``crash_after`` requests the
     last process dies before its flush, the others flush; what it had counted is lost."""
@@ -113,13 +121,19 @@ def batched_window(r, window: str, requests: int, limit: int, processes: int = 4
     crashing = [Batcher(r, crash_key, limit, batch) for _ in range(processes)]
     for i in range(crash_after):
         crashing[i % processes].hit()
-    lost = crashing[-1].pending                    # the last process dies here, before its flush
+    lost = crashing[-1].pending  # the last process dies here, before its flush
     for p in crashing[:-1]:
         p.flush()
-    return {"admitted": admitted, "round trips": sum(p.round_trips for p in procs),
-            "over the limit": max(0, admitted - limit), "bound (N - 1) * batch": (processes - 1) * batch,
-            "total in Redis": int(r.get(key) or 0),
-            "crash: counted": crash_after, "crash: in Redis": int(r.get(crash_key) or 0), "crash: lost": lost}
+    return {
+        "admitted": admitted,
+        "round trips": sum(p.round_trips for p in procs),
+        "over the limit": max(0, admitted - limit),
+        "bound (N - 1) * batch": (processes - 1) * batch,
+        "total in Redis": int(r.get(key) or 0),
+        "crash: counted": crash_after,
+        "crash: in Redis": int(r.get(crash_key) or 0),
+        "crash: lost": lost,
+    }
 
 
 def lfu_view(srv, key: str = "hot", hits: int = 300, cli: str | None = None) -> dict:
@@ -141,8 +155,7 @@ def lfu_view(srv, key: str = "hot", hits: int = 300, cli: str | None = None) -> 
         except Exception as exc:  # noqa: BLE001 - the server's refusal is the answer
             out[f"OBJECT FREQ, {policy}"] = str(exc).split(",")[0]
         if cli:
-            run = subprocess.run([cli, "-p", str(srv.port), "--hotkeys"], capture_output=True, text=True,
-                                 timeout=20)
+            run = subprocess.run([cli, "-p", str(srv.port), "--hotkeys"], capture_output=True, text=True, timeout=20)
             text = run.stdout + run.stderr
             found = [line.split("keyname: ")[1].strip('"') for line in text.splitlines() if "keyname: " in line]
             err = next((line.strip() for line in text.splitlines() if "Error:" in line), None)

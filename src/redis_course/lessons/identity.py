@@ -10,6 +10,7 @@
 
 Pure functions: no Redis command.
 """
+
 from __future__ import annotations
 
 import ipaddress

@@ -7,6 +7,7 @@ the default persistence the next INCR answers an id that was already handed out.
 epoch number from a database table, so ``2-101`` after a restart cannot collide with ``1-101``.
 :func:`sequence_id` is the other fix, a database sequence (SQLite ``AUTOINCREMENT`` here).
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -30,17 +31,22 @@ def reissued_after_restart(persistence: str = "default", handed_out: int = 150, 
         for n in range(1, handed_out + 1):
             assert c.incr("ids:order") == n
             if n == snapshot_at:
-                c.save()                 # the snapshot the save rules would take, made now
+                c.save()  # the snapshot the save rules would take, made now
         _written(c)
         c.close()
-        srv.kill()                       # SIGKILL: an OOM kill or a crash, no final save
+        srv.kill()  # SIGKILL: an OOM kill or a crash, no final save
         srv.start()
         c = srv.client(prefix="")
         survived = int(c.get("ids:order") or 0)
         next_id = c.incr("ids:order")
         c.close()
-        return {"persistence": persistence, "handed_out": handed_out, "survived": survived,
-                "next_id": next_id, "reissued": handed_out - survived}
+        return {
+            "persistence": persistence,
+            "handed_out": handed_out,
+            "survived": survived,
+            "next_id": next_id,
+            "reissued": handed_out - survived,
+        }
     finally:
         srv.close()
 
@@ -72,8 +78,10 @@ class EpochIds:
         self.r, self.key, self.db_path = r, key, db_path
         self._epochs: dict[str, int] = {}
         with closing(sqlite3.connect(db_path)) as db:
-            db.execute("CREATE TABLE IF NOT EXISTS epochs ("
-                       "epoch INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT UNIQUE NOT NULL)")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS epochs ("
+                "epoch INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT UNIQUE NOT NULL)"
+            )
             db.commit()
 
     def epoch(self, run_id: str) -> int:
@@ -128,8 +136,11 @@ def epoch_ids_across_restart(db_path: str, handed_out: int = 150, snapshot_at: i
         ids.r = srv.client(prefix="")
         later = [ids.next() for _ in range(after)]
         numbers = [i.split("-")[1] for i in before + later]
-        return {"before": (before[0], before[-1]), "after": (later[0], later[-1]),
-                "numbers_twice": len(numbers) - len(set(numbers)),
-                "ids_twice": len(before + later) - len(set(before + later))}
+        return {
+            "before": (before[0], before[-1]),
+            "after": (later[0], later[-1]),
+            "numbers_twice": len(numbers) - len(set(numbers)),
+            "ids_twice": len(before + later) - len(set(before + later)),
+        }
     finally:
         srv.close()

@@ -4,6 +4,7 @@
 counts from Redis into it.  Each flusher takes ``crash_at``, a step after which it "dies"
 (:class:`SimulatedCrash`), so a test can stop it at every step and see what was lost or counted twice.
 """
+
 from __future__ import annotations
 
 import os
@@ -17,7 +18,6 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..l10n import _
-
 
 
 class SimulatedCrash(Exception):
@@ -78,10 +78,15 @@ class Ledger:
     def create(self) -> "Ledger":
         with closing(self.connect()) as db:
             cur = db.cursor()
-            cur.execute(self.sql("CREATE TABLE IF NOT EXISTS {p}counters ("
-                                 "name TEXT PRIMARY KEY, total BIGINT NOT NULL)"))
-            cur.execute(self.sql("CREATE TABLE IF NOT EXISTS {p}flushes ("
-                                 "flush_id TEXT PRIMARY KEY, name TEXT NOT NULL, delta BIGINT NOT NULL)"))
+            cur.execute(
+                self.sql("CREATE TABLE IF NOT EXISTS {p}counters (name TEXT PRIMARY KEY, total BIGINT NOT NULL)")
+            )
+            cur.execute(
+                self.sql(
+                    "CREATE TABLE IF NOT EXISTS {p}flushes ("
+                    "flush_id TEXT PRIMARY KEY, name TEXT NOT NULL, delta BIGINT NOT NULL)"
+                )
+            )
             db.commit()
         return self
 
@@ -111,10 +116,14 @@ class Ledger:
     def add(self, name: str, delta: int, *, crash_at: str | None = None) -> None:
         """``total += delta`` in one transaction (an UPSERT), no record of which flush it was."""
         with closing(self.connect()) as db:
-            db.cursor().execute(self.sql(
-                "INSERT INTO {p}counters (name, total) VALUES (?, ?) "
-                "ON CONFLICT (name) DO UPDATE SET total = {p}counters.total + excluded.total"), (name, delta))
-            crash_point("applied", crash_at)   # closing without commit: the transaction is rolled back
+            db.cursor().execute(
+                self.sql(
+                    "INSERT INTO {p}counters (name, total) VALUES (?, ?) "
+                    "ON CONFLICT (name) DO UPDATE SET total = {p}counters.total + excluded.total"
+                ),
+                (name, delta),
+            )
+            crash_point("applied", crash_at)  # closing without commit: the transaction is rolled back
             db.commit()
 
     def add_once(self, flush_id: str, name: str, delta: int, *, crash_at: str | None = None) -> bool:
@@ -125,14 +134,21 @@ class Ledger:
         """
         with closing(self.connect()) as db:
             cur = db.cursor()
-            cur.execute(self.sql("INSERT INTO {p}flushes (flush_id, name, delta) VALUES (?, ?, ?) "
-                                 "ON CONFLICT (flush_id) DO NOTHING"), (flush_id, name, delta))
+            cur.execute(
+                self.sql(
+                    "INSERT INTO {p}flushes (flush_id, name, delta) VALUES (?, ?, ?) ON CONFLICT (flush_id) DO NOTHING"
+                ),
+                (flush_id, name, delta),
+            )
             fresh = cur.rowcount == 1
             if fresh:
-                cur.execute(self.sql(
-                    "INSERT INTO {p}counters (name, total) VALUES (?, ?) "
-                    "ON CONFLICT (name) DO UPDATE SET total = {p}counters.total + excluded.total"),
-                    (name, delta))
+                cur.execute(
+                    self.sql(
+                        "INSERT INTO {p}counters (name, total) VALUES (?, ?) "
+                        "ON CONFLICT (name) DO UPDATE SET total = {p}counters.total + excluded.total"
+                    ),
+                    (name, delta),
+                )
             crash_point("applied", crash_at)
             db.commit()
         return fresh
@@ -144,6 +160,7 @@ def create_ledger(path: str | os.PathLike) -> Ledger:
 
 
 # ---------------------------------------------------------------------- flushers
+
 
 def flush_naive(r, ledger: Ledger, name: str, crash_at: str | None = None) -> int:
     """The flush as often written: GET the counter, add it in SQL, SET it back to 0.
@@ -158,7 +175,7 @@ def flush_naive(r, ledger: Ledger, name: str, crash_at: str | None = None) -> in
     if delta:
         ledger.add(name, delta, crash_at=crash_at)
     crash_point("committed", crash_at)
-    r.set(key, 0)                      # erases whatever arrived since the GET
+    r.set(key, 0)  # erases whatever arrived since the GET
     return delta
 
 
@@ -169,7 +186,7 @@ def flush_getdel(r, ledger: Ledger, name: str, crash_at: str | None = None) -> i
     in this process's memory.  Cost: GETDEL (one round trip, O(1)) and one SQL transaction.
     """
     delta = int(r.getdel(r.key("counter", name)) or 0)
-    crash_point("claimed", crash_at)   # a crash here loses delta for good
+    crash_point("claimed", crash_at)  # a crash here loses delta for good
     if delta:
         ledger.add(name, delta, crash_at=crash_at)
     crash_point("committed", crash_at)
@@ -240,8 +257,16 @@ def counted(r, ledger: Ledger, name: str) -> int:
     return total
 
 
-def flush_under_traffic(r, ledger: Ledger, flush: Callable, name: str, *, incrementers: int = 4,
-                        per_incrementer: int = 2000, connect: Callable | None = None) -> dict:
+def flush_under_traffic(
+    r,
+    ledger: Ledger,
+    flush: Callable,
+    name: str,
+    *,
+    incrementers: int = 4,
+    per_incrementer: int = 2000,
+    connect: Callable | None = None,
+) -> dict:
     """``incrementers`` threads INCR ``counter:<name>`` while one thread flushes in a loop with ``flush``.
 
     Returns ``{"increments", "in_sql", "in_redis", "lost"}`` after a last flush with no traffic.
@@ -274,9 +299,7 @@ def flush_under_traffic(r, ledger: Ledger, flush: Callable, name: str, *, increm
     flush(r, ledger, name)
     increments = incrementers * per_incrementer
     in_sql, in_redis = ledger.total(name), int(r.get(key) or 0)
-    return {"increments": increments, "in_sql": in_sql, "in_redis": in_redis,
-            "lost": increments - in_sql - in_redis}
-
+    return {"increments": increments, "in_sql": in_sql, "in_redis": in_redis, "lost": increments - in_sql - in_redis}
 
 
 @contextmanager

@@ -6,6 +6,7 @@ interleave two clients.  :func:`withdraw` is the default this course teaches for
 script that reads, checks and decrements.  :func:`withdraw_once` adds a request id, so that a
 retried call (redis-py retries after a timeout by itself) takes the money once.
 """
+
 from __future__ import annotations
 
 from typing import Generator

@@ -11,6 +11,7 @@ for a counter: the command may still run, and redis-py's default retry sends it 
 at least once more (not once per retry: a retry during the pause first reconnects, and its
 handshake times out before the command is sent again).
 """
+
 from __future__ import annotations
 
 import os
@@ -50,16 +51,30 @@ def _decider(srv, setup: str, budget_ms: int, limit: int, cooldown_ms: int) -> C
                 return rl.gcra(plain, CLIENT, limit=limit).allowed, "redis"
             except redis.exceptions.RedisError:
                 return None, "error"
+
         return decide
     r = budget_client(srv.client(prefix=""), budget_ms)
-    guard = Guard(lambda: rl.gcra(r, CLIENT, limit=limit), policy=setup,
-                  local=LocalBucket(limit, 1000) if setup == "local" else None, breaker=Breaker(cooldown_ms))
+    guard = Guard(
+        lambda: rl.gcra(r, CLIENT, limit=limit),
+        policy=setup,
+        local=LocalBucket(limit, 1000) if setup == "local" else None,
+        breaker=Breaker(cooldown_ms),
+    )
     return lambda: guard()[0:2]
 
 
-def run_outage(fault: str, setup: str, budget_ms: int = 50, seconds: float = 2.5, fault_at: float = 1.0,
-               fault_for: float = 1.0, rate: int = 100, callers: int = 4, limit: int = 50,
-               cooldown_ms: int = 250) -> list[dict]:
+def run_outage(
+    fault: str,
+    setup: str,
+    budget_ms: int = 50,
+    seconds: float = 2.5,
+    fault_at: float = 1.0,
+    fault_for: float = 1.0,
+    rate: int = 100,
+    callers: int = 4,
+    limit: int = 50,
+    cooldown_ms: int = 250,
+) -> list[dict]:
     """``rate`` requests per second for ``seconds`` from ``callers`` threads; ``fault`` ("stop" or
     "pause") from ``fault_at`` for ``fault_for`` seconds.  ``setup``: "defaults" (redis-py's defaults,
     an error is the request's answer) or a :class:`Guard` policy ("open", "closed", "local") on a
@@ -101,11 +116,15 @@ def summarize(records: list[dict], fault_at: float = 1.0, fault_for: float = 1.0
     eps = 1e-9  # due times are i / rate: compare them without float noise at the edges
     during = [x for x in records if fault_at - eps <= x["due"] < fault_at + fault_for - eps]
     waits = sorted((x["done"] - x["due"]) * 1000 for x in during) or [0.0]
-    return {"requests": len(during), "allowed": sum(x["allowed"] is True for x in during),
-            "denied": sum(x["allowed"] is False for x in during),
-            "errors": sum(x["allowed"] is None for x in during),
-            "p50_ms": waits[len(waits) // 2], "p99_ms": waits[min(len(waits) - 1, int(len(waits) * 0.99))],
-            "max_ms": waits[-1]}
+    return {
+        "requests": len(during),
+        "allowed": sum(x["allowed"] is True for x in during),
+        "denied": sum(x["allowed"] is False for x in during),
+        "errors": sum(x["allowed"] is None for x in during),
+        "p50_ms": waits[len(waits) // 2],
+        "p99_ms": waits[min(len(waits) - 1, int(len(waits) * 0.99))],
+        "max_ms": waits[-1],
+    }
 
 
 def timed_out_incr_runs_later(timeout_ms: int = 200) -> dict:
@@ -139,7 +158,7 @@ def default_retry_counts_twice(timeout_ms: int = 200, pause_s: float = 1.0) -> d
 
     with private_redis() as srv:
         r = redis.Redis(host="127.0.0.1", port=srv.port, socket_timeout=timeout_ms / 1000, decode_responses=True)
-        r.set("hits", 0)                                   # the connection is open before the pause
+        r.set("hits", 0)  # the connection is open before the pause
         r.config_resetstat()
         os.killpg(srv.proc.pid, signal.SIGSTOP)
         resume = threading.Timer(pause_s, os.killpg, args=(srv.proc.pid, signal.SIGCONT))
@@ -151,7 +170,11 @@ def default_retry_counts_twice(timeout_ms: int = 200, pause_s: float = 1.0) -> d
             resume.join()
         waited = time.monotonic() - started
         stats = srv.client(prefix="").info("commandstats")
-        return {"reply": reply, "hits": int(r.get("hits")), "waited_s": waited,
-                "retries": r.get_retry().get_retries(),
-                "incr_calls": stats.get("cmdstat_incrby", {}).get("calls", 0),
-                "hello_calls": stats.get("cmdstat_hello", {}).get("calls", 0)}
+        return {
+            "reply": reply,
+            "hits": int(r.get("hits")),
+            "waited_s": waited,
+            "retries": r.get_retry().get_retries(),
+            "incr_calls": stats.get("cmdstat_incrby", {}).get("calls", 0),
+            "hello_calls": stats.get("cmdstat_hello", {}).get("calls", 0),
+        }

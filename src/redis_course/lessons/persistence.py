@@ -3,11 +3,10 @@
 :func:`measure_loss` hammers a private server with ``INCR``, kills it with SIGKILL, restarts it on the
 same data directory and counts what did not come back.
 """
+
 from __future__ import annotations
 
 import time
-
-
 
 
 MODES = ("rdb", "aof-everysec", "aof-always")
@@ -31,12 +30,17 @@ def measure_loss(persistence: str, seconds: float = 1.0, *, key: str = "counter"
             acked = c.incr(key)
         elapsed = time.perf_counter() - started
         c.close()
-        srv.kill()                       # SIGKILL: no shutdown, no final save
-        srv.start()                      # same data directory: load what was persisted
+        srv.kill()  # SIGKILL: no shutdown, no final save
+        srv.start()  # same data directory: load what was persisted
         c = srv.client(prefix="")
         survived = int(c.get(key) or 0)
         c.close()
-        return {"mode": persistence, "acked": acked, "survived": survived, "lost": acked - survived,
-                "ops_per_s": acked / elapsed}
+        return {
+            "mode": persistence,
+            "acked": acked,
+            "survived": survived,
+            "lost": acked - survived,
+            "ops_per_s": acked / elapsed,
+        }
     finally:
         srv.close()

@@ -13,6 +13,7 @@
   does (a listener that never accepts).
 Both backends for :func:`exhausted`; a private server (or a local listener) for the others.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -30,10 +31,10 @@ def _pool(r, blocking: bool, size: int, timeout_s: float):
     """A pool of ``size`` connections to the server of ``r``, of the same connection class."""
     base = r.connection_pool
     if blocking:
-        return redis.BlockingConnectionPool(connection_class=base.connection_class, max_connections=size,
-                                            timeout=timeout_s, **base.connection_kwargs)
-    return redis.ConnectionPool(connection_class=base.connection_class, max_connections=size,
-                                **base.connection_kwargs)
+        return redis.BlockingConnectionPool(
+            connection_class=base.connection_class, max_connections=size, timeout=timeout_s, **base.connection_kwargs
+        )
+    return redis.ConnectionPool(connection_class=base.connection_class, max_connections=size, **base.connection_kwargs)
 
 
 def exhausted(r, size: int = 2, wait_ms: int = 50) -> dict:
@@ -53,17 +54,25 @@ def exhausted(r, size: int = 2, wait_ms: int = 50) -> dict:
         waited_ms = (time.monotonic() - started) * 1000
         guard = g.Guard(lambda: pool.get_connection(), "closed")
         verdict = guard()
-        out[kind] = {"error": error, "message": message, "waited_ms": waited_ms, "verdict": verdict,
-                     "breaker": guard.breaker.state}
+        out[kind] = {
+            "error": error,
+            "message": message,
+            "waited_ms": waited_ms,
+            "verdict": verdict,
+            "breaker": guard.breaker.state,
+        }
         for connection in held:
             pool.release(connection)
         pool.disconnect()
-    out["defaults"] = {"ConnectionPool.max_connections": redis.ConnectionPool().max_connections,
-                       "BlockingConnectionPool.max_connections": redis.BlockingConnectionPool().max_connections,
-                       "BlockingConnectionPool.timeout": redis.BlockingConnectionPool().timeout}
-    conn = redis.Redis().connection_pool.make_connection()       # no connect: only its settings
-    out["defaults"].update({name: getattr(conn, name) for name in
-                            ("socket_timeout", "socket_connect_timeout", "health_check_interval")})
+    out["defaults"] = {
+        "ConnectionPool.max_connections": redis.ConnectionPool().max_connections,
+        "BlockingConnectionPool.max_connections": redis.BlockingConnectionPool().max_connections,
+        "BlockingConnectionPool.timeout": redis.BlockingConnectionPool().timeout,
+    }
+    conn = redis.Redis().connection_pool.make_connection()  # no connect: only its settings
+    out["defaults"].update(
+        {name: getattr(conn, name) for name in ("socket_timeout", "socket_connect_timeout", "health_check_interval")}
+    )
     return out
 
 
@@ -102,8 +111,7 @@ def health_check(srv, interval_s: int = 1) -> dict:
     admin = srv.client(prefix="")
     out = {}
     for hci in (0, interval_s):
-        c = srv.client(prefix="course:hc:", socket_timeout=1, retry=Retry(NoBackoff(), 0),
-                       health_check_interval=hci)
+        c = srv.client(prefix="course:hc:", socket_timeout=1, retry=Retry(NoBackoff(), 0), health_check_interval=hci)
         c.incr("n")
         before = _pings(admin)
         c.incr("n")
@@ -114,12 +122,12 @@ def health_check(srv, interval_s: int = 1) -> dict:
         idle = _pings(admin) - before
         out[f"health_check_interval={hci}"] = {"pings_when_busy": busy, "pings_after_idle": idle}
         c.close()
-    admin.config_set("timeout", interval_s)            # the server closes connections idle that long
+    admin.config_set("timeout", interval_s)  # the server closes connections idle that long
     try:
         c = srv.client(prefix="course:hc:", socket_timeout=1, retry=Retry(NoBackoff(), 0))
         c.incr("n")
         before = _connections_received(admin)
-        time.sleep(interval_s + 1.5)                    # the server checks idle clients about once a second
+        time.sleep(interval_s + 1.5)  # the server checks idle clients about once a second
         try:
             c.incr("n")
             out["closed by the server, next command"] = "ok"
@@ -142,7 +150,7 @@ def never_accepting() -> "contextlib.AbstractContextManager[int]":
         listener.bind(("127.0.0.1", 0))
         listener.listen(0)
         port = listener.getsockname()[1]
-        for _ in range(3):                              # the backlog holds what it can; the rest waits
+        for _ in range(3):  # the backlog holds what it can; the rest waits
             s = socket.socket()
             s.setblocking(False)
             with contextlib.suppress(BlockingIOError):
@@ -161,13 +169,17 @@ def connect_timeout(socket_timeout_s: float = 0.2, connect_timeout_s: float = 0.
     Returns ``{how: (error, seconds)}`` and the connect timeout redis-py chose."""
     out: dict = {}
     with never_accepting() as port:
-        for how, kwargs in (("socket_timeout", dict(socket_timeout=socket_timeout_s)),
-                            ("socket_timeout + socket_connect_timeout",
-                             dict(socket_timeout=socket_timeout_s, socket_connect_timeout=connect_timeout_s))):
+        for how, kwargs in (
+            ("socket_timeout", dict(socket_timeout=socket_timeout_s)),
+            (
+                "socket_timeout + socket_connect_timeout",
+                dict(socket_timeout=socket_timeout_s, socket_connect_timeout=connect_timeout_s),
+            ),
+        ):
             c = redis.Redis(port=port, retry=Retry(NoBackoff(), 0), **kwargs)
             conn = c.connection_pool.make_connection()
             chosen = conn.socket_connect_timeout
-            conn.socket_connect_timeout = min(chosen, patience_s)   # nothing here waits 5 s
+            conn.socket_connect_timeout = min(chosen, patience_s)  # nothing here waits 5 s
             started = time.monotonic()
             try:
                 conn.connect()

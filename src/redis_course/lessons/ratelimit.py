@@ -15,6 +15,7 @@ a TTL, and answers a :class:`Decision`: allowed or not, how many requests remain
 milliseconds to retry.  The clock is the server's (``TIME`` inside the script) unless ``now_ms`` is
 given: a controllable clock for deterministic demonstrations and tests.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,9 +26,28 @@ from typing import Callable, Generator, Iterable, Iterator
 from ..l10n import _
 
 from .ratelimit_lua import (  # noqa: F401 - the limiters to use, re-exported: rl.fixed_window, rl.GCRA_LUA, ...
-    _CLOCK, FIRST_HIT_WINDOW_LUA, FIXED_WINDOW_LUA, GCRA_LUA, LIMIT, LIMITERS, LIST_WINDOW_LUA, SLIDING_LOG_LUA,
-    SLIDING_WINDOW_COUNTER_LUA, TOKEN_BUCKET_LUA, WINDOW_MS, Decision, Script, fill, first_hit_window, fixed_window,
-    gcra, list_window, sliding_log, sliding_window_counter, token_bucket)
+    _CLOCK,
+    FIRST_HIT_WINDOW_LUA,
+    FIXED_WINDOW_LUA,
+    GCRA_LUA,
+    LIMIT,
+    LIMITERS,
+    LIST_WINDOW_LUA,
+    SLIDING_LOG_LUA,
+    SLIDING_WINDOW_COUNTER_LUA,
+    TOKEN_BUCKET_LUA,
+    WINDOW_MS,
+    Decision,
+    Script,
+    fill,
+    first_hit_window,
+    fixed_window,
+    gcra,
+    list_window,
+    sliding_log,
+    sliding_window_counter,
+    token_bucket,
+)
 
 
 # ====================================================================== the published limiters
@@ -48,7 +68,7 @@ def limiter1_get_then_multi(r, ip: str, now: float | None = None, limit: int = L
     yield f"GET {r.unprefixed(key)} -> {current!r}"
     if current is not None and int(current) > limit:
         return False
-    pipe = r.pipeline(transaction=True)           # MULTI ... EXEC: one round trip
+    pipe = r.pipeline(transaction=True)  # MULTI ... EXEC: one round trip
     pipe.incr(key)
     pipe.expire(key, 10)
     value, _ = pipe.execute()
@@ -171,20 +191,28 @@ def interleave(clients: dict[str, Steps], order: str, out: Callable[[str], None]
 
 # ====================================================================== measuring
 
+
 def bursty_trace() -> list[int]:
     """Request times in ms from 0 for one client: a quiet start, a burst across the 1 s boundary,
     a long overload, a pause and one big burst."""
-    times = list(range(0, 900, 100))                       # 9 calm requests
-    times += [905 + 6 * i for i in range(15)]              # 15 just before the boundary
-    times += [1005 + 6 * i for i in range(15)]             # 15 just after it
-    times += list(range(1150, 3000, 50))                   # 20 per second for almost 2 s
-    times += [4000] * 25                                   # 25 at the same millisecond
-    times += list(range(4500, 6000, 125))                  # then 8 per second
+    times = list(range(0, 900, 100))  # 9 calm requests
+    times += [905 + 6 * i for i in range(15)]  # 15 just before the boundary
+    times += [1005 + 6 * i for i in range(15)]  # 15 just after it
+    times += list(range(1150, 3000, 50))  # 20 per second for almost 2 s
+    times += [4000] * 25  # 25 at the same millisecond
+    times += list(range(4500, 6000, 125))  # then 8 per second
     return times
 
 
-def replay(r, limiter: Callable[..., Decision], times: Iterable[int], client_id: str,
-           start_ms: int = 1_700_000_000_000, limit: int = LIMIT, window_ms: int = WINDOW_MS) -> list[Decision]:
+def replay(
+    r,
+    limiter: Callable[..., Decision],
+    times: Iterable[int],
+    client_id: str,
+    start_ms: int = 1_700_000_000_000,
+    limit: int = LIMIT,
+    window_ms: int = WINDOW_MS,
+) -> list[Decision]:
     """Send one request per time in ``times`` (ms from ``start_ms``) through ``limiter``, clock controlled."""
     return [limiter(r, client_id, limit, window_ms, now_ms=start_ms + t) for t in times]
 
@@ -229,8 +257,15 @@ def keys_without_ttl(r, pattern: str = "*") -> list[str]:
 
 # ====================================================================== serving it over HTTP
 
-def make_app(r, limiter: Callable[..., Decision] = gcra, limit: int = LIMIT, window_ms: int = WINDOW_MS,
-             policy: str = "per-ip", clock: Callable[[], int | None] = lambda: None):
+
+def make_app(
+    r,
+    limiter: Callable[..., Decision] = gcra,
+    limit: int = LIMIT,
+    window_ms: int = WINDOW_MS,
+    policy: str = "per-ip",
+    clock: Callable[[], int | None] = lambda: None,
+):
     """A Starlette app whose every request goes through ``limiter``, keyed by the client's IP.
 
     Allowed requests get 200; denied ones get 429 with ``Retry-After`` (whole seconds, rounded up).
@@ -256,8 +291,9 @@ def make_app(r, limiter: Callable[..., Decision] = gcra, limit: int = LIMIT, win
                 t = math.ceil(d.reset_after_ms / 1000)
             else:
                 t = math.ceil(d.retry_after_ms / 1000)
-                response = JSONResponse({"error": "too many requests", "retry_after_ms": d.retry_after_ms},
-                                        status_code=429)
+                response = JSONResponse(
+                    {"error": "too many requests", "retry_after_ms": d.retry_after_ms}, status_code=429
+                )
                 response.headers["Retry-After"] = str(t)
             response.headers["RateLimit-Policy"] = policy_field
             response.headers["RateLimit"] = f'"{policy}";r={d.remaining};t={t}'

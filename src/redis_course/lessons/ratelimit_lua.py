@@ -12,6 +12,7 @@ string written by ``INCR`` or ``SET ... PX`` instead of a hash and a ``PEXPIRE``
 window opens, not on every request.  Arithmetic stays in integers.  On the client, each script's
 SHA1 is computed once, at import: a call is one ``EVALSHA`` with no hashing and no lookup.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,7 +25,7 @@ from redis.exceptions import NoScriptError
 
 from ..l10n import N_
 
-LIMIT = 10        # ten requests ...
+LIMIT = 10  # ten requests ...
 WINDOW_MS = 1000  # ... per second, per IP address, as in the INCR documentation
 
 
@@ -32,9 +33,9 @@ class Decision(NamedTuple):
     """What a limiter answers: everything an HTTP 429 and the RateLimit header fields need."""
 
     allowed: bool
-    remaining: int        # requests still allowed now (0 when denied)
-    retry_after_ms: int   # 0 when allowed; else how long until a request can be allowed
-    reset_after_ms: int   # how long until the limiter is back to its full quota
+    remaining: int  # requests still allowed now (0 when denied)
+    retry_after_ms: int  # 0 when allowed; else how long until a request can be allowed
+    reset_after_ms: int  # how long until the limiter is back to its full quota
 
 
 #: The clock of every script of the course that takes a time (these limiters, lesson 07's semaphore):
@@ -55,11 +56,16 @@ end
 """
 # --8<-- [end:clock]
 
-_CLOCK = CLOCK_LUA + """-- ARGV[2]: limit, ARGV[3]: window in ms
+_CLOCK = (
+    CLOCK_LUA
+    + """-- ARGV[2]: limit, ARGV[3]: window in ms
 local limit, window = ARGV[2] + 0, ARGV[3] + 0
 """
+)
 
-FIXED_WINDOW_LUA = _CLOCK + """
+FIXED_WINDOW_LUA = (
+    _CLOCK
+    + """
 -- KEYS[1]: one integer, w * (limit + 1) + n: the number w of the current window and the n requests
 -- allowed in it.  INCR counts one more and keeps the TTL set when the window opened.
 local start = now - now % window                -- when the current window opened
@@ -75,8 +81,11 @@ else
 end
 return {1, base + limit - v, 0, reset}
 """
+)
 
-FIRST_HIT_WINDOW_LUA = _CLOCK + """
+FIRST_HIT_WINDOW_LUA = (
+    _CLOCK
+    + """
 -- KEYS[1]: hash {s = when the window opened (its first request), n = requests allowed in it}
 local h = redis.call('HMGET', KEYS[1], 's', 'n')
 local s = h[1] and h[1] + 0
@@ -90,8 +99,11 @@ redis.call('HSET', KEYS[1], 's', now, 'n', '1')       -- this request opens a ne
 redis.call('PEXPIRE', KEYS[1], window + slack)
 return {1, limit - 1, 0, window}
 """
+)
 
-LIST_WINDOW_LUA = _CLOCK + """
+LIST_WINDOW_LUA = (
+    _CLOCK
+    + """
 -- KEYS[1]: list of the times requests were allowed; its head is when the window opened
 local head, n = redis.call('LINDEX', KEYS[1], 0), 0
 if head then
@@ -112,8 +124,11 @@ if head then return {1, limit - n - 1, 0, head + window - now} end
 redis.call('PEXPIRE', KEYS[1], window + slack)   -- a new window: its TTL, set once
 return {1, limit - 1, 0, window}
 """
+)
 
-SLIDING_LOG_LUA = _CLOCK + """
+SLIDING_LOG_LUA = (
+    _CLOCK
+    + """
 -- KEYS[1]: sorted set, member = a unique request id (ARGV[4]), score = when it was allowed
 local cut = now - window                          -- entries at or before it have left the window
 local n = redis.call('ZCOUNT', KEYS[1], cut + 1, '+inf')        -- scores are whole ms
@@ -128,8 +143,11 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', cut)
 redis.call('PEXPIRE', KEYS[1], window + slack)
 return {1, limit - n - 1, 0, window}
 """
+)
 
-SLIDING_WINDOW_COUNTER_LUA = _CLOCK + """
+SLIDING_WINDOW_COUNTER_LUA = (
+    _CLOCK
+    + """
 -- KEYS[1]: hash {w = number of the current fixed window, cur = its count, prev = the previous one's}
 -- Estimate for the last `window` ms: prev * (part of the previous window still inside) + cur.
 -- Everything is multiplied by `window` so the arithmetic stays in integers.
@@ -164,8 +182,11 @@ end
 local left = limit * window - prev * (window - e) - cur * window
 return {1, (left - left % window) / window, 0, reset}
 """
+)
 
-TOKEN_BUCKET_LUA = _CLOCK + """
+TOKEN_BUCKET_LUA = (
+    _CLOCK
+    + """
 -- KEYS[1]: a string 'tokens time': the tokens, and when they were counted.  The bucket holds
 -- `limit` tokens and gets `limit` tokens per `window` ms.  Tokens are stored multiplied by `window`
 -- (one token = `window` units, `limit` units per ms) so the arithmetic stays in integers.
@@ -189,9 +210,12 @@ local reset = math.ceil((full - t) / limit)      -- when the bucket is full agai
 redis.call('SET', KEYS[1], string.format('%d %d', t, ts), 'PX', reset + slack)
 return {1, (t - t % window) / window, 0, reset}
 """
+)
 
 # --8<-- [start:gcra]
-GCRA_LUA = _CLOCK + """
+GCRA_LUA = (
+    _CLOCK
+    + """
 -- KEYS[1]: the theoretical arrival time (TAT) of the next request, in microseconds.
 -- Requests are spaced `interval` apart at the sustained rate; a burst may run `burst` ahead.
 local interval = window * 1000
@@ -210,6 +234,7 @@ redis.call('SET', KEYS[1], new_tat, 'PX', reset + slack)
 local ahead = now_us - allow_at
 return {1, (ahead - ahead % interval) / interval, 0, reset}
 """
+)
 # --8<-- [end:gcra]
 
 
@@ -235,7 +260,7 @@ class Script:
 
 
 _request_ids = count()
-_process_tag = secrets.token_hex(4)   # request ids: a random tag per process, then a counter
+_process_tag = secrets.token_hex(4)  # request ids: a random tag per process, then a counter
 
 
 def _new_process_tag() -> None:
@@ -268,12 +293,19 @@ def _args(limit: int, window_ms: int, now_ms: int | None) -> tuple:
 
 
 _FIXED, _FIRST, _LIST, _LOG, _SWC, _BUCKET, _GCRA = (
-    Script(FIXED_WINDOW_LUA), Script(FIRST_HIT_WINDOW_LUA), Script(LIST_WINDOW_LUA), Script(SLIDING_LOG_LUA),
-    Script(SLIDING_WINDOW_COUNTER_LUA), Script(TOKEN_BUCKET_LUA), Script(GCRA_LUA))
+    Script(FIXED_WINDOW_LUA),
+    Script(FIRST_HIT_WINDOW_LUA),
+    Script(LIST_WINDOW_LUA),
+    Script(SLIDING_LOG_LUA),
+    Script(SLIDING_WINDOW_COUNTER_LUA),
+    Script(TOKEN_BUCKET_LUA),
+    Script(GCRA_LUA),
+)
 
 
-def fixed_window(r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_MS,
-                 now_ms: int | None = None) -> Decision:
+def fixed_window(
+    r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_MS, now_ms: int | None = None
+) -> Decision:
     """Fixed window on the clock (rate limiter 1, fixed): windows are [k*window, (k+1)*window).
 
     One EVALSHA on one string holding w * (limit + 1) + n: GET + INCR (SET PX when a window opens;
@@ -287,8 +319,9 @@ def fixed_window(r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_
     return Decision(allowed == 1, remaining, retry, reset)
 
 
-def first_hit_window(r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_MS,
-                     now_ms: int | None = None) -> Decision:
+def first_hit_window(
+    r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_MS, now_ms: int | None = None
+) -> Decision:
     """A window that opens with its first request (rate limiter 2 with the Lua fix, clocked).
 
     One EVALSHA on one hash {s, n}: HMGET + HINCRBY (HSET + PEXPIRE when a window opens), O(1).
@@ -299,8 +332,9 @@ def first_hit_window(r, client_id: str, limit: int = LIMIT, window_ms: int = WIN
     return Decision(allowed == 1, remaining, retry, reset)
 
 
-def list_window(r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_MS,
-                now_ms: int | None = None) -> Decision:
+def list_window(
+    r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_MS, now_ms: int | None = None
+) -> Decision:
     """The list limiter in one script: a list of admission times, opened by its first request.
 
     One EVALSHA: LINDEX + LLEN + RPUSH (DEL, PEXPIRE when a window opens), O(1); memory O(limit).
@@ -310,21 +344,24 @@ def list_window(r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_M
     return Decision(allowed == 1, remaining, retry, reset)
 
 
-def sliding_log(r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_MS,
-                now_ms: int | None = None) -> Decision:
+def sliding_log(
+    r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_MS, now_ms: int | None = None
+) -> Decision:
     """Sliding log: a sorted set of the times requests were allowed in the last ``window_ms``.
 
     One EVALSHA: ZCOUNT, then ZADD + ZREMRANGEBYSCORE + PEXPIRE when allowed (2 ZRANGE when denied),
     O(log N + trimmed); memory O(limit).  Exact: never more than ``limit`` in any window.  Denied
     requests are not stored.
     """
-    allowed, remaining, retry, reset = _LOG(r, r.key("rl", "log", client_id), *_args(limit, window_ms, now_ms),
-                                            _request_id())
+    allowed, remaining, retry, reset = _LOG(
+        r, r.key("rl", "log", client_id), *_args(limit, window_ms, now_ms), _request_id()
+    )
     return Decision(allowed == 1, remaining, retry, reset)
 
 
-def sliding_window_counter(r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_MS,
-                           now_ms: int | None = None) -> Decision:
+def sliding_window_counter(
+    r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_MS, now_ms: int | None = None
+) -> Decision:
     """Sliding window counter: two fixed windows, the previous one weighted by how much still overlaps.
 
     One EVALSHA on one hash {w, cur, prev}: HMGET + HINCRBY (HSET + PEXPIRE when a window opens),
@@ -335,8 +372,9 @@ def sliding_window_counter(r, client_id: str, limit: int = LIMIT, window_ms: int
     return Decision(allowed == 1, remaining, retry, reset)
 
 
-def token_bucket(r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_MS,
-                 now_ms: int | None = None) -> Decision:
+def token_bucket(
+    r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_MS, now_ms: int | None = None
+) -> Decision:
     """Token bucket: holds ``limit`` tokens, refilled at ``limit`` per ``window_ms``; a request takes one.
 
     One EVALSHA on one string 'tokens time': GET + SET PX, O(1).  Server clock unless ``now_ms``.
@@ -345,8 +383,7 @@ def token_bucket(r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_
     return Decision(allowed == 1, remaining, retry, reset)
 
 
-def gcra(r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_MS,
-         now_ms: int | None = None) -> Decision:
+def gcra(r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_MS, now_ms: int | None = None) -> Decision:
     """GCRA (as redis-cell and go-redis/redis_rate do it): one key holding the theoretical arrival time.
 
     One EVALSHA: GET + SET PX on one string, O(1).  Behaves as a token bucket of ``limit`` tokens
@@ -356,15 +393,20 @@ def gcra(r, client_id: str, limit: int = LIMIT, window_ms: int = WINDOW_MS,
     return Decision(allowed == 1, remaining, retry, reset)
 
 
-for _fn, _script, _kind in [(fixed_window, _FIXED, "fixed"), (first_hit_window, _FIRST, "first"),
-                            (list_window, _LIST, "list"), (sliding_log, _LOG, "log"),
-                            (sliding_window_counter, _SWC, "swc"), (token_bucket, _BUCKET, "bucket"),
-                            (gcra, _GCRA, "gcra")]:
+for _fn, _script, _kind in [
+    (fixed_window, _FIXED, "fixed"),
+    (first_hit_window, _FIRST, "first"),
+    (list_window, _LIST, "list"),
+    (sliding_log, _LOG, "log"),
+    (sliding_window_counter, _SWC, "swc"),
+    (token_bucket, _BUCKET, "bucket"),
+    (gcra, _GCRA, "gcra"),
+]:
     _fn.script, _fn.kind = _script, _kind  # type: ignore[attr-defined]
 
 #: The seven limiters the lesson compares, by name.
 LIMITERS: dict[str, Callable[..., Decision]] = {
-    N_("fixed window"): fixed_window,       # N_: names shown translated (_(name)) in charts and tables
+    N_("fixed window"): fixed_window,  # N_: names shown translated (_(name)) in charts and tables
     N_("first-hit window"): first_hit_window,
     N_("list"): list_window,
     N_("sliding log"): sliding_log,
@@ -374,8 +416,15 @@ LIMITERS: dict[str, Callable[..., Decision]] = {
 }
 
 
-def fill(r, limiter: Callable[..., Decision], client_id: str, requests: int, limit: int,
-         window_ms: int = WINDOW_MS, now_ms: int | None = None) -> str:
+def fill(
+    r,
+    limiter: Callable[..., Decision],
+    client_id: str,
+    requests: int,
+    limit: int,
+    window_ms: int = WINDOW_MS,
+    now_ms: int | None = None,
+) -> str:
     """Send ``requests`` requests through ``limiter`` in one pipeline (one round trip); return its key.
 
     For measuring memory at a given limit without ``requests`` round trips (the script is loaded

@@ -16,6 +16,7 @@ caller passes ``now_ms``.
   first, to show that a crashed holder's slot is lost for good.
 * :func:`replay_concurrency`: one request trace through a rate limiter and a concurrency limiter.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -24,7 +25,9 @@ from typing import Callable, NamedTuple
 
 from .ratelimit_lua import CLOCK_LUA, Script
 
-ACQUIRE_LUA = CLOCK_LUA + """
+ACQUIRE_LUA = (
+    CLOCK_LUA
+    + """
 -- KEYS[1]: holders (token -> lease end, ms).  ARGV[2]: limit, ARGV[3]: lease ms, ARGV[4]: token
 local limit, lease, token = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)         -- ended leases: crashed or stalled holders
@@ -37,16 +40,22 @@ redis.call('ZADD', KEYS[1], now + lease, token)
 if redis.call('PTTL', KEYS[1]) < lease + slack then redis.call('PEXPIRE', KEYS[1], lease + slack) end
 return {1, held + 1, 0}
 """
+)
 
-RELEASE_LUA = CLOCK_LUA + """
+RELEASE_LUA = (
+    CLOCK_LUA
+    + """
 -- KEYS[1]: holders.  ARGV[2]: token.  1 if the token still held a live lease, else 0.
 local score = redis.call('ZSCORE', KEYS[1], ARGV[2])
 redis.call('ZREM', KEYS[1], ARGV[2])
 if not score then return 0 end
 return tonumber(score) > now and 1 or 0
 """
+)
 
-EXTEND_LUA = CLOCK_LUA + """
+EXTEND_LUA = (
+    CLOCK_LUA
+    + """
 -- KEYS[1]: holders.  ARGV[2]: token, ARGV[3]: lease ms.  A lease that has ended is not revived.
 local score = redis.call('ZSCORE', KEYS[1], ARGV[2])
 if not score or tonumber(score) <= now then
@@ -58,8 +67,11 @@ redis.call('ZADD', KEYS[1], now + lease, ARGV[2])
 if redis.call('PTTL', KEYS[1]) < lease + slack then redis.call('PEXPIRE', KEYS[1], lease + slack) end
 return 1
 """
+)
 
-ACQUIRE_FAIR_LUA = CLOCK_LUA + """
+ACQUIRE_FAIR_LUA = (
+    CLOCK_LUA
+    + """
 -- KEYS[1]: holders, KEYS[2]: queue (token -> ticket), KEYS[3]: waiters (token -> waiting until),
 -- KEYS[4]: ticket counter.  ARGV[2]: limit, ARGV[3]: lease ms, ARGV[4]: token, ARGV[5]: patience ms
 local limit, lease, token, patience = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
@@ -87,10 +99,12 @@ for i = 2, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end    -- the line: it lives
 if redis.call('PTTL', KEYS[1]) < lease + slack then redis.call('PEXPIRE', KEYS[1], lease + slack) end
 return {got, place}
 """
+)
 
 FENCED_ACQUIRE_LUA = ACQUIRE_LUA.replace(
     "return {1, held + 1, 0}",
-    "return {1, held + 1, redis.call('INCR', KEYS[2])}         -- the fence: one more per grant, never reset")
+    "return {1, held + 1, redis.call('INCR', KEYS[2])}         -- the fence: one more per grant, never reset",
+)
 
 #: Write ``value`` to the resource only if ``fence`` is not older than the newest fence it has seen.
 FENCED_WRITE_LUA = """
@@ -101,8 +115,12 @@ redis.call('HSET', KEYS[1], 'fence', ARGV[1], 'value', ARGV[2])
 return 1
 """
 
-_ACQUIRE, _RELEASE, _EXTEND, _FAIR = (Script(ACQUIRE_LUA), Script(RELEASE_LUA), Script(EXTEND_LUA),
-                                      Script(ACQUIRE_FAIR_LUA))
+_ACQUIRE, _RELEASE, _EXTEND, _FAIR = (
+    Script(ACQUIRE_LUA),
+    Script(RELEASE_LUA),
+    Script(EXTEND_LUA),
+    Script(ACQUIRE_FAIR_LUA),
+)
 _FENCED, _FENCED_WRITE = Script(FENCED_ACQUIRE_LUA), Script(FENCED_WRITE_LUA)
 
 
@@ -110,7 +128,7 @@ class Slot(NamedTuple):
     """The answer of :func:`acquire`: ``token`` is None when the semaphore is full."""
 
     token: str | None
-    held: int          # holders after this call
+    held: int  # holders after this call
     retry_after_ms: int  # when full: until the first lease ends (a holder may release earlier)
 
 
@@ -153,8 +171,9 @@ def extend(r, name: str, token: str, lease_ms: int, now_ms: int | None = None) -
     return _EXTEND(r, holders_key(r, name), _now(now_ms), token, lease_ms) == 1
 
 
-def acquire_fair(r, name: str, token: str, limit: int, lease_ms: int, patience_ms: int,
-                 now_ms: int | None = None) -> tuple[bool, int]:
+def acquire_fair(
+    r, name: str, token: str, limit: int, lease_ms: int, patience_ms: int, now_ms: int | None = None
+) -> tuple[bool, int]:
     """Acquire in the order clients first asked: ``(acquired, place in line)``.
 
     The caller keeps its ``token`` while it waits and asks again; a waiter that does not ask again
@@ -163,8 +182,12 @@ def acquire_fair(r, name: str, token: str, limit: int, lease_ms: int, patience_m
     waiters removed.  The holders' TTL is only lengthened, never shortened below a lease that
     :func:`extend` renewed.
     """
-    keys = [holders_key(r, name), r.key("sem", _tag(name), "queue"), r.key("sem", _tag(name), "waiters"),
-            r.key("sem", _tag(name), "ticket")]
+    keys = [
+        holders_key(r, name),
+        r.key("sem", _tag(name), "queue"),
+        r.key("sem", _tag(name), "waiters"),
+        r.key("sem", _tag(name), "ticket"),
+    ]
     ok, place = _evalsha(_FAIR, r, keys, _now(now_ms), limit, lease_ms, token, patience_ms)
     return ok == 1, place
 
@@ -177,8 +200,9 @@ def acquire_fenced(r, name: str, limit: int, lease_ms: int, now_ms: int | None =
     if limit < 1 or lease_ms < 1:
         raise ValueError("limit and lease_ms must be at least 1")
     token = secrets.token_hex(8)
-    ok, _held, fence = _evalsha(_FENCED, r, [holders_key(r, name), r.key("sem", _tag(name), "fence")],
-                                _now(now_ms), limit, lease_ms, token)
+    ok, _held, fence = _evalsha(
+        _FENCED, r, [holders_key(r, name), r.key("sem", _tag(name), "fence")], _now(now_ms), limit, lease_ms, token
+    )
     return (token, fence) if ok == 1 else (None, 0)
 
 
@@ -201,20 +225,25 @@ def stalled_holder(r, name: str, fenced: bool, start_ms: int = 1_700_000_000_000
     """
     key = r.key("resource", name)
     a, fence_a = acquire_fenced(r, name, 1, 1000, now_ms=start_ms)
-    b, fence_b = acquire_fenced(r, name, 1, 1000, now_ms=start_ms + 1500)     # a's lease has ended
+    b, fence_b = acquire_fenced(r, name, 1, 1000, now_ms=start_ms + 1500)  # a's lease has ended
     if fenced:
         b_wrote = fenced_write(r, key, fence_b, "b")
     else:
         r.hset(key, "value", "b")
         b_wrote = True
-    still_holds = extend(r, name, a, 1000, now_ms=start_ms + 2000)           # what a could have checked
+    still_holds = extend(r, name, a, 1000, now_ms=start_ms + 2000)  # what a could have checked
     if fenced:
         late = fenced_write(r, key, fence_a, "a")
     else:
         r.hset(key, "value", "a")
         late = True
-    return {"fences": (fence_a, fence_b), "b_wrote": b_wrote, "a_still_held": still_holds,
-            "late_write_applied": late, "value": r.hget(key, "value")}
+    return {
+        "fences": (fence_a, fence_b),
+        "b_wrote": b_wrote,
+        "a_still_held": still_holds,
+        "late_write_applied": late,
+        "value": r.hget(key, "value"),
+    }
 
 
 def _evalsha(script: Script, r, keys: list[str], *args):
@@ -229,6 +258,7 @@ def _evalsha(script: Script, r, keys: list[str], *args):
 
 
 # ---------------------------------------------------------------------- the semaphore often written first
+
 
 def counter_acquire(r, name: str, limit: int) -> bool:
     """INCR, and DECR back if over the limit: two round trips, and no lease.  A holder that dies
@@ -247,13 +277,15 @@ def counter_release(r, name: str) -> None:
 
 # ---------------------------------------------------------------------- one trace, two limiters
 
+
 class Request(NamedTuple):
     at_ms: int
     duration_ms: int
 
 
-def replay_concurrency(requests: list[Request], admit: Callable[[int], str | None],
-                       finish: Callable[[str, int], None]) -> dict:
+def replay_concurrency(
+    requests: list[Request], admit: Callable[[int], str | None], finish: Callable[[str, int], None]
+) -> dict:
     """Replay ``requests`` (sorted by arrival) in simulated time: ``admit(now_ms)`` returns a token
     or None; an admitted request finishes ``duration_ms`` later and ``finish(token, now_ms)`` is
     called at that moment (before any arrival at the same ms).
@@ -279,8 +311,15 @@ def replay_concurrency(requests: list[Request], admit: Callable[[int], str | Non
     return {"admitted": admitted, "in_flight": in_flight}
 
 
-def slowdown_trace(rate_per_s: int = 20, seconds: int = 10, fast_ms: int = 50, slow_ms: int = 2000,
-                   slow_from_s: int = 3, slow_to_s: int = 6, start_ms: int = 1_700_000_000_000) -> list[Request]:
+def slowdown_trace(
+    rate_per_s: int = 20,
+    seconds: int = 10,
+    fast_ms: int = 50,
+    slow_ms: int = 2000,
+    slow_from_s: int = 3,
+    slow_to_s: int = 6,
+    start_ms: int = 1_700_000_000_000,
+) -> list[Request]:
     """Requests at a steady ``rate_per_s``; they take ``fast_ms`` except between ``slow_from_s`` and
     ``slow_to_s``, when the service behind the limiter slows down to ``slow_ms`` each."""
     step = 1000 // rate_per_s
@@ -292,8 +331,16 @@ def slowdown_trace(rate_per_s: int = 20, seconds: int = 10, fast_ms: int = 50, s
     return out
 
 
-def poll_race(r, name: str, poll_every_ms: dict[str, int], fair: bool, limit: int = 1, hold_ms: int = 100,
-              duration_ms: int = 5000, start_ms: int = 1_700_000_000_000) -> dict[str, dict]:
+def poll_race(
+    r,
+    name: str,
+    poll_every_ms: dict[str, int],
+    fair: bool,
+    limit: int = 1,
+    hold_ms: int = 100,
+    duration_ms: int = 5000,
+    start_ms: int = 1_700_000_000_000,
+) -> dict[str, dict]:
     """Clients that want the semaphore again as soon as they release it, each asking every
     ``poll_every_ms[client]`` while it waits, in simulated time (a controlled clock).  Clients start
     7 ms apart and ask again 1 ms after they release.
@@ -315,11 +362,10 @@ def poll_race(r, name: str, poll_every_ms: dict[str, int], fair: bool, limit: in
             release(r, name, tokens[client], now_ms=now)
             tokens[client] = secrets.token_hex(8)
             waiting_since[client] = now
-            nxt = (now + 1, "poll")                       # wants it again a moment later
+            nxt = (now + 1, "poll")  # wants it again a moment later
         else:
             if fair:
-                ok = acquire_fair(r, name, tokens[client], limit, hold_ms * 2, poll_every_ms[client] * 2,
-                                  now_ms=now)[0]
+                ok = acquire_fair(r, name, tokens[client], limit, hold_ms * 2, poll_every_ms[client] * 2, now_ms=now)[0]
             else:
                 slot = acquire(r, name, limit, hold_ms * 2, now_ms=now)
                 ok = slot.token is not None

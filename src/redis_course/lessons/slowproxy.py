@@ -13,6 +13,7 @@ renamed (the server keeps listening on it, and connections already open stay dir
 proxy takes its name, so every *new* connection to that path goes through the proxy; on exit the
 names are put back.  Python sockets and threads only: a few connections, for tests and lessons.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -27,8 +28,14 @@ WRONGPASS = b"-WRONGPASS invalid username-password pair or user is disabled.\r\n
 
 
 class SlowProxy:
-    def __init__(self, listen: str | os.PathLike, upstream: str | os.PathLike, delay_s: float = 0.0,
-                 refuse_auth: bool = False, connect_delay_s: float | None = None) -> None:
+    def __init__(
+        self,
+        listen: str | os.PathLike,
+        upstream: str | os.PathLike,
+        delay_s: float = 0.0,
+        refuse_auth: bool = False,
+        connect_delay_s: float | None = None,
+    ) -> None:
         self.listen, self.upstream = str(listen), str(upstream)
         self.delay_s, self.refuse_auth = delay_s, refuse_auth
         self.connect_delay_s = delay_s if connect_delay_s is None else connect_delay_s
@@ -38,7 +45,7 @@ class SlowProxy:
         self._lock = threading.Lock()
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._server.bind(self.listen)
-        os.chmod(self.listen, 0o777)             # as redis-server's --unixsocketperm 777
+        os.chmod(self.listen, 0o777)  # as redis-server's --unixsocketperm 777
         self._server.listen(64)
         self._server.settimeout(0.1)
         self._thread = threading.Thread(target=self._accept, daemon=True)
@@ -59,7 +66,7 @@ class SlowProxy:
         if self.refuse_auth:
             self._refuse(client)
             return
-        time.sleep(self.connect_delay_s)         # a slow connect: nothing answers before this
+        time.sleep(self.connect_delay_s)  # a slow connect: nothing answers before this
         upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             upstream.connect(self.upstream)
@@ -117,8 +124,12 @@ class SlowProxy:
 
 
 @contextlib.contextmanager
-def in_front_of(socket_path: str | os.PathLike, delay_s: float = 0.0, refuse_auth: bool = False,
-                connect_delay_s: float | None = None) -> Iterator[SlowProxy]:
+def in_front_of(
+    socket_path: str | os.PathLike,
+    delay_s: float = 0.0,
+    refuse_auth: bool = False,
+    connect_delay_s: float | None = None,
+) -> Iterator[SlowProxy]:
     """New connections to ``socket_path`` go through a :class:`SlowProxy` for the block; connections
     already open are not touched."""
     path = Path(socket_path)

@@ -18,6 +18,7 @@ said, and nothing hangs.
 * :func:`min_replicas`: ``min-replicas-to-write 1`` makes the primary refuse writes (``NOREPLICAS``)
   once its replica lags, instead of acknowledging what it may lose.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -31,14 +32,13 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-TIMEOUT_S = 3.0          # the longest any reply may take here (a planned switch pauses writes < 1 s)
-FAST_SYNC = ["--repl-diskless-sync-delay", "0"]   # a full sync starts at once, not after 5 s
+TIMEOUT_S = 3.0  # the longest any reply may take here (a planned switch pauses writes < 1 s)
+FAST_SYNC = ["--repl-diskless-sync-delay", "0"]  # a full sync starts at once, not after 5 s
 
 
 def client_of(srv, prefix: str = "course:fo:"):
     """A client of ``srv`` that never retries and waits at most ``TIMEOUT_S`` (connect: 1 s)."""
-    return srv.client(prefix=prefix, socket_timeout=TIMEOUT_S, socket_connect_timeout=1.0,
-                      retry=Retry(NoBackoff(), 0))
+    return srv.client(prefix=prefix, socket_timeout=TIMEOUT_S, socket_connect_timeout=1.0, retry=Retry(NoBackoff(), 0))
 
 
 def wait_link_up(replica_client, timeout: float = 10.0) -> None:
@@ -71,7 +71,7 @@ def primary_and_replica(replica_args: list[str] | None = None, persistence: str 
         for srv in (replica, primary):
             if srv.proc and srv.proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
-                    os.killpg(srv.proc.pid, signal.SIGCONT)     # a frozen server cannot stop
+                    os.killpg(srv.proc.pid, signal.SIGCONT)  # a frozen server cannot stop
         replica.close()
         primary.close()
 
@@ -115,10 +115,17 @@ def planned_failover(writes: int = 150, every_s: float = 0.005) -> dict:
         on_new = int(new.get("hits") or 0)
         errors = [m for kind, _t, m in answers if kind != "ok"]
         first = next((i for i, (kind, _t, _m) in enumerate(answers) if kind != "ok"), len(answers))
-        return {"ok_after_first_error": sum(kind == "ok" for kind, _t, _m in answers[first:]),
-                "acked": acked, "answers": counts, "slowest_ms": max(t for _k, t, _m in answers) * 1000,
-                "first_error": errors[0] if errors else None, "old_role": _role(admin),
-                "new_role": _role(new), "on_new_primary": on_new, "lost": acked - on_new}
+        return {
+            "ok_after_first_error": sum(kind == "ok" for kind, _t, _m in answers[first:]),
+            "acked": acked,
+            "answers": counts,
+            "slowest_ms": max(t for _k, t, _m in answers) * 1000,
+            "first_error": errors[0] if errors else None,
+            "old_role": _role(admin),
+            "new_role": _role(new),
+            "on_new_primary": on_new,
+            "lost": acked - on_new,
+        }
 
 
 def _cut_off(primary_admin, replica) -> None:
@@ -165,14 +172,22 @@ def unplanned_failover(before: int = 10, after_cut: int = 5, lease_ms: int = 60_
             stale_read = "ok"
         except redis.exceptions.RedisError as exc:
             stale_read = type(exc).__name__
-        rep.execute_command("REPLICAOF", "NO", "ONE")                  # the failover
+        rep.execute_command("REPLICAOF", "NO", "ONE")  # the failover
         promoted = int(rep.get("hits") or 0)
         b = sem.acquire(rep, "jobs", 1, lease_ms)
-        return {"acked": acked, "wait_in_sync": wait_in_sync, "wait_after_cut": wait_cut,
-                "wait_ms": wait_ms, "on_primary_after_wait": kept_after_wait,
-                "old_address": old_address, "stale_read": stale_read, "on_new_primary": promoted,
-                "lost": acked - promoted, "a_granted": a.token is not None,
-                "b_granted_too": b.token is not None}
+        return {
+            "acked": acked,
+            "wait_in_sync": wait_in_sync,
+            "wait_after_cut": wait_cut,
+            "wait_ms": wait_ms,
+            "on_primary_after_wait": kept_after_wait,
+            "old_address": old_address,
+            "stale_read": stale_read,
+            "on_new_primary": promoted,
+            "lost": acked - promoted,
+            "a_granted": a.token is not None,
+            "b_granted_too": b.token is not None,
+        }
 
 
 def _first_accepted_write(p, within_s: float = 10.0) -> int:
@@ -207,5 +222,4 @@ def min_replicas(max_lag_s: int = 1, writes_for_s: float = 6.0) -> dict:
                 error, refused_after = str(exc), time.monotonic() - started
                 break
             time.sleep(0.02)
-        return {"before": before, "refused_after_s": refused_after, "error": error,
-                "acked_while_frozen": acked}
+        return {"before": before, "refused_after_s": refused_after, "error": error, "acked_while_frozen": acked}

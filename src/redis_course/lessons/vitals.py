@@ -11,6 +11,7 @@ and the errors a new redis-py connection itself adds: redis-py 8's handshake sen
 twice (and on RESP3 ``CLIENT MAINT_NOTIFICATIONS``), which Redis before 7.2 does not know, so every
 new connection adds two ``ERR`` (three on RESP3): an alert on ``errorstat_ERR`` must expect them.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -18,12 +19,23 @@ import contextlib
 import redis
 
 #: (INFO section, field): what to read, and why it matters is on the lesson page.
-FIELDS = (("stats", "rejected_connections"), ("stats", "evicted_keys"), ("stats", "expired_keys"),
-          ("stats", "keyspace_hits"), ("stats", "keyspace_misses"), ("stats", "total_error_replies"),
-          ("stats", "instantaneous_ops_per_sec"), ("clients", "connected_clients"),
-          ("clients", "blocked_clients"), ("clients", "maxclients"), ("memory", "used_memory"),
-          ("memory", "maxmemory"), ("memory", "maxmemory_policy"), ("replication", "role"),
-          ("replication", "connected_slaves"))
+FIELDS = (
+    ("stats", "rejected_connections"),
+    ("stats", "evicted_keys"),
+    ("stats", "expired_keys"),
+    ("stats", "keyspace_hits"),
+    ("stats", "keyspace_misses"),
+    ("stats", "total_error_replies"),
+    ("stats", "instantaneous_ops_per_sec"),
+    ("clients", "connected_clients"),
+    ("clients", "blocked_clients"),
+    ("clients", "maxclients"),
+    ("memory", "used_memory"),
+    ("memory", "maxmemory"),
+    ("memory", "maxmemory_policy"),
+    ("replication", "role"),
+    ("replication", "connected_slaves"),
+)
 
 
 def vitals(r) -> dict:
@@ -63,12 +75,12 @@ def provoke(srv) -> dict:
     admin = srv.client(prefix="")
     c = srv.client(prefix="course:vitals:")
     out: dict = {}
-    admin.config_set("slowlog-log-slower-than", 10_000)          # µs: the default, 10 ms
-    admin.config_set("latency-monitor-threshold", 20)             # ms: off (0) by default
+    admin.config_set("slowlog-log-slower-than", 10_000)  # µs: the default, 10 ms
+    admin.config_set("latency-monitor-threshold", 20)  # ms: off (0) by default
     admin.execute_command("SLOWLOG", "RESET")
     admin.execute_command("LATENCY", "RESET")
 
-    c.ping()                                                      # c's connection is open before we look
+    c.ping()  # c's connection is open before we look
     before = vitals(admin)
     c.set("k", 1)
     for _ in range(3):
@@ -76,33 +88,42 @@ def provoke(srv) -> dict:
     for _ in range(2):
         c.get("absent")
     with contextlib.suppress(redis.exceptions.ResponseError):
-        c.lpush("k", "x")                                         # WRONGTYPE
+        c.lpush("k", "x")  # WRONGTYPE
     after = vitals(admin)
-    out["hits, misses"] = (after["keyspace_hits"] - before["keyspace_hits"],
-                           after["keyspace_misses"] - before["keyspace_misses"])
-    out["errorstats"] = {k: n - before["errorstats"].get(k, 0) for k, n in after["errorstats"].items()
-                         if n != before["errorstats"].get(k, 0)}
+    out["hits, misses"] = (
+        after["keyspace_hits"] - before["keyspace_hits"],
+        after["keyspace_misses"] - before["keyspace_misses"],
+    )
+    out["errorstats"] = {
+        k: n - before["errorstats"].get(k, 0)
+        for k, n in after["errorstats"].items()
+        if n != before["errorstats"].get(k, 0)
+    }
 
-    admin.execute_command("DEBUG", "SLEEP", "0.05")               # one command that takes 50 ms
+    admin.execute_command("DEBUG", "SLEEP", "0.05")  # one command that takes 50 ms
     entry = admin.slowlog_get(1)[0]
-    out["slowlog"] = (" ".join(_text(a) for a in entry["command"].split()[:2])
-                      if isinstance(entry["command"], (bytes, str)) else entry["command"],
-                      entry["duration"] >= 50_000)
+    out["slowlog"] = (
+        " ".join(_text(a) for a in entry["command"].split()[:2])
+        if isinstance(entry["command"], (bytes, str))
+        else entry["command"],
+        entry["duration"] >= 50_000,
+    )
     out["latency"] = {event: ms >= 50 for event, ms in vitals(admin)["latency"].items()}
 
     for protocol in (2, 3):
         before = vitals(admin)["errorstats"]
         fresh = redis.Redis.from_url(srv.url, socket_timeout=2, socket_connect_timeout=2, protocol=protocol)
-        fresh.ping()                                              # a new redis-py connection, nothing else
+        fresh.ping()  # a new redis-py connection, nothing else
         fresh.close()
         out[f"errors from a new connection, RESP{protocol}"] = {
-            k: n - before.get(k, 0) for k, n in vitals(admin)["errorstats"].items() if n != before.get(k, 0)}
+            k: n - before.get(k, 0) for k, n in vitals(admin)["errorstats"].items() if n != before.get(k, 0)
+        }
 
     before = vitals(admin)
     admin.config_set("maxclients", before["connected_clients"] + 1)
     try:
         one = redis.Redis.from_url(srv.url, socket_timeout=2, socket_connect_timeout=2)
-        one.ping()                                               # takes the last place
+        one.ping()  # takes the last place
         two = redis.Redis.from_url(srv.url, socket_timeout=2, socket_connect_timeout=2)
         try:
             two.ping()

@@ -10,6 +10,7 @@ Cell tags: ``varies`` (the output depends on the machine, the time or the backen
 when outputs are compared), ``backend-differs`` (Redis and fakeredis really answer differently: the
 comparison requires a difference), ``raises-exception`` (nbclient's own: the cell is meant to raise).
 """
+
 from __future__ import annotations
 
 from .localize import ipynb_path, lesson_of, sources, student_notebook
@@ -17,8 +18,7 @@ from .localize import ipynb_path, lesson_of, sources, student_notebook
 MASK_TAG = "varies"
 DIFFERS_TAG = "backend-differs"
 
-__all__ = ["MASK_TAG", "DIFFERS_TAG", "ipynb_path", "lesson_of", "sources", "student_notebook",
-           "render_pages"]
+__all__ = ["MASK_TAG", "DIFFERS_TAG", "ipynb_path", "lesson_of", "sources", "student_notebook", "render_pages"]
 
 
 def render_pages(*args, **kwargs):

@@ -6,6 +6,7 @@ them without executing a cell.  Each records ``metadata.course.outputs_key``: a 
 that changes its outputs (:func:`outputs_key`); ``python3 run.py notebooks`` re-executes the notebooks
 whose key or cells no longer match, and nothing else.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -30,8 +31,19 @@ STORED_PREFIX = "course:nb:"  # fakeredis runs in the kernel: a fixed prefix kee
 PKG = Path(__file__).resolve().parents[1]
 #: The course code a notebook's outputs depend on (besides its own source): the backend, the lessons and
 #: what draws their charts and tables.
-OUTPUT_CODE = ("__init__.py", "core/backend.py", "core/compat.py", "core/servers.py", "l10n/*.py", "paths.py",
-               "charts.py", "tables.py", "fonts/*.otf", "cluster/*.py", "lessons/**/*.py")
+OUTPUT_CODE = (
+    "__init__.py",
+    "core/backend.py",
+    "core/compat.py",
+    "core/servers.py",
+    "l10n/*.py",
+    "paths.py",
+    "charts.py",
+    "tables.py",
+    "fonts/*.otf",
+    "cluster/*.py",
+    "lessons/**/*.py",
+)
 #: Installed packages whose versions change outputs.
 OUTPUT_PACKAGES = ("redis", "fakeredis", "lupa")
 
@@ -50,9 +62,15 @@ def kernel_env(redis_url: str | None, lang: str, prefix: str | None = None) -> d
     return env
 
 
-def execute(nb: nbformat.NotebookNode, *, redis_url: str | None = None, lang: str = "en",
-            prefix: str | None = None, cwd: Path | None = None,
-            timeout: int = CELL_TIMEOUT) -> nbformat.NotebookNode:
+def execute(
+    nb: nbformat.NotebookNode,
+    *,
+    redis_url: str | None = None,
+    lang: str = "en",
+    prefix: str | None = None,
+    cwd: Path | None = None,
+    timeout: int = CELL_TIMEOUT,
+) -> nbformat.NotebookNode:
     """Run every cell in a fresh Python kernel; return the executed copy.
 
     ``redis_url=None`` runs on fakeredis; otherwise the kernel gets ``REDIS_URL``.  A cell that raises
@@ -66,8 +84,14 @@ def execute(nb: nbformat.NotebookNode, *, redis_url: str | None = None, lang: st
     prefix = prefix or f"course:nb{secrets.token_hex(3)}:"
     ipc_dir = tempfile.mkdtemp(prefix="course-kernel-")  # the kernel talks over Unix sockets, not TCP
     km = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(ipc_dir, "k"))
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", km=km, record_timing=False,
-                            resources={"metadata": {"path": str(cwd or paths.NOTEBOOKS)}})
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        km=km,
+        record_timing=False,
+        resources={"metadata": {"path": str(cwd or paths.NOTEBOOKS)}},
+    )
     env = kernel_env(redis_url, lang, prefix)
 
     async def run() -> None:
@@ -99,6 +123,7 @@ def executed_on(redis_url: str | None) -> str:
 
 
 # ------------------------------------------------------------------ what changes outputs
+
 
 def _version(package: str) -> str:
     try:
@@ -134,6 +159,7 @@ def outputs_key(src: Path, lang: str) -> str:
 # ------------------------------------------------------------------ the stored notebooks
 
 STORED_ONLY = ("executed_on", "outputs_key", "source_sha256")  # metadata the source does not generate
+
 
 def without_outputs(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """The cells (source, metadata) of ``nb`` as the source would generate them: no outputs, no counts."""
@@ -209,7 +235,9 @@ def _shown(path: Path) -> str:
 
 def regenerate(force: bool = False, langs=LANGS, jobs: int = 2, log=print) -> list[Path]:
     """Re-execute and store the stale notebooks (all of them with ``force``); remove orphans."""
-    todo = stale(langs) if not force else {ipynb_path(lesson_of(s), lang): "forced" for s in sources() for lang in langs}
+    todo = (
+        stale(langs) if not force else {ipynb_path(lesson_of(s), lang): "forced" for s in sources() for lang in langs}
+    )
     by_path = {ipynb_path(lesson_of(s), lang): (s, lang) for s in sources() for lang in langs}
     for path, why in list(todo.items()):
         if why == "orphan":

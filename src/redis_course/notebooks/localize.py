@@ -5,6 +5,7 @@ The source is jupytext ``py:percent``: code cells once, markdown cells tagged ``
 ids shared by the three languages: the slug of the English heading at the same place, so the
 language switch on a notebook page keeps the reader at the same section.
 """
+
 from __future__ import annotations
 
 import re
@@ -47,8 +48,11 @@ def localize(nb: nbformat.NotebookNode, lang: str) -> nbformat.NotebookNode:
     out.metadata = {
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
         "language_info": {"name": "python"},
-        "course": {"lang": lang, "generated_from": f"notebooks/{nb.metadata.get('course_source', '')}",
-                   "heading_ids": heading_ids(nb)},
+        "course": {
+            "lang": lang,
+            "generated_from": f"notebooks/{nb.metadata.get('course_source', '')}",
+            "heading_ids": heading_ids(nb),
+        },
     }
     for cell in nb.cells:
         cell_lang = cell.metadata.get("lang")

@@ -5,6 +5,7 @@
 English ids (so the language switch keeps the section), images written to ``notebook_files/`` with
 alt text from the output's or the cell's metadata.
 """
+
 from __future__ import annotations
 
 import base64
@@ -91,8 +92,12 @@ def outputs(cell, resources) -> list[dict]:
     for out in cell.get("outputs", []):
         files = out.get("metadata", {}).get("filenames", {})
         if "image/png" in files:
-            item = {"kind": "image", "src": files["image/png"], "dark": None,
-                    "alt": alt_text(cell, out, course["lang"], course["title"])}
+            item = {
+                "kind": "image",
+                "src": files["image/png"],
+                "dark": None,
+                "alt": alt_text(cell, out, course["lang"], course["title"]),
+            }
             if DARK_MIME in out.get("data", {}):  # a variant for dark pages (charts.show)
                 item["dark"] = files["image/png"].replace(".png", "-dark.png")
                 resources.setdefault("outputs", {})[item["dark"]] = base64.b64decode(out["data"][DARK_MIME])
@@ -117,8 +122,11 @@ class CoursePageExporter(MarkdownExporter):
     def __init__(self, **kw):
         super().__init__(extra_template_basedirs=[str(TEMPLATES)], template_name="course-page", **kw)
         self.register_preprocessor(HeadingIds, enabled=True)
-        extract = ExtractOutputPreprocessor(enabled=True, extract_output_types={"image/png"},
-                                            output_filename_template=IMAGE_DIR + "/cell{cell_index:03d}-{index}{extension}")
+        extract = ExtractOutputPreprocessor(
+            enabled=True,
+            extract_output_types={"image/png"},
+            output_filename_template=IMAGE_DIR + "/cell{cell_index:03d}-{index}{extension}",
+        )
         self.register_preprocessor(extract, enabled=True)
         self.register_filter("course_fence", fence)
         self.register_filter("course_outputs", outputs)
@@ -143,11 +151,15 @@ def title_of(nb: nbformat.NotebookNode) -> str:
 def page_resources(nb: nbformat.NotebookNode, lesson: str, lang: str) -> dict:
     name = f"{lesson}.ipynb"
     backend = nb.metadata.get("course", {}).get("executed_on", "fakeredis")
-    note = _("This page is the notebook **{name}** executed on {backend}. [Download the notebook]({name}) "
-             "and run it yourself: `python3 run.py jupyter --lang {code}`.", lang=lang, code=lang, name=name,
-             backend=backend)
-    return {"course": {"lang": lang, "title": title_of(nb), "note": note,
-                       "output_title": _("Output", lang=lang)}}
+    note = _(
+        "This page is the notebook **{name}** executed on {backend}. [Download the notebook]({name}) "
+        "and run it yourself: `python3 run.py jupyter --lang {code}`.",
+        lang=lang,
+        code=lang,
+        name=name,
+        backend=backend,
+    )
+    return {"course": {"lang": lang, "title": title_of(nb), "note": note, "output_title": _("Output", lang=lang)}}
 
 
 def render(nb: nbformat.NotebookNode, lesson: str, lang: str) -> tuple[str, dict[str, bytes]]:
@@ -185,9 +197,14 @@ def stale_sources(langs: Iterable[str] = LANGS) -> list[str]:
                 continue
             recorded = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get("course", {})
             if recorded.get("source_sha256") != source_digest(src):
-                lines.append(_("{path} is older than notebooks/{src}: its page shows the old outputs until "
-                               "`python3 run.py notebooks --execute` runs it again.",
-                               path=f"{lang}/{path.name}", src=src.name))
+                lines.append(
+                    _(
+                        "{path} is older than notebooks/{src}: its page shows the old outputs until "
+                        "`python3 run.py notebooks --execute` runs it again.",
+                        path=f"{lang}/{path.name}",
+                        src=src.name,
+                    )
+                )
     return lines
 
 

@@ -37,6 +37,7 @@ Kinds:
 For a ``race`` question ``wrong`` also covers right options: the explanation shown when a reader
 leaves a possible value unticked.
 """
+
 from __future__ import annotations
 
 import re
@@ -83,7 +84,9 @@ def load_file(path: Path) -> dict:
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
-        raise QuizError(f"{path}: cannot be read as YAML ({exc.__class__.__name__}: {str(exc).splitlines()[0]}).") from None
+        raise QuizError(
+            f"{path}: cannot be read as YAML ({exc.__class__.__name__}: {str(exc).splitlines()[0]})."
+        ) from None
     problems = validate(data, path.stem)
     if problems:
         raise QuizError(f"{path}: {problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
@@ -208,7 +211,7 @@ def _race_problems(where: str, q: dict) -> list[str]:
             if cond is not None:
                 m = _COND.match(str(cond))
                 if not m:
-                    out.append(f"{where}: condition {cond!r} is not `x OP number` or `x OP \"text\"`")
+                    out.append(f'{where}: condition {cond!r} is not `x OP number` or `x OP "text"`')
                 else:
                     used.add(m.group(1))
             if used - bound:

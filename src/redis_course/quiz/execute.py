@@ -11,6 +11,7 @@ whose keys of the run's prefix are deleted first (:class:`PrefixedBackend`: noth
   commands exactly as on a network) runs on a fresh database with two connections; the answer is
   the set of replies of ``check`` over all interleavings.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -47,8 +48,10 @@ class PrefixedBackend:
         pool = self.client.connection_pool
         kwargs = dict(pool.connection_kwargs)
         kwargs.update(parser_class=RawParser, decode_responses=True, protocol=2)
-        raw = redis.Redis(connection_pool=redis.ConnectionPool(connection_class=pool.connection_class, **kwargs),
-                          single_connection_client=True)
+        raw = redis.Redis(
+            connection_pool=redis.ConnectionPool(connection_class=pool.connection_class, **kwargs),
+            single_connection_client=True,
+        )
         raw.response_callbacks = {}
         return _Prefixing(raw, self)
 
@@ -97,8 +100,10 @@ def _second_client(first: Any, backend: Any) -> Any:
     if isinstance(backend, PrefixedBackend):
         return backend._raw()
     pool = first.connection_pool
-    raw = redis.Redis(connection_pool=type(pool)(connection_class=pool.connection_class, **pool.connection_kwargs),
-                      single_connection_client=True)
+    raw = redis.Redis(
+        connection_pool=type(pool)(connection_class=pool.connection_class, **pool.connection_kwargs),
+        single_connection_client=True,
+    )
     raw.response_callbacks = {}
     return raw
 

@@ -11,6 +11,7 @@ link to the lesson's section on the published site.
 Moodle XML is written with :mod:`xml.etree.ElementTree`; GIFT is plain text with ``~ = # { } :``
 escaped (braces as ``&#123;`` and ``&#125;``), the text marked ``[html]`` and line breaks written ``\\n`` (a blank line ends a question).
 """
+
 from __future__ import annotations
 
 import html
@@ -59,8 +60,7 @@ def _feedback_html(q: dict, oid: str, lang: str, s: dict) -> str:
     if oid in right_ids(q):  # a possible value of a race: its feedback says why it is possible
         return f"<p>{md(w['explain'][lang])}</p>"
     lead = s["misconception"]
-    return (f"<p><strong>{html.escape(lead)}</strong> {md(w['misconception'][lang])}</p>"
-            f"<p>{md(w['explain'][lang])}</p>")
+    return f"<p><strong>{html.escape(lead)}</strong> {md(w['misconception'][lang])}</p><p>{md(w['explain'][lang])}</p>"
 
 
 def _general_html(q: dict, lesson: str, lang: str, s: dict, site_url: str) -> str:
@@ -101,13 +101,16 @@ def items(lesson: str, lang: str, site_url: str | None = None):
     out = []
     for q in src["questions"]:
         fr = _fractions(q)
-        opts = [(o["id"], _option_html(q, o["id"], lang), fr[o["id"]], _feedback_html(q, o["id"], lang, s))
-                for o in q["options"]]
+        opts = [
+            (o["id"], _option_html(q, o["id"], lang), fr[o["id"]], _feedback_html(q, o["id"], lang, s))
+            for o in q["options"]
+        ]
         out.append((q, _question_html(q, lang, s), _general_html(q, src["lesson"], lang, s, url), opts))
     return src, out
 
 
 # ------------------------------------------------------------------ GIFT
+
 
 def gift_escape(text: str) -> str:
     """GIFT's special characters escaped; braces, which some GIFT parsers end an answer list on even
@@ -119,8 +122,12 @@ def gift_escape(text: str) -> str:
 
 def gift(lesson: str, lang: str, site_url: str | None = None) -> str:
     src, qs = items(lesson, lang, site_url)
-    out = [f"// {src['lesson']}: " + _("Check your understanding", lang=lang), "",
-           f"$CATEGORY: {category(src['lesson'])}", ""]
+    out = [
+        f"// {src['lesson']}: " + _("Check your understanding", lang=lang),
+        "",
+        f"$CATEGORY: {category(src['lesson'])}",
+        "",
+    ]
     for q, text, general, opts in qs:
         out.append(f"// {q['id']} ({q['kind']})")
         answers = []
@@ -139,6 +146,7 @@ def gift(lesson: str, lang: str, site_url: str | None = None) -> str:
 
 
 # ------------------------------------------------------------------ Moodle XML
+
 
 def _text(parent: ET.Element, tag: str, content: str, fmt: str = "html") -> ET.Element:
     el = ET.SubElement(parent, tag, {"format": fmt} if fmt else {})

@@ -10,6 +10,7 @@ three languages would hold three copies of the ids, options and answers, and the
 one source to prove the answers by executing them; it has no predict-the-reply or two-client race
 kind, and one explanation per question rather than one per wrong option.
 """
+
 from __future__ import annotations
 
 import re
@@ -39,7 +40,7 @@ def _source(page):
 def place(markdown: str, questions: list[dict], where: str = "<page>") -> str:
     """The page's Markdown with a marker for each section's questions and one for the summary."""
     lines = markdown.split("\n")
-    owner: dict[str, int] = {}    # heading id -> index of the line of the ## section holding it
+    owner: dict[str, int] = {}  # heading id -> index of the line of the ## section holding it
     h2_lines: list[int] = []
     fence = None
     for i, line in enumerate(lines):
@@ -59,8 +60,9 @@ def place(markdown: str, questions: list[dict], where: str = "<page>") -> str:
     at: dict[int, list[str]] = {}
     for q in questions:
         if q["section"] not in owner:
-            raise QuizPlacementError(f"{where}: question {q['id']} names section {q['section']!r}, "
-                                     f"which is no heading id of the page.")
+            raise QuizPlacementError(
+                f"{where}: question {q['id']} names section {q['section']!r}, which is no heading id of the page."
+            )
         at.setdefault(ends[owner[q["section"]]], []).append(q["id"])
     for end in sorted(at, reverse=True):
         lines[end:end] = ["", f'<div class="course-quiz-slot" data-quiz="{" ".join(at[end])}"></div>', ""]
@@ -90,8 +92,12 @@ def on_page_content(html, page, config, files):  # noqa: ARG001
     s = render.strings(lang)
     titles = _titles(page.toc)
     by_id = {q["id"]: q for q in src["questions"]}
-    html = _SLOT.sub(lambda m: "".join(render.question(by_id[i], lang, titles.get(by_id[i]["section"]), s)
-                                       for i in m.group(1).split()), html)
+    html = _SLOT.sub(
+        lambda m: "".join(
+            render.question(by_id[i], lang, titles.get(by_id[i]["section"]), s) for i in m.group(1).split()
+        ),
+        html,
+    )
     summary = render.summary(src["lesson"], src["questions"], lang, s)
     return html.replace(_SUMMARY, summary) if _SUMMARY in html else html + summary
 
@@ -103,6 +109,8 @@ def on_post_page(output: str, page, config) -> str:  # noqa: ARG001
 
     data = json.dumps(render.strings(config["theme"]["language"]), ensure_ascii=False).replace("</", "<\\/")
     script = ("../" * page.url.count("/")) + "assets/javascripts/quiz.js"
-    tags = (f'<script id="course-quiz-strings" type="application/json">{data}</script>\n'
-            f'<script src="{script}" defer></script>\n')
+    tags = (
+        f'<script id="course-quiz-strings" type="application/json">{data}</script>\n'
+        f'<script src="{script}" defer></script>\n'
+    )
     return output.replace("</body>", tags + "</body>", 1)

@@ -11,6 +11,7 @@ what is checked is the prose of each question in each language:
   Chinese term and the Russian text the Russian one (the stems of its words, Russian declines them);
 * numbers are grouped as the pages group them (:mod:`redis_course.i18n.typography`).
 """
+
 from __future__ import annotations
 
 import re
@@ -53,7 +54,7 @@ def _terms() -> list[tuple[str, str, str]]:
 
 
 def _stems(ru_term: str) -> list[str]:
-    return [w[:max(4, len(w) - 3)].lower() for w in re.split(r"[\s-]+", ru_term) if len(w) > 2]
+    return [w[: max(4, len(w) - 3)].lower() for w in re.split(r"[\s-]+", ru_term) if len(w) > 2]
 
 
 def _english_has(term: str, text: str) -> bool:
@@ -69,8 +70,11 @@ def text_problems(where: str, value: dict, terms: list[tuple[str, str, str]]) ->
         got = Counter(_CODE.findall(tr))
         if got != code:
             missing, extra = sorted((code - got).elements()), sorted((got - code).elements())
-            out.append(f"{where}.{lang}: inline code differs from English"
-                       + (f"; missing {missing}" if missing else "") + (f"; not in English {extra}" if extra else ""))
+            out.append(
+                f"{where}.{lang}: inline code differs from English"
+                + (f"; missing {missing}" if missing else "")
+                + (f"; not in English {extra}" if extra else "")
+            )
         words = _CODE.sub("", tr)
         script = _CYRILLIC if lang == "ru" else _HAN
         if _CODE.sub("", en).strip(" .,:;") and not script.search(words):

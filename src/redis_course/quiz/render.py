@@ -7,6 +7,7 @@ explanations are in the page, ``hidden`` until the reader checks an answer.  ``q
 behaviour and keeps the answers in the browser (``localStorage``), under each question's
 language-independent id, so an answer given in one language is there in the others.
 """
+
 from __future__ import annotations
 
 import html
@@ -83,14 +84,18 @@ def _step(step: dict, s: dict) -> str:
 def _race_body(q: dict, s: dict) -> str:
     parts = [f'<p class="course-quiz__help">{_esc(s["race_help"])}</p>']
     if q.get("setup"):
-        parts.append(f'<p>{_esc(s["race_before"])} ' + ", ".join(f"<code>{_esc(c)}</code>" for c in q["setup"]) + "</p>")
+        parts.append(
+            f"<p>{_esc(s['race_before'])} " + ", ".join(f"<code>{_esc(c)}</code>" for c in q["setup"]) + "</p>"
+        )
     cols = []
     for name, steps in q["clients"].items():
         items = "".join(f"<li>{_step(st, s)}</li>" for st in steps)
-        cols.append(f'<div class="course-quiz__client"><p><strong>{_esc(s["race_client"].replace("{name}", name))}'
-                    f'</strong></p><ol>{items}</ol></div>')
+        cols.append(
+            f'<div class="course-quiz__client"><p><strong>{_esc(s["race_client"].replace("{name}", name))}'
+            f"</strong></p><ol>{items}</ol></div>"
+        )
     parts.append(f'<div class="course-quiz__clients">{"".join(cols)}</div>')
-    parts.append(f'<p>{_esc(s["race_after"])} <code>{_esc(q["check"])}</code></p>')
+    parts.append(f"<p>{_esc(s['race_after'])} <code>{_esc(q['check'])}</code></p>")
     return "".join(parts)
 
 
@@ -102,54 +107,70 @@ def question(q: dict, lang: str, section_title: str | None, s: dict | None = Non
     body = ""
     if kind == "predict":
         lines = "\n".join(f"redis&gt; {_esc(c)}" for c in q["commands"])
-        body = (f'<p class="course-quiz__help">{_esc(s["predict_help"])}</p>'
-                f'<pre class="course-quiz__commands"><code>{lines}</code></pre>')
+        body = (
+            f'<p class="course-quiz__help">{_esc(s["predict_help"])}</p>'
+            f'<pre class="course-quiz__commands"><code>{lines}</code></pre>'
+        )
     elif kind == "race":
         body = _race_body(q, s)
     opts = []
     for o in q["options"]:
         label = md(o["text"][lang]) if kind == "choice" else _reply(o["reply"])
         typ = "checkbox" if multi else "radio"
-        opts.append(f'<li><label><input type="{typ}" name="{name}" value="{_esc(o["id"])}"> '
-                    f'<span>{label}</span></label></li>')
+        opts.append(
+            f'<li><label><input type="{typ}" name="{name}" value="{_esc(o["id"])}"> <span>{label}</span></label></li>'
+        )
     feedback = [f'<div class="course-quiz__why" data-for="right"><p>{md(q["explain"][lang])}</p></div>']
     for oid, w in (q.get("wrong") or {}).items():
         lead = s["missed"] if multi and oid in right_ids(q) else s["misconception"]
-        feedback.append(f'<div class="course-quiz__why" data-for="{_esc(oid)}" hidden><p><strong>{_esc(lead)}</strong> '
-                        f'{md(w["misconception"][lang])}</p><p>{md(w["explain"][lang])}</p></div>')
+        feedback.append(
+            f'<div class="course-quiz__why" data-for="{_esc(oid)}" hidden><p><strong>{_esc(lead)}</strong> '
+            f"{md(w['misconception'][lang])}</p><p>{md(w['explain'][lang])}</p></div>"
+        )
     if kind == "predict":
         got = option(q, right_ids(q)[0])["reply"]
-        feedback.insert(0, f'<p class="course-quiz__compare"><span>{_esc(s["you_predicted"])} '
-                           f'<code class="course-quiz__reply" data-predicted></code></span> '
-                           f'<span>{_esc(s["redis_replies"])} {_reply(got)}</span></p>')
+        feedback.insert(
+            0,
+            f'<p class="course-quiz__compare"><span>{_esc(s["you_predicted"])} '
+            f'<code class="course-quiz__reply" data-predicted></code></span> '
+            f"<span>{_esc(s['redis_replies'])} {_reply(got)}</span></p>",
+        )
     if section_title:
-        feedback.append(f'<p class="course-quiz__see">{_esc(s["read_again"])} '
-                        f'<a href="#{_esc(q["section"])}">{_esc(section_title)}</a></p>')
+        feedback.append(
+            f'<p class="course-quiz__see">{_esc(s["read_again"])} '
+            f'<a href="#{_esc(q["section"])}">{_esc(section_title)}</a></p>'
+        )
     answer = json.dumps(right_ids(q))
-    return (f'<section class="course-quiz" id="{name}" data-quiz-id="{_esc(qid)}" data-kind="{kind}" '
-            f"data-answer='{_esc(answer)}'>"
-            f'<fieldset><legend><span class="course-quiz__kind">{_esc(s[kind])}</span> '
-            f'<span class="course-quiz__prompt">{md(q["prompt"][lang])}</span></legend>'
-            f'{body}<ul class="course-quiz__options">{"".join(opts)}</ul>'
-            f'<p class="course-quiz__actions"><button type="button" class="md-button course-quiz__check">'
-            f'{_esc(s["check"])}</button> <span class="course-quiz__status" role="status" aria-live="polite"></span></p>'
-            # a live region that is always there, so that a screen reader reads the explanation it reveals
-            f'<div class="course-quiz__result" aria-live="polite"><div class="course-quiz__feedback" hidden>'
-            f'{"".join(feedback)}</div></div>'
-            f"</fieldset></section>")
+    return (
+        f'<section class="course-quiz" id="{name}" data-quiz-id="{_esc(qid)}" data-kind="{kind}" '
+        f"data-answer='{_esc(answer)}'>"
+        f'<fieldset><legend><span class="course-quiz__kind">{_esc(s[kind])}</span> '
+        f'<span class="course-quiz__prompt">{md(q["prompt"][lang])}</span></legend>'
+        f'{body}<ul class="course-quiz__options">{"".join(opts)}</ul>'
+        f'<p class="course-quiz__actions"><button type="button" class="md-button course-quiz__check">'
+        f'{_esc(s["check"])}</button> <span class="course-quiz__status" role="status" aria-live="polite"></span></p>'
+        # a live region that is always there, so that a screen reader reads the explanation it reveals
+        f'<div class="course-quiz__result" aria-live="polite"><div class="course-quiz__feedback" hidden>'
+        f"{''.join(feedback)}</div></div>"
+        f"</fieldset></section>"
+    )
 
 
 def summary(lesson: str, questions: list[dict], lang: str, s: dict | None = None) -> str:
     s = s or strings(lang)
     # the state: a one-character mark of fixed width on screen, the words for screen readers (out of the
     # layout), so that changing it never reflows the list
-    items = "".join(f'<li data-quiz-ref="{_esc(q["id"])}"><span class="course-quiz-summary__mark" aria-hidden="true">–</span>'
-                    f'<span class="course-quiz-sr course-quiz-summary__state">({_esc(s["state_open"])})</span> '
-                    f'<a href="#quiz-{_esc(q["id"])}">{md(q["prompt"][lang])}</a></li>'
-                    for q in questions)
-    return (f'<section class="course-quiz-summary" data-lesson="{_esc(lesson)}" aria-labelledby="quiz-summary-title">'
-            f'<p class="course-quiz-summary__title" id="quiz-summary-title"><strong>{_esc(s["summary_title"])}</strong></p>'
-            f'<p class="course-quiz-summary__score" role="status" aria-live="polite">{_esc(s["summary_none"])}</p>'
-            f'<ol class="course-quiz-summary__list">{items}</ol>'
-            f'<p><button type="button" class="md-button course-quiz-summary__reset">{_esc(s["reset"])}</button> '
-            f'<span class="course-quiz-summary__note">{_esc(s["stored"])}</span></p></section>')
+    items = "".join(
+        f'<li data-quiz-ref="{_esc(q["id"])}"><span class="course-quiz-summary__mark" aria-hidden="true">–</span>'
+        f'<span class="course-quiz-sr course-quiz-summary__state">({_esc(s["state_open"])})</span> '
+        f'<a href="#quiz-{_esc(q["id"])}">{md(q["prompt"][lang])}</a></li>'
+        for q in questions
+    )
+    return (
+        f'<section class="course-quiz-summary" data-lesson="{_esc(lesson)}" aria-labelledby="quiz-summary-title">'
+        f'<p class="course-quiz-summary__title" id="quiz-summary-title"><strong>{_esc(s["summary_title"])}</strong></p>'
+        f'<p class="course-quiz-summary__score" role="status" aria-live="polite">{_esc(s["summary_none"])}</p>'
+        f'<ol class="course-quiz-summary__list">{items}</ol>'
+        f'<p><button type="button" class="md-button course-quiz-summary__reset">{_esc(s["reset"])}</button> '
+        f'<span class="course-quiz-summary__note">{_esc(s["stored"])}</span></p></section>'
+    )

@@ -6,6 +6,7 @@ and is built into ``site/<lang>/``.  ``site/index.html`` sends the reader to the
 Building one site per language (as FastAPI's docs do) gives every language its own search index:
 a Russian stemmer for Russian, jieba-segmented Chinese for Chinese, and results never mixed.
 """
+
 from __future__ import annotations
 
 import functools
@@ -39,8 +40,10 @@ from ..paths import LANGS
 SEARCH = {
     "en": {"lang": "en"},
     "ru": {"lang": "ru"},
-    "zh": {"lang": "zh",
-           "separator": r"[\s\u200b\u3000、。，．？！；：（）\-_,:!=\[\]()\"`/]+|\.(?!\d)|&[lg]t;|(?!\b)(?=[A-Z][a-z])"},
+    "zh": {
+        "lang": "zh",
+        "separator": r"[\s\u200b\u3000、。，．？！；：（）\-_,:!=\[\]()\"`/]+|\.(?!\d)|&[lg]t;|(?!\b)(?=[A-Z][a-z])",
+    },
 }
 SITE_NAME = {
     "en": "Redis counters, atomicity and rate limiting",
@@ -49,11 +52,11 @@ SITE_NAME = {
 }
 SITE_DESCRIPTION = {  # the pages' <meta name="description"> (a page's own front matter `description` wins)
     "en": "A hands-on course on counting correctly with Redis: INCR, atomicity, counters with TTL, "
-          "rate limiters, durable counters and Redis Cluster, with runnable notebooks and graded labs.",
+    "rate limiters, durable counters and Redis Cluster, with runnable notebooks and graded labs.",
     "ru": "Практический курс о том, как правильно считать в Redis: INCR, атомарность, счётчики с TTL, "
-          "ограничители частоты, надёжные счётчики и Redis Cluster — с блокнотами и проверяемыми работами.",
+    "ограничители частоты, надёжные счётчики и Redis Cluster — с блокнотами и проверяемыми работами.",
     "zh": "一门动手实践的课程，讲解如何用 Redis 正确计数：INCR、原子性、带 TTL 的计数器、限流器、"
-          "持久可靠的计数器和 Redis Cluster，配有可运行的笔记本和可评分的实验。",
+    "持久可靠的计数器和 Redis Cluster，配有可运行的笔记本和可评分的实验。",
 }
 PAGE_NAMES = {  # nav titles for the generated and lab pages (their H1s are used when present)
     "notebook": {"en": "Notebook", "ru": "Блокнот", "zh": "笔记本"},
@@ -106,8 +109,13 @@ def base_url(site_url: str | None = None) -> str:
     return url.rstrip("/") + "/"
 
 
-def write_config(lang: str, site_dir: Path | None = None, config_dir: Path | None = None,
-                 site_url: str | None = None, console: dict | None = None) -> Path:
+def write_config(
+    lang: str,
+    site_dir: Path | None = None,
+    config_dir: Path | None = None,
+    site_url: str | None = None,
+    console: dict | None = None,
+) -> Path:
     """Write ``mkdocs.<lang>.yml`` into ``config_dir`` (default ``build/``); paths in it are relative
     to that folder.  The site goes to ``site_dir`` (default ``site/<lang>``), published at
     ``base_url(site_url) + lang + "/"`` (canonical links, sitemap, hreflang alternates).  ``console`` is the
@@ -129,8 +137,12 @@ def write_config(lang: str, site_dir: Path | None = None, config_dir: Path | Non
         "markdown_extensions": _markdown_extensions(lang),
         "plugins": [{"search": _search(lang, config_dir)}],
         "nav": nav(lang),
-        "hooks": [rel(Path(__file__).with_name("hreflang.py")), rel(Path(__file__).with_name("hooks.py")),
-                  rel(PACKAGE / "webconsole" / "hook.py"), rel(PACKAGE / "quiz" / "hook.py")],
+        "hooks": [
+            rel(Path(__file__).with_name("hreflang.py")),
+            rel(Path(__file__).with_name("hooks.py")),
+            rel(PACKAGE / "webconsole" / "hook.py"),
+            rel(PACKAGE / "quiz" / "hook.py"),
+        ],
     }
     if console:
         cfg["extra"] = {"console": console}
@@ -202,8 +214,9 @@ ROOT_INDEX = """<!doctype html>
 _NOISE = re.compile(r"INFO\b|Building prefix dict|Loading model|Prefix dict|Dumping model")
 
 
-def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = None,
-          site_url: str | None = None) -> Path:
+def build(
+    langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = None, site_url: str | None = None
+) -> Path:
     """Build ``<site_dir>/<lang>/`` for each language with ``mkdocs build`` (``--strict``: warnings
     fail) and the root ``index.html`` that sends readers to their language.  ``site_dir`` defaults to
     ``site/``; another folder (tests build into a temporary one) leaves ``site/`` and ``build/`` alone."""
@@ -221,8 +234,14 @@ def build(langs=LANGS, strict: bool = True, log=print, site_dir: Path | None = N
                 cfg = write_config(lang, site_url=site_url, console=console)
             # No -q: it raises mkdocs' log level to ERROR, and --strict then never sees a warning.
             cmd = [sys.executable, "-m", "mkdocs", "build", "-f", str(cfg)] + (["--strict"] if strict else [])
-            procs[lang] = subprocess.Popen(cmd, cwd=paths.ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                           text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+            procs[lang] = subprocess.Popen(
+                cmd,
+                cwd=paths.ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+            )
         failed = []
         for lang, proc in procs.items():
             output = proc.communicate()[0]
@@ -274,11 +293,15 @@ def drop_source_maps(site_lang_dir: Path) -> None:
 # characters.  Present in mkdocs-material 9.8.2 (the version in requirements/); the built worker's
 # function is replaced by a longest-match segmentation over the same index: at each position the
 # longest indexed word, else the characters up to the next place a word starts.
-_SEGMENT = re.compile(r'function (\w+)\((\w+),(\w+)\)\{let (\w+)=new Set,(\w+)=new Uint16Array\(\2\.length\);'
-                      r'.*?return \4\.has\(""\)\?new Set\(\[\2\]\):\4\}')
-_SEGMENT_FIXED = ('function {name}(t,e){{let r=new Set,n=t.length,w=i=>{{for(let j=n;j>i;j--)if(t.slice(i,j)in e)return j-i;'
-                  'return 0}};for(let i=0;i<n;){{let l=w(i);if(!l){{l=1;while(i+l<n&&!w(i+l))l++}}'
-                  'r.add(t.slice(i,i+l));i+=l}}return r.size?r:new Set([t])}}')
+_SEGMENT = re.compile(
+    r"function (\w+)\((\w+),(\w+)\)\{let (\w+)=new Set,(\w+)=new Uint16Array\(\2\.length\);"
+    r'.*?return \4\.has\(""\)\?new Set\(\[\2\]\):\4\}'
+)
+_SEGMENT_FIXED = (
+    "function {name}(t,e){{let r=new Set,n=t.length,w=i=>{{for(let j=n;j>i;j--)if(t.slice(i,j)in e)return j-i;"
+    "return 0}};for(let i=0;i<n;){{let l=w(i);if(!l){{l=1;while(i+l<n&&!w(i+l))l++}}"
+    "r.add(t.slice(i,i+l));i+=l}}return r.size?r:new Set([t])}}"
+)
 
 
 def fix_query_segmenter(site_lang_dir: Path) -> None:
@@ -291,16 +314,20 @@ def fix_query_segmenter(site_lang_dir: Path) -> None:
         text = worker.read_text(encoding="utf-8")
         fixed, count = _SEGMENT.subn(lambda m: _SEGMENT_FIXED.format(name=m.group(1)), text, count=1)
         if count != 1:
-            raise SiteBuildError(f"{worker.name}: Material's Chinese query segmenter was not found; check "
-                                 "site.py's _SEGMENT against this version of mkdocs-material.")
+            raise SiteBuildError(
+                f"{worker.name}: Material's Chinese query segmenter was not found; check "
+                "site.py's _SEGMENT against this version of mkdocs-material."
+            )
         worker.write_text(fixed, encoding="utf-8")
 
 
 def sitemap_index(base: str, langs=LANGS) -> str:
     """``sitemap.xml`` at the root: an index of each language's own sitemap (absolute addresses)."""
     items = "".join(f"  <sitemap><loc>{base}{lang}/sitemap.xml</loc></sitemap>\n" for lang in langs)
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + items + "</sitemapindex>\n")
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + items + "</sitemapindex>\n"
+    )
 
 
 def fold_yo(index: Path) -> None:
@@ -323,8 +350,11 @@ def fold_yo(index: Path) -> None:
                 doc[field] = doc[field].replace("ё", "е").replace("Ё", "Е")
     # The excerpts of results are cut from the folded text: their words get ё back from this list, which
     # holds the words the pages always write with ё (not все/всё, which both occur: those stay as they are).
-    words = {folded: written.pop() for folded, written in sorted(spellings.items())
-             if len(written) == 1 and "ё" in next(iter(written))}
+    words = {
+        folded: written.pop()
+        for folded, written in sorted(spellings.items())
+        if len(written) == 1 and "ё" in next(iter(written))
+    }
     index.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     index.with_name("titles_yo.json").write_text(json.dumps(titles, ensure_ascii=False), encoding="utf-8")
     index.with_name("words_yo.json").write_text(json.dumps(words, ensure_ascii=False), encoding="utf-8")
@@ -403,9 +433,12 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         self.end_headers()
         return io.BytesIO(body)
 
-
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
-                      ".mjs": "text/javascript", ".wasm": "application/wasm", ".whl": "application/zip"}
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".mjs": "text/javascript",
+        ".wasm": "application/wasm",
+        ".whl": "application/zip",
+    }
 
     def end_headers(self) -> None:
         self.send_header("Cache-Control", cache_control(self.path.split("?", 1)[0]))
@@ -450,11 +483,19 @@ def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
     try:
         server = make_server(host, port)
     except OSError as exc:
-        raise SystemExit(_("Port {port} on {host} is busy ({detail}); stop the other server or pass --port.",
-                           port=port, host=host, detail=exc.strerror)) from None
+        raise SystemExit(
+            _(
+                "Port {port} on {host} is busy ({detail}); stop the other server or pass --port.",
+                port=port,
+                host=host,
+                detail=exc.strerror,
+            )
+        ) from None
     url = f"http://{host}:{port}/"
-    print(_("Serving the course at {url}  (English /en/, Русский /ru/, 简体中文 /zh/). Ctrl+C stops.", url=url),
-          flush=True)
+    print(
+        _("Serving the course at {url}  (English /en/, Русский /ru/, 简体中文 /zh/). Ctrl+C stops.", url=url),
+        flush=True,
+    )
     try:
         server.serve_forever()
     except KeyboardInterrupt:

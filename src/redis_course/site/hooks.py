@@ -8,6 +8,7 @@ they arrive (no layout shift), and ``loading="lazy"``: a chart below the first s
 the reader scrolls to it, and the colour scheme's other chart (``#only-dark`` in light mode, hidden)
 not at all.
 """
+
 from __future__ import annotations
 
 import posixpath
@@ -39,6 +40,7 @@ def png_size(path: Path) -> tuple[int, int] | None:
 def sized_lazy_images(html: str, image_path) -> str:
     """``html`` with each ``<img>`` given ``loading="lazy"``, ``decoding="async"`` and, where
     ``image_path(src)`` finds the PNG, its ``width`` and ``height``."""
+
     def fix(m: re.Match) -> str:
         attrs = m.group(1)
         src = _SRC.search(attrs)
@@ -47,6 +49,7 @@ def sized_lazy_images(html: str, image_path) -> str:
         if "loading=" not in attrs:
             attrs += ' loading="lazy" decoding="async"'
         return f"<img{attrs} />"
+
     return _IMG.sub(fix, html)
 
 
@@ -61,4 +64,5 @@ def on_page_content(html, page, config, files):  # noqa: ARG001 - mkdocs' hook s
             return None
         file = by_url.get(posixpath.normpath(posixpath.join(here, src)))
         return Path(file.abs_src_path) if file and file.abs_src_path else None
+
     return sized_lazy_images(html, image_path)

@@ -4,6 +4,7 @@ Each page's ``<link rel="alternate" hreflang>`` names the same page in every lan
 the published address, plus ``x-default`` (English): search engines then offer a reader the page in
 their language.  Material's own alternates point at each language's home page, relatively.
 """
+
 from __future__ import annotations
 
 import re

@@ -18,6 +18,7 @@ Chinese pages preload their cut (lesson 04: 180 KB instead of 300); on the other
 language menu's 简体中文 (3 KB instead of 45).  A page's characters include those its scripts show
 (Material's interface strings, JSON-escaped in the page).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -87,8 +88,10 @@ def page_characters(html: str) -> set[str]:
 def page_font_head(href: str, chars: set[str], preload: bool) -> tuple[str, str]:
     """What a page's ``<head>`` gets: the preload (placed before the stylesheets, so that it starts with
     them) and the ``@font-face`` (placed last, after course.css: the later face is tried first)."""
-    face = (f'<style>@font-face{{font-family:"Course CJK";src:url("{href}") format("woff");font-display:swap;'
-            f'unicode-range:{unicode_range(chars)}}}</style>')
+    face = (
+        f'<style>@font-face{{font-family:"Course CJK";src:url("{href}") format("woff");font-display:swap;'
+        f"unicode-range:{unicode_range(chars)}}}</style>"
+    )
     link = f'<link rel="preload" href="{href}" as="font" type="font/woff" crossorigin>' if preload else ""
     return link, face
 
@@ -115,7 +118,7 @@ def write_page_fonts(source: Path, site_lang_dir: Path, preload: bool) -> dict[P
             font = cuts[key] = write_subset(source, fonts_dir / name, chars)
         link, face = page_font_head(sheet.group(1) + "assets/fonts/" + font.name, chars, preload)
         if link:
-            html = html[: sheet.start()] + link + "\n" + html[sheet.start():]
+            html = html[: sheet.start()] + link + "\n" + html[sheet.start() :]
         html = html.replace("</head>", face + "\n</head>", 1)
         page.write_text(html, encoding="utf-8")
         written[page] = font

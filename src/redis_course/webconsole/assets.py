@@ -24,6 +24,7 @@ File names carry a version or a content hash, so a host may let browsers cache t
 Without network (or with ``COURSE_CONSOLE=0``) :func:`prepare` returns ``None`` and one sentence, and
 the site is built without consoles.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -47,29 +48,46 @@ PYODIDE_VERSION = "314.0.7"
 
 # npm's dist.integrity of pyodide@314.0.7 (`npm view pyodide@314.0.7 dist.integrity`)
 PYODIDE = Artifact(
-    f"pyodide-{PYODIDE_VERSION}.tgz", f"https://registry.npmjs.org/pyodide/-/pyodide-{PYODIDE_VERSION}.tgz", "sha512",
-    "0YvXxEhfEdpLfb/XkM2BFAeMROq0iMUX2bzzH9pOttyMcWkwq+HbE5uyuGD82LN7y2q+SNvi/6V5JEsOlD2R1A==")
+    f"pyodide-{PYODIDE_VERSION}.tgz",
+    f"https://registry.npmjs.org/pyodide/-/pyodide-{PYODIDE_VERSION}.tgz",
+    "sha512",
+    "0YvXxEhfEdpLfb/XkM2BFAeMROq0iMUX2bzzH9pOttyMcWkwq+HbE5uyuGD82LN7y2q+SNvi/6V5JEsOlD2R1A==",
+)
 # PyPI's sha256 of each wheel; the versions are requirements/all.txt's
 WHEELS = (
-    Artifact("fakeredis-2.41.0-py3-none-any.whl",
-             "https://files.pythonhosted.org/packages/3a/47/1a20be7813c4f079b478d9d2c54fcfc4178062a3acd028dd289cdced3904/"
-             "fakeredis-2.41.0-py3-none-any.whl", "sha256",
-             "9a2bb58889e8bf646b991324ac4d226a3ae74a3bdde7b6e533c7072c853f236e"),
-    Artifact("redis-8.1.0-py3-none-any.whl",
-             "https://files.pythonhosted.org/packages/66/9d/c5731f6e3608663d4d3656fd8d3aecee8b509c3082818f5a13eae925baea/"
-             "redis-8.1.0-py3-none-any.whl", "sha256",
-             "a4fe1aac3d3b3cc791d4b3d5931c5a956045dc951ee74d1c913ee3ac4d2ee9fb"),
-    Artifact("sortedcontainers-2.4.0-py2.py3-none-any.whl",
-             "https://files.pythonhosted.org/packages/32/46/9cb0e58b2deb7f82b84065f37f3bffeb12413f947f9388e4cac22c4621ce/"
-             "sortedcontainers-2.4.0-py2.py3-none-any.whl", "sha256",
-             "a163dcaede0f1c021485e957a39245190e74249897e2ae4b2aa38595db237ee0"),
+    Artifact(
+        "fakeredis-2.41.0-py3-none-any.whl",
+        "https://files.pythonhosted.org/packages/3a/47/1a20be7813c4f079b478d9d2c54fcfc4178062a3acd028dd289cdced3904/"
+        "fakeredis-2.41.0-py3-none-any.whl",
+        "sha256",
+        "9a2bb58889e8bf646b991324ac4d226a3ae74a3bdde7b6e533c7072c853f236e",
+    ),
+    Artifact(
+        "redis-8.1.0-py3-none-any.whl",
+        "https://files.pythonhosted.org/packages/66/9d/c5731f6e3608663d4d3656fd8d3aecee8b509c3082818f5a13eae925baea/"
+        "redis-8.1.0-py3-none-any.whl",
+        "sha256",
+        "a4fe1aac3d3b3cc791d4b3d5931c5a956045dc951ee74d1c913ee3ac4d2ee9fb",
+    ),
+    Artifact(
+        "sortedcontainers-2.4.0-py2.py3-none-any.whl",
+        "https://files.pythonhosted.org/packages/32/46/9cb0e58b2deb7f82b84065f37f3bffeb12413f947f9388e4cac22c4621ce/"
+        "sortedcontainers-2.4.0-py2.py3-none-any.whl",
+        "sha256",
+        "a163dcaede0f1c021485e957a39245190e74249897e2ae4b2aa38595db237ee0",
+    ),
 )
 # what the browser needs from the npm package (the rest is types, source maps and demo pages)
 RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 PACKAGE = Path(__file__).resolve().parents[1]  # src/redis_course
 # the course's modules the browser runs (redis_course/__init__.py there is empty: it would import the world)
-COURSE_MODULES = ("core/__init__.py", "core/compat.py", "core/transcripts.py", "webconsole/__init__.py",
-                  "webconsole/session.py")
+COURSE_MODULES = (
+    "core/__init__.py",
+    "core/compat.py",
+    "core/transcripts.py",
+    "webconsole/__init__.py",
+    "webconsole/session.py",
+)
 WORKER = Path(__file__).with_name("worker.mjs")
 SITE_FOLDER = "console"
 SNAPSHOT_PART = 3_000_000  # bytes of one part of the snapshot (see above)
@@ -77,10 +95,18 @@ SNAPSHOT_PART = 3_000_000  # bytes of one part of the snapshot (see above)
 
 def fetch(artifact: Artifact, cache: Path | None = None, log=None) -> Path:
     """The verified file in the cache, downloaded first when missing or corrupt (``log``: one line then)."""
+
     def downloaded(path: Path) -> None:
         if log:
-            log("[course] " + _("downloaded {name} for the browser console ({mb:.1f} MB, kept in {folder})",
-                                name=artifact.name, mb=path.stat().st_size / 1e6, folder=path.parent))
+            log(
+                "[course] "
+                + _(
+                    "downloaded {name} for the browser console ({mb:.1f} MB, kept in {folder})",
+                    name=artifact.name,
+                    mb=path.stat().st_size / 1e6,
+                    folder=path.parent,
+                )
+            )
 
     return downloads.fetch(artifact, cache, downloaded)
 
@@ -125,6 +151,7 @@ def course_zip() -> bytes:
     """The course's Python for the browser, as a zip to unpack on its ``sys.path`` (deterministic bytes)."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+
         def add(name: str, data: bytes) -> None:
             info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
@@ -225,5 +252,5 @@ def install(site_root: Path, info: dict) -> Path:
     if info.get("snapshot"):
         data = Path(info["_snapshot"]).read_bytes()
         for k, name in enumerate(info["snapshot"]):
-            (out / name).write_bytes(data[k * SNAPSHOT_PART:(k + 1) * SNAPSHOT_PART])
+            (out / name).write_bytes(data[k * SNAPSHOT_PART : (k + 1) * SNAPSHOT_PART])
     return out

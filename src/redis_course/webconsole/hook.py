@@ -7,6 +7,7 @@ own finder) gets, before ``</body>``, a JSON block with where the runtime is (re
 so the site works from any folder), the first load's size, the lesson's notebook and the strings
 in the page's language, and ``assets/javascripts/console.js`` (a few KB; it loads nothing before a click).
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,14 @@ def settings(info: dict, lang: str, page_url: str, src_uri: str, has_notebook: b
     notebook = None
     if has_notebook:  # the lesson's notebook page, relative to this page of the same lesson
         notebook = "notebook/" if PurePosixPath(src_uri).name == "index.md" else "../notebook/"
-    return {**public, "root": up + info["folder"], "lang": lang, "notebook": notebook, "strings": strings(lang),
-            "source": src_uri}
+    return {
+        **public,
+        "root": up + info["folder"],
+        "lang": lang,
+        "notebook": notebook,
+        "strings": strings(lang),
+        "source": src_uri,
+    }
 
 
 def on_post_page(output: str, page, config) -> str:
@@ -38,6 +45,8 @@ def on_post_page(output: str, page, config) -> str:
     data = data.replace("</", "<\\/")
     depth = page.url.count("/")
     script = ("../" * depth) + "assets/javascripts/console.js"
-    tags = (f'<script id="redis-console-settings" type="application/json">{data}</script>\n'
-            f'<script src="{script}" defer></script>\n')
+    tags = (
+        f'<script id="redis-console-settings" type="application/json">{data}</script>\n'
+        f'<script src="{script}" defer></script>\n'
+    )
     return output.replace("</body>", tags + "</body>", 1)

@@ -18,6 +18,7 @@ without Node, :func:`snapshot` returns ``None`` and the console starts Python fr
 snapshot is cached beside the runtime, keyed by the runtime, the script, the bundle and the course's
 Python, so a build makes it again only when one of them changes (about 20 s of a busy machine).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -51,11 +52,18 @@ def bundle(runtime: Path, wheels: list[Path], runtime_digest: str, log=None) -> 
         return None
     tmp = out.with_suffix(".part")
     if log:
-        log("[course] " + _("compiling the browser console's Python once with Node (kept in {folder})",
-                            folder=out.parent))
+        log(
+            "[course] "
+            + _("compiling the browser console's Python once with Node (kept in {folder})", folder=out.parent)
+        )
     try:
-        subprocess.run([node, str(SCRIPT), str(runtime), str(tmp), *map(str, wheels)], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=TIMEOUT)
+        subprocess.run(
+            [node, str(SCRIPT), str(runtime), str(tmp), *map(str, wheels)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=TIMEOUT,
+        )
     except (OSError, subprocess.SubprocessError):
         tmp.unlink(missing_ok=True)
         return None
@@ -83,21 +91,35 @@ def snapshot(runtime: Path, packages: Path | None, course: bytes, runtime_digest
     if not node:
         return None
     if log:
-        log("[course] " + _("making a snapshot of the browser console's Python once with Node (kept in {folder})",
-                            folder=out.parent))
+        log(
+            "[course] "
+            + _(
+                "making a snapshot of the browser console's Python once with Node (kept in {folder})", folder=out.parent
+            )
+        )
     tmp = out.with_suffix(".part")
     with tempfile.TemporaryDirectory(prefix="course-snapshot-") as work:
         course_zip = Path(work) / "course.zip"
         course_zip.write_bytes(course)
         try:
-            subprocess.run([node, str(SNAPSHOT_SCRIPT), str(runtime), str(packages), str(course_zip), str(tmp)],
-                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=TIMEOUT)
+            subprocess.run(
+                [node, str(SNAPSHOT_SCRIPT), str(runtime), str(packages), str(course_zip), str(tmp)],
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                timeout=TIMEOUT,
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             tmp.unlink(missing_ok=True)
             if log:
                 detail = (getattr(exc, "stderr", None) or b"").decode(errors="replace").strip().splitlines()
-                log("[course] " + _("the browser console starts without a snapshot: {reason}",
-                                    reason=(detail[-1] if detail else str(exc))[:300]))
+                log(
+                    "[course] "
+                    + _(
+                        "the browser console starts without a snapshot: {reason}",
+                        reason=(detail[-1] if detail else str(exc))[:300],
+                    )
+                )
             return None
     tmp.chmod(0o644)
     os.replace(tmp, out)

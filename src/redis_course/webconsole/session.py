@@ -15,6 +15,7 @@ What the browser cannot run is answered with a note instead of a wrong reply:
 
 Each command costs what it costs on Redis (``INCR`` O(1) ...) plus the formatting, O(reply size).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -26,11 +27,47 @@ from redis_course.core.compat import FAKE_SERVER_VERSION, raw_fake_connection_cl
 from redis_course.core.transcripts import TranscriptSyntaxError, format_reply, split_args
 
 LUA = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "SCRIPT", "FUNCTION", "FCALL", "FCALL_RO"}
-BLOCKING = {"BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BLMPOP", "BZPOPMIN", "BZPOPMAX", "BZMPOP",
-            "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "MONITOR"}
-SERVER = {"INFO", "OBJECT", "CONFIG", "WAIT", "WAITAOF", "DEBUG", "MEMORY", "SLOWLOG", "LATENCY", "MODULE",
-          "CLUSTER", "REPLICAOF", "SLAVEOF", "FAILOVER", "SYNC", "PSYNC", "BGREWRITEAOF", "SHUTDOWN", "ACL",
-          "COMMAND", "LOLWUT", "RESET", "READONLY", "READWRITE", "ASKING"}
+BLOCKING = {
+    "BLPOP",
+    "BRPOP",
+    "BRPOPLPUSH",
+    "BLMOVE",
+    "BLMPOP",
+    "BZPOPMIN",
+    "BZPOPMAX",
+    "BZMPOP",
+    "SUBSCRIBE",
+    "PSUBSCRIBE",
+    "SSUBSCRIBE",
+    "MONITOR",
+}
+SERVER = {
+    "INFO",
+    "OBJECT",
+    "CONFIG",
+    "WAIT",
+    "WAITAOF",
+    "DEBUG",
+    "MEMORY",
+    "SLOWLOG",
+    "LATENCY",
+    "MODULE",
+    "CLUSTER",
+    "REPLICAOF",
+    "SLAVEOF",
+    "FAILOVER",
+    "SYNC",
+    "PSYNC",
+    "BGREWRITEAOF",
+    "SHUTDOWN",
+    "ACL",
+    "COMMAND",
+    "LOLWUT",
+    "RESET",
+    "READONLY",
+    "READWRITE",
+    "ASKING",
+}
 CLIENTS = 2
 _RawConnection = raw_fake_connection_class()
 
@@ -56,9 +93,14 @@ class Session:
         self.clients = []
         self.in_tx = [False] * CLIENTS
         for _ in range(CLIENTS):
-            client = fakeredis.FakeRedis(server=self.server, version=FAKE_SERVER_VERSION, protocol=2,
-                                         decode_responses=True, connection_class=_RawConnection,
-                                         single_connection_client=True)
+            client = fakeredis.FakeRedis(
+                server=self.server,
+                version=FAKE_SERVER_VERSION,
+                protocol=2,
+                decode_responses=True,
+                connection_class=_RawConnection,
+                single_connection_client=True,
+            )
             client.response_callbacks = {}
             self.clients.append(client)
 
@@ -125,7 +167,7 @@ def unknown_command(args: list[str]) -> str:
     for arg in args[1:]:
         if len(shown) >= 128:
             break
-        shown += f"'{arg[:128 - len(shown)]}' "
+        shown += f"'{arg[: 128 - len(shown)]}' "
     text = f"unknown command '{args[0][:128]}', with args beginning with: {shown}"
     return "ERR " + text.replace("\r", " ").replace("\n", " ")
 

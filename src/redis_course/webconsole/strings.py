@@ -6,6 +6,7 @@ catalog of its own).  ``{name}`` in a message is filled in the browser with the 
 ``{mb}`` with megabytes (of the first load, or downloaded), ``{loaded}`` with the megabytes of the
 snapshot read so far, ``{seconds}`` with a duration.
 """
+
 from __future__ import annotations
 
 from ..l10n import N_, _
@@ -30,17 +31,25 @@ MESSAGES = {
     "ready": N_("Ready in {seconds} s."),
     "ready_bytes": N_("Ready in {seconds} s ({mb} MB downloaded)."),
     "failed": N_("The console could not start: {detail}"),
-    "file": N_("The console needs the site served over HTTP (python3 run.py serve): a page opened as a file "
-               "cannot load WebAssembly."),
-    "lua": N_("{name}: Lua scripts cannot run in the browser console (fakeredis runs Lua through lupa, which has "
-              "no WebAssembly build). Run this example in the lesson's notebook."),
+    "file": N_(
+        "The console needs the site served over HTTP (python3 run.py serve): a page opened as a file "
+        "cannot load WebAssembly."
+    ),
+    "lua": N_(
+        "{name}: Lua scripts cannot run in the browser console (fakeredis runs Lua through lupa, which has "
+        "no WebAssembly build). Run this example in the lesson's notebook."
+    ),
     "lua_link": N_("Open the notebook"),
-    "blocking": N_("{name} blocks until data arrives, which would freeze the browser console: run it with "
-                   "redis-cli or in the notebook."),
-    "server": N_("{name} is a server command that fakeredis does not emulate: run it with redis-cli against a "
-                 "real Redis."),
-    "syntax": N_("redis-cli cannot read this line: a quote is not closed, or a closing quote is not followed by "
-                 "a space."),
+    "blocking": N_(
+        "{name} blocks until data arrives, which would freeze the browser console: run it with "
+        "redis-cli or in the notebook."
+    ),
+    "server": N_(
+        "{name} is a server command that fakeredis does not emulate: run it with redis-cli against a real Redis."
+    ),
+    "syntax": N_(
+        "redis-cli cannot read this line: a quote is not closed, or a closing quote is not followed by a space."
+    ),
     "internal": N_("The browser console failed on this command:"),
 }
 
