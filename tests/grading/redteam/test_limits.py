@@ -103,6 +103,56 @@ def test_memory_and_processes_are_limited_by_a_cgroup(graded):
     assert mem == str((1024 + SERVER_MEMORY_MB) << 20) and pids == str(32 + SERVER_PROCESSES), probe[-1]
 
 
+def _as_nobody(tmp_path, script: list[str]) -> dict:
+    """``script`` run as ``nobody`` (the tests run as root) or as this user; its last line, as JSON."""
+    from redteam_paths import nobody
+
+    script = [sys.executable, *script]
+    if os.geteuid() == 0:
+        uid, gid = nobody()
+        script = [sys.executable, str(HERE / "as_user.py"), str(uid), str(gid), *script]
+        os.chmod(tmp_path, 0o777)
+    elif cgroups.cgroup_version() is not None:
+        pytest.skip("this user may write a cgroup: the cgroup holds the box's memory")
+    import json
+    import subprocess
+
+    res = subprocess.run(script, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                         env={**os.environ, "HOME": str(tmp_path), "TMPDIR": str(tmp_path)})
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def _backend(name: str) -> str:
+    if name == "redis-server" and not shutil.which("redis-server"):
+        pytest.skip("no redis-server on this machine")
+    return name
+
+
+@pytest.mark.parametrize("backend", ["fakeredis", "redis-server"])
+@pytest.mark.parametrize("mode", ["grade", "none"])
+def test_a_boxs_kernel_buffers_are_bounded_without_a_cgroup(tmp_path, mode, backend):
+    """Finding: 20 children each holding Unix socket pairs full of unread data held 1.2 GB of the
+    kernel's memory while the watchdog, which summed resident sets, saw little (buffers raised with
+    SO_SNDBUF to 8 MiB a socket, sockets passed in flight over SCM_RIGHTS, pipes grown with
+    F_SETPIPE_SZ).  Here four children try every one of those routes under a limit of 256 MiB (they
+    queued 2.5 GB before): now a buffer keeps the kernel's default size behind a descriptor of the
+    process (the seccomp filter of :func:`.launch.student_filter`), so what they queue is at most
+    ``nofile`` descriptors' worth each (or the watchdog stops them), and an honest socket pair and
+    pipe still work."""
+    from redis_course.labs.sandbox.box import FD_BUFFER_BYTES
+    from redis_course.labs.sandbox.limits import Limits
+
+    seen = _as_nobody(tmp_path, [str(HERE / "memory_kernel.py"), os.urandom(3).hex(), "buffers", _backend(backend),
+                                 *(["none"] if mode == "none" else [])])
+    assert seen["cgroup"] is None and seen["watch"] and (seen["mode"] == "none") == (mode == "none"), seen
+    result = seen["result"]
+    bound = 4 * Limits().nofile * FD_BUFFER_BYTES >> 20
+    assert "returned" in result or "out of memory" in result.get("crash", ""), seen
+    assert result.get("returned", 0) <= bound, f"queued {result['returned']} MiB in kernel buffers (at most {bound}): {seen}"
+    assert seen["honest"] == 5000, seen
+
+
 @pytest.mark.parametrize("mode", ["grade", "none"])
 def test_a_boxs_memory_is_bounded_as_a_whole_without_a_cgroup(tmp_path, mode):
     """Finding: without a cgroup, RLIMIT_AS bounded each process but not their sum (six children of
