@@ -154,6 +154,38 @@ def test_a_boxs_kernel_buffers_are_bounded_without_a_cgroup(tmp_path, mode, back
 
 
 @pytest.mark.parametrize("mode", ["grade", "none"])
+def test_kernel_buffers_count_against_a_boxs_memory_without_a_cgroup(tmp_path, mode):
+    """The other half of that finding: buffers of the kernel's default size still add up over many
+    processes.  24 children each holding about 30 Unix socket pairs full (some 6 MiB each, 150 MiB
+    together, with resident sets the watchdog alone would let pass under 256 MiB): the watchdog
+    charges every descriptor a process holds, and stops them as out of memory."""
+    seen = _as_nobody(tmp_path, [str(HERE / "memory_kernel.py"), os.urandom(3).hex(), "fleet", "fakeredis",
+                                 *(["none"] if mode == "none" else [])])
+    assert seen["cgroup"] is None and seen["watch"] and (seen["mode"] == "none") == (mode == "none"), seen
+    crash = seen["result"].get("crash", "")
+    assert "out of memory" in crash and "256 MiB" in crash, seen
+
+
+@pytest.mark.parametrize("backend", ["fakeredis", "redis-server"])
+@pytest.mark.parametrize("mode", ["grade", "none"])
+def test_the_watchdog_stops_a_burst_before_it_overshoots(tmp_path, mode, backend):
+    """Finding: a fast allocator's processes held 1,723 MiB against a limit of 1,024 before the
+    watchdog, looking every 0.15 s, stopped them.  Six children touching 200 MiB each at once under
+    a limit of 256 MiB: the watchdog now looks every 25 ms (5 ms past half its threshold) and stops
+    the box an eighth below its limit, so what it caught them holding stays within the limit and
+    that eighth again (226-251 MiB measured on two busy cores; 290-440 MiB before)."""
+    from redis_course.labs.sandbox.limits import WATCH_HEADROOM
+
+    seen = _as_nobody(tmp_path, [str(HERE / "memory_kernel.py"), os.urandom(3).hex(), "burst", _backend(backend),
+                                 *(["none"] if mode == "none" else [])])
+    assert seen["cgroup"] is None and seen["watch"] and (seen["mode"] == "none") == (mode == "none"), seen
+    crash = seen["result"].get("crash", "")
+    assert "out of memory" in crash and "256 MiB" in crash, seen
+    held = int(crash.split(" held ")[1].split()[0])
+    assert held <= 256 + 256 // WATCH_HEADROOM, f"the box held {held} MiB before it was stopped: {seen}"
+
+
+@pytest.mark.parametrize("mode", ["grade", "none"])
 def test_a_boxs_memory_is_bounded_as_a_whole_without_a_cgroup(tmp_path, mode):
     """Finding: without a cgroup, RLIMIT_AS bounded each process but not their sum (six children of
     900 MiB held 7.9 GB).  On the path with no writable cgroup (an ordinary user on cgroup v1) the

@@ -220,6 +220,11 @@ def run(cfg: dict) -> None:
         clock.install()
         clock.set_machine_clock(cfg["clock_offset"])
     _kernel_buffers(cfg)
+    # the fork server is not dumpable, and so is every process it forks: a student's process becomes
+    # readable again to its own uid (the grader's memory watchdog reads its proportional set and
+    # counts its descriptors); it holds nothing of the grader's, and a task of the grader's stays not
+    # dumpable (no student process may trace it)
+    _prctl(PR_SET_DUMPABLE, 1)
     module = _import_student(cfg["module"], cfg["resp_fd"])
     _send(cfg["resp_fd"], {"event": "ready"})
     _serve(cfg, module, r, step)

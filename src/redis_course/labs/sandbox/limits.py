@@ -12,7 +12,12 @@ from dataclasses import asdict, dataclass
 from .errors import StudentTimeout
 
 #: How often the grader's memory watchdog sums a box's memory where no cgroup holds it (seconds).
-WATCH_PERIOD_S = 0.15
+WATCH_PERIOD_S = 0.025
+#: The part of a box's memory limit the watchdog keeps for what grows between two of its looks: it
+#: stops the box once the sum passes ``memory_mb`` less this share, so that a box touching fresh
+#: pages at up to ``memory_mb / WATCH_HEADROOM / WATCH_PERIOD_S`` per second (5 GiB/s at 1,024
+#: MiB: more than two cores fault in) is caught before the sum reaches the limit itself.
+WATCH_HEADROOM = 8
 
 
 @dataclass
@@ -25,7 +30,7 @@ class Limits:
     memory_mb: int = 1024          # address space
     nproc: int = 32                # processes and threads
     fsize_mb: int = 16             # largest file it may write (its output included)
-    nofile: int = 64               # open files
+    nofile: int = 32               # open files (each may hold a kernel buffer: see box.MemoryWatch)
     max_message: int = 1 << 20     # largest reply accepted, bytes
     tmp_mb: int = 64               # writable space (a tmpfs) when isolated
     lab_budget_s: float = 90.0     # wall time all calls of one lab's run may take together
