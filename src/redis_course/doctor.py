@@ -78,7 +78,7 @@ def checks() -> list[tuple[str, str, str, str]]:
                  _("a cgroup {version} per box", version=cg) if cg else _("the grader's memory watchdog"),
                  _("the kernel holds a box's memory, processes and CPU as a whole") if cg else
                  _("no cgroup may be written here: the grader sums the resident memory and kernel buffers of a "
-                   "box's processes every {seconds} s and stops them before they reach the limit",
+                   "box's processes at least every {seconds} s and stops them before they reach the limit",
                    seconds=f"{WATCH_PERIOD_S:g}")))
     from .webconsole import assets
 

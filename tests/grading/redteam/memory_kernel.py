@@ -1,6 +1,6 @@
 """``python memory_kernel.py TAG ATTACK BACKEND [MODE]``: one box as this user grades it (no cgroup it may write:
-rlimits, the seccomp filter and the memory watchdog), with a memory limit of 256 MiB, and one attack
-on memory that no process's resident set shows.  Prints what the grader saw, as JSON, for
+rlimits, the seccomp filter and the memory watchdog), with a memory limit of 256 MiB (512 for
+``burst``), and one attack on the memory bound.  Prints what the grader saw, as JSON, for
 ``test_limits.py``.
 
 * ``buffers``: four children each queue as much unread data as they can in the kernel: Unix socket
@@ -147,7 +147,7 @@ attack = sys.argv[2]
 run = make_run_dir("course-memkernel-")
 seen = {"cgroup": cgroups.cgroup_version(), "attack": attack}
 box = Box(SOURCE.encode(), run, f"course:memkernel:{sys.argv[1]}:",
-          Limits(call_timeout_s=25, memory_mb=256), backend=sys.argv[3],
+          Limits(call_timeout_s=25, memory_mb=512 if attack == "burst" else 256), backend=sys.argv[3],
           mode=sys.argv[4] if len(sys.argv) > 4 else None)  # None: as grade would (bubblewrap here)
 try:
     box.start()

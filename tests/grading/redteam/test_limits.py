@@ -168,21 +168,19 @@ def test_kernel_buffers_count_against_a_boxs_memory_without_a_cgroup(tmp_path, m
 
 @pytest.mark.parametrize("backend", ["fakeredis", "redis-server"])
 @pytest.mark.parametrize("mode", ["grade", "none"])
-def test_the_watchdog_stops_a_burst_before_it_overshoots(tmp_path, mode, backend):
+def test_the_watchdog_stops_a_burst_before_the_limit(tmp_path, mode, backend):
     """Finding: a fast allocator's processes held 1,723 MiB against a limit of 1,024 before the
     watchdog, looking every 0.15 s, stopped them.  Six children touching 200 MiB each at once under
-    a limit of 256 MiB: the watchdog now looks every 25 ms (5 ms past half its threshold) and stops
-    the box an eighth below its limit, so what it caught them holding stays within the limit and
-    that eighth again (226-251 MiB measured on two busy cores; 290-440 MiB before)."""
-    from redis_course.labs.sandbox.limits import WATCH_HEADROOM
-
+    a limit of 512 MiB: the watchdog now looks again before a box growing at 5 GiB/s could pass its
+    threshold, an eighth below the limit, so it catches them before they hold the limit itself
+    (458-490 MiB measured on two busy cores; 594-673 MiB looking every 0.15 s at the limit)."""
     seen = _as_nobody(tmp_path, [str(HERE / "memory_kernel.py"), os.urandom(3).hex(), "burst", _backend(backend),
                                  *(["none"] if mode == "none" else [])])
     assert seen["cgroup"] is None and seen["watch"] and (seen["mode"] == "none") == (mode == "none"), seen
     crash = seen["result"].get("crash", "")
-    assert "out of memory" in crash and "256 MiB" in crash, seen
+    assert "out of memory" in crash and "512 MiB" in crash, seen
     held = int(crash.split(" held ")[1].split()[0])
-    assert held <= 256 + 256 // WATCH_HEADROOM, f"the box held {held} MiB before it was stopped: {seen}"
+    assert held <= 512, f"the box held {held} MiB before it was stopped: {seen}"
 
 
 @pytest.mark.parametrize("mode", ["grade", "none"])

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from . import cgroups
 from . import launch as ln
-from .limits import WATCH_HEADROOM, WATCH_PERIOD_S, Limits
+from .limits import WATCH_HEADROOM, WATCH_MIN_PERIOD_S, WATCH_PERIOD_S, WATCH_RATE, Limits
 from .server import RunRedis, ServerWalls, children, process_tree
 
 BOX_SOCKET_DIR = "/run/redis"   # where the box sees the proxy's socket (under bubblewrap)
@@ -456,12 +456,13 @@ class Box:
 
 class MemoryWatch(threading.Thread):
     """The memory of a box as a whole where no cgroup holds it (an ordinary user on cgroup v1, a
-    container): every :data:`WATCH_PERIOD_S` (a fifth of it once past half the threshold) a thread
-    of the grader sums, over the box's processes,
-    the RAM each holds of its own (:func:`resident_bytes`) and the kernel buffers its descriptors may
-    hold (:func:`buffer_bytes`), and, once the sum passes ``limit`` less its
-    1/:data:`WATCH_HEADROOM` (what may grow between two looks), kills every process below the box's
-    fork server, as the kernel's out-of-memory killer does in a cgroup.  A call then ends as
+    container): a thread of the grader sums, over the box's processes, the RAM each holds of its own
+    (:func:`resident_bytes`) and the kernel buffers its descriptors may hold (:func:`buffer_bytes`),
+    and once the sum passes ``limit`` less its 1/:data:`WATCH_HEADROOM` (what may grow while it
+    looks and kills) it kills every process below the box's fork server, as the kernel's
+    out-of-memory killer does in a cgroup.  It looks again before a box growing at
+    :data:`WATCH_RATE` could pass that threshold (at most :data:`WATCH_PERIOD_S` later, at least
+    :data:`WATCH_MIN_PERIOD_S`): often near the limit, seldom far from it.  A call then ends as
     :class:`StudentCrash` with :meth:`reason` as its detail.
 
     What the sum covers, and why it bounds the box:
@@ -512,8 +513,8 @@ class MemoryWatch(threading.Thread):
             self.peak = max(self.peak, used)
             if used > self.threshold:
                 self._kill(used)
-            # past half the threshold a box may be on its way up: looked at five times as often
-            period = WATCH_PERIOD_S if used < self.threshold // 2 else WATCH_PERIOD_S / 5
+            # the next look comes before a box growing at WATCH_RATE could pass the threshold
+            period = min(WATCH_PERIOD_S, max(WATCH_MIN_PERIOD_S, (self.threshold - used) / WATCH_RATE))
 
     def measure(self, pids: list[int]) -> int:
         """What the processes ``pids`` hold: RAM of their own and their descriptors' kernel buffers."""
