@@ -77,8 +77,9 @@ def checks() -> list[tuple[str, str, str, str]]:
     rows.append((OK, _("grading memory limit"),
                  _("a cgroup {version} per box", version=cg) if cg else _("the grader's memory watchdog"),
                  _("the kernel holds a box's memory, processes and CPU as a whole") if cg else
-                 _("no cgroup may be written here: the grader sums the resident memory of a box's processes "
-                   "every {seconds} s and stops them above the limit", seconds=f"{WATCH_PERIOD_S:g}")))
+                 _("no cgroup may be written here: the grader sums the resident memory and kernel buffers of a "
+                   "box's processes at least every {seconds} s and stops them before they reach the limit",
+                   seconds=f"{WATCH_PERIOD_S:g}")))
     from .webconsole import assets
 
     have = assets.cached()

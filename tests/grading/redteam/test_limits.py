@@ -103,6 +103,86 @@ def test_memory_and_processes_are_limited_by_a_cgroup(graded):
     assert mem == str((1024 + SERVER_MEMORY_MB) << 20) and pids == str(32 + SERVER_PROCESSES), probe[-1]
 
 
+def _as_nobody(tmp_path, script: list[str]) -> dict:
+    """``script`` run as ``nobody`` (the tests run as root) or as this user; its last line, as JSON."""
+    from redteam_paths import nobody
+
+    script = [sys.executable, *script]
+    if os.geteuid() == 0:
+        uid, gid = nobody()
+        script = [sys.executable, str(HERE / "as_user.py"), str(uid), str(gid), *script]
+        os.chmod(tmp_path, 0o777)
+    elif cgroups.cgroup_version() is not None:
+        pytest.skip("this user may write a cgroup: the cgroup holds the box's memory")
+    import json
+    import subprocess
+
+    res = subprocess.run(script, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                         env={**os.environ, "HOME": str(tmp_path), "TMPDIR": str(tmp_path)})
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def _backend(name: str) -> str:
+    if name == "redis-server" and not shutil.which("redis-server"):
+        pytest.skip("no redis-server on this machine")
+    return name
+
+
+@pytest.mark.parametrize("backend", ["fakeredis", "redis-server"])
+@pytest.mark.parametrize("mode", ["grade", "none"])
+def test_a_boxs_kernel_buffers_are_bounded_without_a_cgroup(tmp_path, mode, backend):
+    """Finding: 20 children each holding Unix socket pairs full of unread data held 1.2 GB of the
+    kernel's memory while the watchdog, which summed resident sets, saw little (buffers raised with
+    SO_SNDBUF to 8 MiB a socket, sockets passed in flight over SCM_RIGHTS, pipes grown with
+    F_SETPIPE_SZ).  Here four children try every one of those routes under a limit of 256 MiB (they
+    queued 2.5 GB before): now a buffer keeps the kernel's default size behind a descriptor of the
+    process (the seccomp filter of :func:`.launch.student_filter`), so what they queue is at most
+    ``nofile`` descriptors' worth each (or the watchdog stops them), and an honest socket pair and
+    pipe still work."""
+    from redis_course.labs.sandbox.box import FD_BUFFER_BYTES
+    from redis_course.labs.sandbox.limits import Limits
+
+    seen = _as_nobody(tmp_path, [str(HERE / "memory_kernel.py"), os.urandom(3).hex(), "buffers", _backend(backend),
+                                 *(["none"] if mode == "none" else [])])
+    assert seen["cgroup"] is None and seen["watch"] and (seen["mode"] == "none") == (mode == "none"), seen
+    result = seen["result"]
+    bound = 4 * Limits().nofile * FD_BUFFER_BYTES >> 20
+    assert "returned" in result or "out of memory" in result.get("crash", ""), seen
+    assert result.get("returned", 0) <= bound, f"queued {result['returned']} MiB in kernel buffers (at most {bound}): {seen}"
+    assert seen["honest"] == 5000, seen
+
+
+@pytest.mark.parametrize("mode", ["grade", "none"])
+def test_kernel_buffers_count_against_a_boxs_memory_without_a_cgroup(tmp_path, mode):
+    """The other half of that finding: buffers of the kernel's default size still add up over many
+    processes.  24 children each holding about 30 Unix socket pairs full (some 6 MiB each, 150 MiB
+    together, with resident sets the watchdog alone would let pass under 256 MiB): the watchdog
+    charges every descriptor a process holds, and stops them as out of memory."""
+    seen = _as_nobody(tmp_path, [str(HERE / "memory_kernel.py"), os.urandom(3).hex(), "fleet", "fakeredis",
+                                 *(["none"] if mode == "none" else [])])
+    assert seen["cgroup"] is None and seen["watch"] and (seen["mode"] == "none") == (mode == "none"), seen
+    crash = seen["result"].get("crash", "")
+    assert "out of memory" in crash and "256 MiB" in crash, seen
+
+
+@pytest.mark.parametrize("backend", ["fakeredis", "redis-server"])
+@pytest.mark.parametrize("mode", ["grade", "none"])
+def test_the_watchdog_stops_a_burst_before_the_limit(tmp_path, mode, backend):
+    """Finding: a fast allocator's processes held 1,723 MiB against a limit of 1,024 before the
+    watchdog, looking every 0.15 s, stopped them.  Six children touching 200 MiB each at once under
+    a limit of 512 MiB: the watchdog now looks again before a box growing at 5 GiB/s could pass its
+    threshold, an eighth below the limit, so it catches them before they hold the limit itself
+    (458-490 MiB measured on two busy cores; 594-673 MiB looking every 0.15 s at the limit)."""
+    seen = _as_nobody(tmp_path, [str(HERE / "memory_kernel.py"), os.urandom(3).hex(), "burst", _backend(backend),
+                                 *(["none"] if mode == "none" else [])])
+    assert seen["cgroup"] is None and seen["watch"] and (seen["mode"] == "none") == (mode == "none"), seen
+    crash = seen["result"].get("crash", "")
+    assert "out of memory" in crash and "512 MiB" in crash, seen
+    held = int(crash.split(" held ")[1].split()[0])
+    assert held <= 512, f"the box held {held} MiB before it was stopped: {seen}"
+
+
 @pytest.mark.parametrize("mode", ["grade", "none"])
 def test_a_boxs_memory_is_bounded_as_a_whole_without_a_cgroup(tmp_path, mode):
     """Finding: without a cgroup, RLIMIT_AS bounded each process but not their sum (six children of

@@ -234,7 +234,8 @@ def describe(mode: str, limits: Limits) -> str:
            "and rlimits"
            if cg else f"no writable cgroup: rlimits (address space {limits.memory_mb} MiB per process, "
                       f"{limits.nproc} processes) and the grader's memory watchdog (the box's processes "
-                      f"together {limits.memory_mb} MiB resident, checked every {WATCH_PERIOD_S:g} s)")
+                      f"together {limits.memory_mb} MiB resident and in kernel buffers, checked at least every "
+                      f"{WATCH_PERIOD_S:g} s and more often near the limit)")
     scratch = f", writable space tmpfs {limits.tmp_mb} MiB" if mode != "none" else ""
     return (f"isolation: {iso.describe_mode(mode)}; limits: {how}, CPU {limits.cpu_s:g} s{scratch}; "
             f"time: {limits.call_timeout_s:g} s per call, {limits.lab_budget_s:g} s for the lab")

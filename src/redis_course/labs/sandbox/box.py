@@ -37,7 +37,7 @@ from pathlib import Path
 
 from . import cgroups
 from . import launch as ln
-from .limits import WATCH_PERIOD_S, Limits
+from .limits import WATCH_HEADROOM, WATCH_MIN_PERIOD_S, WATCH_PERIOD_S, WATCH_RATE, Limits
 from .server import RunRedis, ServerWalls, children, process_tree
 
 BOX_SOCKET_DIR = "/run/redis"   # where the box sees the proxy's socket (under bubblewrap)
@@ -456,16 +456,34 @@ class Box:
 
 class MemoryWatch(threading.Thread):
     """The memory of a box as a whole where no cgroup holds it (an ordinary user on cgroup v1, a
-    container): every :data:`WATCH_PERIOD_S` a thread of the grader sums the resident memory of the
-    box's processes (anonymous and shared memory, :func:`resident_bytes`: what they hold of RAM
-    beyond the files they map) and, above ``limit`` bytes, kills every process below the box's fork
-    server, as the kernel's out-of-memory killer does in a cgroup.  RLIMIT_AS bounds one process;
-    this bounds their sum, however many there are.  A call then ends as :class:`StudentCrash` with
-    :meth:`reason` as its detail."""
+    container): a thread of the grader sums, over the box's processes, the RAM each holds of its own
+    (:func:`resident_bytes`) and the kernel buffers its descriptors may hold (:func:`buffer_bytes`),
+    and once the sum passes ``limit`` less its 1/:data:`WATCH_HEADROOM` (what may grow while it
+    looks and kills) it kills every process below the box's fork server, as the kernel's
+    out-of-memory killer does in a cgroup.  It looks again before a box growing at
+    :data:`WATCH_RATE` could pass that threshold (at most :data:`WATCH_PERIOD_S` later, at least
+    :data:`WATCH_MIN_PERIOD_S`): often near the limit, seldom far from it.  A call then ends as
+    :class:`StudentCrash` with :meth:`reason` as its detail.
+
+    What the sum covers, and why it bounds the box:
+
+    * RLIMIT_AS bounds one process; this bounds their sum, however many there are.  Each look first
+      adds what :func:`resident_upper` reads cheaply (RssAnon and RssShmem, at least the proportional
+      share); only when that passes the threshold does it read each process's proportional set
+      (smaps_rollup, which walks the page tables), so that a fork's shared pages count once.
+    * Kernel buffers: a student's process may hold at most ``nofile`` descriptors, and the seccomp
+      filter (:func:`.launch.student_filter`) keeps each at what the kernel gives it -- a Unix
+      stream socket holds at most what it sent and its peer has not read (net.core.wmem_default and
+      one message more, :data:`FD_BUFFER_BYTES`), a pipe 16 pages -- and keeps every buffer behind a
+      descriptor of a box process (no descriptor in flight, no queue of unaccepted connections).
+      Each descriptor a process has open is charged :data:`FD_BUFFER_BYTES` (``nofile`` of them
+      where its descriptor table cannot be read)."""
 
     def __init__(self, box: Box, limit: int) -> None:
         super().__init__(name="box-memory-watch", daemon=True)
         self.box, self.limit = box, limit
+        self.threshold = limit - limit // WATCH_HEADROOM
+        self.nofile = box.limits.nofile
         self.peak = 0
         self._stopped = threading.Event()
         self._killed: dict[int, str] = {}
@@ -486,20 +504,32 @@ class MemoryWatch(threading.Thread):
             return self._killed.get(host_pid)
 
     def run(self) -> None:
-        while not self._stopped.wait(WATCH_PERIOD_S):
+        period = WATCH_PERIOD_S
+        while not self._stopped.wait(period):
             proc = self.box.proc
             if proc is None:
                 continue
-            used = sum(map(resident_bytes, process_tree(proc.pid)))
+            used = self.measure(process_tree(proc.pid))
             self.peak = max(self.peak, used)
-            if used > self.limit:
+            if used > self.threshold:
                 self._kill(used)
+            # the next look comes before a box growing at WATCH_RATE could pass the threshold
+            period = min(WATCH_PERIOD_S, max(WATCH_MIN_PERIOD_S, (self.threshold - used) / WATCH_RATE))
+
+    def measure(self, pids: list[int]) -> int:
+        """What the processes ``pids`` hold: RAM of their own and their descriptors' kernel buffers."""
+        held = sum(buffer_bytes(pid, self.nofile) for pid in pids)
+        cheap = held + sum(map(resident_upper, pids))
+        if cheap <= self.threshold:
+            return cheap
+        return held + sum(map(resident_bytes, pids))
 
     def _kill(self, used: int) -> None:
         """Every process below the fork server, round after round until none is left (the fork
         server adopts orphans, and starts none meanwhile: :meth:`settled` holds a new one back)."""
-        why = (f"the box's processes together used {(used + (1 << 20) - 1) >> 20} MiB of memory, more than its limit of "
-               f"{self.limit >> 20} MiB: they were stopped by SIGKILL (out of memory)")
+        why = (f"the box's processes together held {(used + (1 << 20) - 1) >> 20} MiB of memory and kernel buffers, "
+               f"past the {self.threshold >> 20} MiB at which a box with a limit of {self.limit >> 20} MiB is "
+               "stopped: they were stopped by SIGKILL (out of memory)")
         top = self.box.box_pid
         with self._lock:
             for _ in range(200):
@@ -518,6 +548,34 @@ class MemoryWatch(threading.Thread):
             pass
 
 
+def _wmem_default() -> int:
+    try:
+        with open("/proc/sys/net/core/wmem_default") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 212_992
+
+
+#: What one descriptor of a box process may hold in the kernel (:class:`MemoryWatch`): a Unix stream
+#: socket's unread data is charged to its sender, which may queue while less than its send buffer
+#: (net.core.wmem_default: 208 KiB by default) is queued, one message of at most half of it more;
+#: and a socket whose peer closed keeps the data that peer sent, never more (it can send no more).
+#: A pipe holds at most 16 pages (64 KiB).  Measured here: 210-230 KiB per full socket.
+FD_BUFFER_BYTES = max(3 * _wmem_default() // 2, 16 * 4096)
+
+
+def buffer_bytes(pid: int, nofile: int) -> int:
+    """The kernel buffers ``pid``'s descriptors may hold: :data:`FD_BUFFER_BYTES` for each one it has
+    open, or ``nofile`` of them when its table cannot be read (another uid's process that is not
+    dumpable); 0 when it is gone."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/fd")) * FD_BUFFER_BYTES
+    except PermissionError:
+        return nofile * FD_BUFFER_BYTES if os.path.exists(f"/proc/{pid}") else 0
+    except OSError:
+        return 0
+
+
 def resident_bytes(pid: int) -> int:
     """What ``pid`` holds of RAM of its own: its anonymous and shared-memory pages (not the files it
     maps, which the page cache may drop), each page shared with other processes (a fork's
@@ -530,6 +588,16 @@ def resident_bytes(pid: int) -> int:
         return sum(int(rollup[k].split()[0]) for k in ("Pss_Anon", "Pss_Shmem")) << 10
     except (OSError, KeyError, ValueError, IndexError):
         pass
+    st = _status(pid)
+    try:
+        return sum(int(st.get(k, "0 kB").split()[0]) for k in ("RssAnon", "RssShmem")) << 10
+    except (ValueError, IndexError):
+        return 0
+
+
+def resident_upper(pid: int) -> int:
+    """At least :func:`resident_bytes` of ``pid``, read cheaply (its anonymous and shared-memory pages,
+    each counted whole: /proc/PID/status); 0 when it is gone."""
     st = _status(pid)
     try:
         return sum(int(st.get(k, "0 kB").split()[0]) for k in ("RssAnon", "RssShmem")) << 10

@@ -206,6 +206,7 @@ def run(cfg: dict) -> None:
     if cfg.get("task"):
         from redis_course.labs.sandbox import tasks
 
+        _kernel_buffers(cfg)
         _send(cfg["resp_fd"], {"event": "ready"})
         _serve(cfg, tasks, None, step=None)
         return
@@ -218,6 +219,12 @@ def run(cfg: dict) -> None:
 
         clock.install()
         clock.set_machine_clock(cfg["clock_offset"])
+    _kernel_buffers(cfg)
+    # the fork server is not dumpable, and so is every process it forks: a student's process becomes
+    # readable again to its own uid (the grader's memory watchdog reads its proportional set and
+    # counts its descriptors); it holds nothing of the grader's, and a task of the grader's stays not
+    # dumpable (no student process may trace it)
+    _prctl(PR_SET_DUMPABLE, 1)
     module = _import_student(cfg["module"], cfg["resp_fd"])
     _send(cfg["resp_fd"], {"event": "ready"})
     _serve(cfg, module, r, step)
@@ -268,6 +275,16 @@ def _limits(cfg: dict) -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (lim["fsize_mb"] << 20, lim["fsize_mb"] << 20))
     resource.setrlimit(resource.RLIMIT_NOFILE, (lim["nofile"], lim["nofile"]))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file too big: an OSError, not a silent death
+
+
+def _kernel_buffers(cfg: dict) -> None:
+    """From here on the process keeps the kernel's buffers small and countable (:func:`.launch.student_filter`):
+    set once its Redis connection is made, before any code of the student's runs."""
+    from redis_course.labs.sandbox import launch
+
+    code = launch.student_filter(tcp=cfg.get("url", "").split(":", 1)[0] in ("redis", "rediss"))
+    if code is not None:
+        launch.install_filter(code)
 
 
 def _redirect_output(cfg: dict) -> None:

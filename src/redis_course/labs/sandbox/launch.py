@@ -113,6 +113,99 @@ DENIED_CALLS = {"x86_64": {"arch": 0xC000003E, "x32": True,   # shmget, msgget, 
                             "deny": [194, 186, 180, 279]}}
 
 
+#: What a student's process may not do with the kernel's buffers, on top of :data:`DENIED_CALLS` (a
+#: second filter, set by :func:`.inbox.run` once the process's own Redis connection is made): memory
+#: a socket or a pipe holds for data nobody read is the kernel's, counted in no resident set, so the
+#: box keeps every buffer at the size the kernel gives it and in a descriptor the grader can count.
+#: Refused: sendmsg and sendmmsg (descriptors in flight over SCM_RIGHTS: sockets no process holds),
+#: listen (connections queued unaccepted, each with its data), vmsplice (pages pinned in a pipe once
+#: unmapped), io_uring (all of these again, past this filter), F_SETPIPE_SZ (a pipe past its 16
+#: pages), SO_SNDBUF, SO_RCVBUF and their FORCE variants (a socket past net.core.wmem_default), and
+#: every socket but a Unix stream one (datagrams queue from many senders; TCP tunes its own buffers
+#: up to megabytes) -- internet sockets stay when the box's Redis is reached over TCP (``check`` of a
+#: student's own server, on their machine: not a grading path).
+#: The student talks to Redis over one Unix stream socket: redis-py needs socket, connect, sendto
+#: and recv, nothing of the above.
+STUDENT_CALLS = {"x86_64": {"deny": {"sendmsg": 46, "sendmmsg": 307, "listen": 50, "vmsplice": 278,
+                                     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427},
+                            "socket": 41, "socketpair": 53, "setsockopt": 54, "fcntl": 72},
+                 "aarch64": {"deny": {"sendmsg": 211, "sendmmsg": 269, "listen": 201, "vmsplice": 75,
+                                      "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427},
+                             "socket": 198, "socketpair": 199, "setsockopt": 208, "fcntl": 25}}
+AF_UNIX, AF_INET, AF_INET6, SOCK_STREAM, SOL_SOCKET = 1, 2, 10, 1, 1
+SO_SNDBUF, SO_RCVBUF, SO_SNDBUFFORCE, SO_RCVBUFFORCE, F_SETPIPE_SZ = 7, 8, 32, 33, 1031
+
+
+def student_filter(tcp: bool = False) -> bytes | None:
+    """The classic BPF program of :data:`STUDENT_CALLS` for this machine (None: an architecture it has
+    no numbers for), ``tcp``: internet sockets allowed too.  Every refusal is EPERM; arguments are
+    compared on their low 32 bits, the ``int`` the kernel itself reads."""
+    import platform
+    import struct
+
+    base, calls = DENIED_CALLS.get(platform.machine()), STUDENT_CALLS.get(platform.machine())
+    if base is None or calls is None:
+        return None
+    LD, JEQ, JGE, AND, RET = 0x20, 0x15, 0x35, 0x54, 0x06
+    ALLOW, EPERM = 0x7FFF0000, 0x00050000 | 1
+    prog: list = []  # (code, jt, jf, k), a jump's target as a label until the end
+
+    def ret(label: str, value: int) -> None:
+        prog.append(label)
+        prog.append((RET, 0, 0, value))
+
+    def arg(n: int) -> int:  # the low 32 bits of argument n (little-endian seccomp_data)
+        return 16 + 8 * n
+
+    prog += [(LD, 0, 0, 4), (JEQ, 0, "deny", base["arch"]), (LD, 0, 0, 0)]
+    if base["x32"]:
+        prog.append((JGE, "deny", 0, 0x40000000))
+    for nr in calls["deny"].values():
+        prog.append((JEQ, "deny", 0, nr))
+    prog += [(JEQ, "socket", 0, calls["socket"]), (JEQ, "socket", 0, calls["socketpair"]),
+             (JEQ, "sockopt", 0, calls["setsockopt"]), (JEQ, "fcntl", 0, calls["fcntl"]), (RET, 0, 0, ALLOW)]
+    prog += ["socket", (LD, 0, 0, arg(0)), (JEQ, "type", 0, AF_UNIX)]
+    if tcp:  # a student's own server, on their own machine: its name may need DNS (UDP) too
+        prog += [(JEQ, "allow", 0, AF_INET), (JEQ, "allow", 0, AF_INET6)]
+    prog += [(RET, 0, 0, EPERM), "type", (LD, 0, 0, arg(1)), (AND, 0, 0, 0xF), (JEQ, "allow", "deny", SOCK_STREAM)]
+    prog += ["sockopt", (LD, 0, 0, arg(1)), (JEQ, 0, "allow", SOL_SOCKET), (LD, 0, 0, arg(2))]
+    for opt in (SO_SNDBUF, SO_RCVBUF, SO_SNDBUFFORCE):
+        prog.append((JEQ, "deny", 0, opt))
+    prog.append((JEQ, "deny", "allow", SO_RCVBUFFORCE))
+    prog += ["fcntl", (LD, 0, 0, arg(1)), (JEQ, "deny", "allow", F_SETPIPE_SZ)]
+    ret("allow", ALLOW)
+    ret("deny", EPERM)
+    where, out = {}, []
+    for item in prog:
+        if isinstance(item, str):
+            where[item] = len(out)
+        else:
+            out.append(item)
+    code = b""
+    for i, (op, jt, jf, k) in enumerate(out):
+        jt, jf = (where[j] - i - 1 if isinstance(j, str) else j for j in (jt, jf))
+        assert 0 <= jt < 256 and 0 <= jf < 256, "a jump past 255 instructions"
+        code += struct.pack("=HBBI", op, jt, jf, k)
+    return code
+
+
+def install_filter(code: bytes) -> None:
+    """Adds the BPF program ``code`` to this process's seccomp filters (no_new_privs is set already:
+    :data:`LAUNCHER`); every process it forks or executes keeps it.  OSError when refused."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    buf = ctypes.create_string_buffer(code)
+    prog = Prog(len(code) // 8, ctypes.addressof(buf))
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(prog), 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, "seccomp: " + os.strerror(err))
+
+
 def seccomp_filter() -> dict | None:
     """What :data:`LAUNCHER` refuses on this machine (None: an architecture it has no numbers for)."""
     import platform

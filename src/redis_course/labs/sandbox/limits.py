@@ -11,8 +11,19 @@ from dataclasses import asdict, dataclass
 
 from .errors import StudentTimeout
 
-#: How often the grader's memory watchdog sums a box's memory where no cgroup holds it (seconds).
+#: The longest the grader's memory watchdog waits between two looks at a box's memory where no
+#: cgroup holds it (seconds); it looks again sooner the nearer the box is to its threshold.
 WATCH_PERIOD_S = 0.15
+#: The shortest wait between two looks (seconds).
+WATCH_MIN_PERIOD_S = 0.005
+#: How fast the watchdog assumes a box can grow (bytes per second: faulting in fresh pages on every
+#: core of a two-core machine, with room to spare; measured here 0.4-0.8 GiB/s): it looks again
+#: before a box growing so fast could pass its threshold, never later than WATCH_PERIOD_S.
+WATCH_RATE = 5 << 30
+#: The part of a box's memory limit the watchdog keeps for what grows while it looks and kills (or
+#: waits for the CPU on a busy machine): it stops the box once the sum passes ``memory_mb`` less
+#: this share (896 of 1,024 MiB: 25 ms at WATCH_RATE).
+WATCH_HEADROOM = 8
 
 
 @dataclass
@@ -25,7 +36,7 @@ class Limits:
     memory_mb: int = 1024          # address space
     nproc: int = 32                # processes and threads
     fsize_mb: int = 16             # largest file it may write (its output included)
-    nofile: int = 64               # open files
+    nofile: int = 32               # open files (each may hold a kernel buffer: see box.MemoryWatch)
     max_message: int = 1 << 20     # largest reply accepted, bytes
     tmp_mb: int = 64               # writable space (a tmpfs) when isolated
     lab_budget_s: float = 90.0     # wall time all calls of one lab's run may take together
