@@ -45,7 +45,17 @@ _OWNED = re.compile(r"^course-[a-z]+-(\d+)-")
 
 
 def _gone(pid: int) -> bool:
-    return pid != os.getpid() and not os.path.exists(f"/proc/{pid}")
+    """No process ``pid`` runs: none has it, or it has ended and waits to be reaped (a zombie, whose
+    pid no new process can take)."""
+    if pid == os.getpid():
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+    except (OSError, IndexError):
+        return False
 
 
 def sweep() -> list[str]:
