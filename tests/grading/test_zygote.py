@@ -70,6 +70,8 @@ def test_the_zygote_ends_with_its_caller_and_is_waited_for():
             assert inner is z
     assert zy.active() is None
     assert not Path(f"/proc/{pid}").exists()
+    kids = [int(x) for t in Path("/proc/self/task").iterdir() for x in (t / "children").read_text().split()]
+    assert not [k for k in kids if b"from multiprocessing." in _cmdline(k) and _state(k) != "Z"]  # nor its tracker
 
 
 def _state(pid: int) -> str:

@@ -120,6 +120,7 @@ class Zygote:
         self.pid: int | None = None
         self.error: str | None = None
         self._ctx = None
+        self._tracker = False  # the resource tracker ensure_running() starts was started for us
 
     def start(self) -> "Zygote":
         from ..sandbox import sweep
@@ -135,6 +136,7 @@ class Zygote:
                 raise ZygoteError("a fork server of this process is already running")
             self._ctx = multiprocessing.get_context("forkserver")
             self._ctx.set_forkserver_preload(PRELOAD)
+            self._tracker = resource_tracker._resource_tracker._fd is None
             os.environ["COURSE_ZYGOTE_PARENT"] = str(os.getpid())  # read by the zygote's first import
             try:
                 forkserver.ensure_running()
@@ -194,14 +196,20 @@ class Zygote:
                 proc.close()
 
     def stop(self) -> None:
-        """The zygote ends (its alive pipe closed) and is waited for: its CPU counts as its runner's children's."""
-        if self.pid is None:
-            return
-        try:
-            forkserver._forkserver._stop()
-        except (OSError, ChildProcessError):
-            forkserver._forkserver._forkserver_pid = None
-        self.pid = None
+        """The zygote ends (its alive pipe closed) and is waited for: its CPU counts as its runner's
+        children's.  So does the resource tracker the standard library started with it."""
+        if self.pid is not None:
+            try:
+                forkserver._forkserver._stop()
+            except (OSError, ChildProcessError):
+                forkserver._forkserver._forkserver_pid = None
+            self.pid = None
+        if self._tracker:
+            self._tracker = False
+            try:
+                resource_tracker._resource_tracker._stop()
+            except (OSError, ChildProcessError):
+                pass
 
 
 class _GraderPopen(popen_forkserver.Popen):
