@@ -3,10 +3,13 @@
     result = run_lab(lab, Path("labs/00-demo/lab.py"), visibility=("public",))
     result.points, result.max_points, result.status, result.tests
 
-The grader process is ``python -m pytest -p redis_course.labs.engine.pytest_plugin`` on the lab's test
+The grader process is ``pytest -p redis_course.labs.engine.pytest_plugin`` on the lab's test
 files from the trusted repository, with an ini file of its own (no addopts, no conftest from
-anywhere above the lab), no cache and no plugin autoloading.  It starts the private Redis and the
-student's sandboxed process; it is killed if the whole run exceeds its wall time.
+anywhere above the lab), no cache and no plugin autoloading: a fresh fork of the caller's zygote
+(:mod:`.zygote`), or a ``python -m pytest`` process where none could start.  It starts the private
+Redis and the student's sandboxed process; it is killed with its session if the whole run exceeds
+its wall time (SIGTERM: it stops its boxes; SIGKILL three seconds later), and dies when its parent
+does.
 """
 from __future__ import annotations
 

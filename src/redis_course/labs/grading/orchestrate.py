@@ -2,7 +2,7 @@
 
 Each (student, lab) is graded by :func:`..engine.runner.run_lab` in its own grader process with its own
 private Redis and sandboxed student process; ``workers`` of them run at once (default: one per CPU
-core), each worker thread with one fork server that its runs reuse.  Before the students, each lab's
+core), each grader process forked from the one zygote the grading starts (:mod:`..engine.zygote`).  Before the students, each lab's
 reference solution is graded once on the same backend: it must score full marks, and it gives the
 list of tests and points for labs a student did not hand in.  The grader's log of a run that does not
 end ``ok`` is kept under ``RESULTS/logs/`` (owner-only, written after the run, when no student
