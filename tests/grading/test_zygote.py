@@ -74,6 +74,47 @@ def test_the_zygote_ends_with_its_caller_and_is_waited_for():
     assert not [k for k in kids if b"from multiprocessing." in _cmdline(k) and _state(k) != "Z"]  # nor its tracker
 
 
+def test_without_a_zygote_a_grader_is_a_process_of_its_own_and_its_log_says_why(tmp_path):
+    import threading
+
+    from redis_course.labs.engine.runner import run_lab
+
+    run_dir, out = make_run_dir(), {}
+    try:
+        thread = threading.Thread(target=lambda: out.update(r=run_lab(LAB, LAB.solution_file, run_dir=run_dir,
+                                                                      keep_dir=True, backend="fakeredis")))
+        thread.start()  # not the main thread: no zygote can be started for it
+        thread.join(300)
+        first = (run_dir / "pytest.log").read_text().splitlines()[0]
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    assert out["r"].status == "ok" and out["r"].points == out["r"].max_points
+    assert first.endswith("; grader: a python process of its own (no zygote: not called from the main thread)")
+
+
+def test_the_wall_timeout_still_stops_a_forked_grader_with_sigterm(tmp_path, monkeypatch):
+    """The runner's own wall time: SIGTERM to the grader's session, whose handler stops its boxes
+    (their folders removed: a SIGKILL would have left them), then the run is a timeout."""
+    from redis_course.labs.engine import runner
+
+    monkeypatch.setattr(runner, "wall_timeout", lambda *a: 4.0)
+    source = tmp_path / "lab.py"
+    source.write_text(LAB.solution_file.read_text() + SLOW)
+    run_dir = make_run_dir()
+    try:
+        with zy.zygote() as z:
+            assert z.usable
+            started = time.monotonic()
+            result = runner.run_lab(LAB, source, visibility=("public", "hidden"), run_dir=run_dir, keep_dir=True,
+                                    backend="fakeredis")
+            took = time.monotonic() - started
+        boxes = list(run_dir.glob("box-*"))
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    assert result.status == "timeout" and took < 4 + 3 + 5
+    assert not boxes, "the grader did not stop its boxes on SIGTERM"
+
+
 def _state(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]

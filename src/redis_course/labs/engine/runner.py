@@ -238,7 +238,7 @@ def _run_pytest(args: list[str], run_dir: Path, log: Path, mode: str, *, first_l
                PYTHONDONTWRITEBYTECODE="1", **{ENV_ISOLATION: mode},
                COURSE_LAB_PARENT=str(z.pid if forked else os.getpid()))  # the grader dies with it
     if not forked:
-        why = z.error if z is not None and z.error else "no zygote" if z is None else "the zygote ended"
+        why = (z.error or "the zygote ended") if z is not None else "no zygote: not called from the main thread"
         first_line += f"; grader: a python process of its own ({why})"
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as out:
