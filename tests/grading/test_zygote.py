@@ -215,10 +215,10 @@ def test_nothing_outlives_a_killed_grading_and_the_next_sweeps_its_leftovers(tmp
         runner = _grading(subs, tmp_path / f"out-{sig.name}", backend, isolate, marker)
         seen: dict[int, str] = {}  # every process of the grading: pid -> start time
         graders: set[int] = set()
-        boxes = 0
         try:
             deadline = time.monotonic() + 180
-            while time.monotonic() < deadline:
+            settle = None  # once students run: go on scanning a little, so the processes born late count too
+            while time.monotonic() < (settle or deadline):
                 assert runner.poll() is None, runner.communicate()[1][-3000:]
                 table = _table()
                 for pid in _marked(marker):
@@ -233,12 +233,13 @@ def test_nothing_outlives_a_killed_grading_and_the_next_sweeps_its_leftovers(tmp
                             grew = True
                 zygotes = {p for p in seen if b"multiprocessing.forkserver" in _cmdline(p)}
                 graders |= {p for p, (ppid, _) in table.items() if ppid in zygotes and p in seen}
-                boxes = sum(1 for p in seen if b"inbox" in _cmdline(p))
-                if boxes >= 2 and len(graders) >= 2:
-                    break
+                # a student's process: forked by its box's fork server (the same command line)
+                students = [p for p, (ppid, _) in table.items() if p in seen and b"sandbox.inbox" in _cmdline(p)
+                            and b"sandbox.inbox" in _cmdline(ppid)]
+                if settle is None and len(students) >= 2 and len(graders) >= 2:
+                    settle = time.monotonic() + 1.5
                 time.sleep(0.05)
-            assert boxes >= 2, "the grading never ran two boxes at once"
-            time.sleep(0.3)
+            assert settle is not None, "the grading never ran two students' processes at once"
             os.kill(runner.pid, sig)  # the runner alone, as pkill or the OOM killer would
             runner.wait(10)
             deadline = time.monotonic() + 5
