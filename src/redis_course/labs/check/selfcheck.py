@@ -288,13 +288,7 @@ def render(results: list[tuple[Lab, LabResult]], lang: str = "en", *, verbose: b
     return "\n".join(out)
 
 
-def run_check(lab_spec: str | None = None, *, lang: str = "en", backend: str = "auto",
-              source: Path | None = None, root: Path | None = None, limits: Limits | None = None,
-              url: str | None = None, verbose: bool = False) -> tuple[list[tuple[Lab, LabResult]], str]:
-    labs = [find_lab(lab_spec, root)] if lab_spec else discover(root)
-    if url is None:
-        url = os.environ.get("REDIS_URL") or None
-    results, sources, notes = [], {}, []
+def _check_labs(labs, url, backend, lang, source, limits, results, sources, notes) -> None:
     for lab in labs:
         if url:
             refusal = url_refusal(lab, url, lang)
@@ -313,6 +307,19 @@ def run_check(lab_spec: str | None = None, *, lang: str = "en", backend: str = "
         lim = limits or Limits(call_timeout_s=lab.timeout_s, lab_budget_s=lab.budget_s)
         results.append((lab, run_lab(lab, file, visibility=("public",), backend=lab_backend, url=url,
                                      limits=lim)))
+
+
+def run_check(lab_spec: str | None = None, *, lang: str = "en", backend: str = "auto",
+              source: Path | None = None, root: Path | None = None, limits: Limits | None = None,
+              url: str | None = None, verbose: bool = False) -> tuple[list[tuple[Lab, LabResult]], str]:
+    labs = [find_lab(lab_spec, root)] if lab_spec else discover(root)
+    if url is None:
+        url = os.environ.get("REDIS_URL") or None
+    results, sources, notes = [], {}, []
+    from ..engine.zygote import zygote
+
+    with zygote():  # every lab's grader forked from one zygote
+        _check_labs(labs, url, backend, lang, source, limits, results, sources, notes)
     # what the student's code said is shown as text: no escape sequence, control or bidi character of its
     # own reaches the terminal of whoever runs check (a student, or an instructor on their machine)
     table = plain_text(render(results, lang, verbose=verbose, sources=sources)) if results else ""

@@ -1,5 +1,7 @@
 """The pytest plugin of lab tests, loaded explicitly by the grader: ``-p redis_course.labs.engine.pytest_plugin``.
 
+PYTEST_DONT_REWRITE: imported by the zygote (:mod:`.zygote`) before pytest starts, so never rewritten.
+
 It reads the run's settings from the JSON file named by ``COURSE_LAB_RUN`` (written by
 :mod:`.runner`), starts the run's private Redis, provides the fixtures ``lab``, ``redis``, ``box`` and ``traffic``, the
 markers ``points``, ``hint`` and ``real_redis``, and writes every test's outcome and points to the
@@ -188,20 +190,22 @@ def pytest_configure(config: pytest.Config) -> None:
     path = os.environ.get(ENV_RUN)
     if path and _run is None:
         cfg = json.loads(Path(path).read_text(encoding="utf-8"))
-        _die_with(cfg.get("runner_pid"))
+        _die_with(os.environ.get("COURSE_LAB_PARENT"))
         _run = LabRun(cfg)
         _run.start()
 
 
-def _die_with(parent: int | None) -> None:
-    """The grading process ends (SIGTERM: its boxes with it) when the process that started it ends."""
+def _die_with(parent: str | None) -> None:
+    """The grading process is killed (SIGKILL: no handler of its own needs to run; its boxes die with
+    it) when the process that started it ends: the zygote, or the runner itself
+    (``COURSE_LAB_PARENT``)."""
     if not parent:
         return
     import ctypes
 
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)
-    if os.getppid() != parent:
-        os._exit(143)
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    if str(os.getppid()) != parent:
+        os._exit(137)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

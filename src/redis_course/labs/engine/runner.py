@@ -3,10 +3,13 @@
     result = run_lab(lab, Path("labs/00-demo/lab.py"), visibility=("public",))
     result.points, result.max_points, result.status, result.tests
 
-The grader process is ``python -m pytest -p redis_course.labs.engine.pytest_plugin`` on the lab's test
+The grader process is ``pytest -p redis_course.labs.engine.pytest_plugin`` on the lab's test
 files from the trusted repository, with an ini file of its own (no addopts, no conftest from
-anywhere above the lab), no cache and no plugin autoloading.  It starts the private Redis and the
-student's sandboxed process; it is killed if the whole run exceeds its wall time.
+anywhere above the lab), no cache and no plugin autoloading: a fresh fork of the caller's zygote
+(:mod:`.zygote`), or a ``python -m pytest`` process where none could start.  It starts the private
+Redis and the student's sandboxed process; it is killed with its session if the whole run exceeds
+its wall time (SIGTERM: it stops its boxes; SIGKILL three seconds later), and dies when its parent
+does.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,7 +139,7 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     results = run_dir / "results.json"
     cfg = {"lab_dir": str(lab.path), "source_file": str(source_file), "run_dir": str(run_dir),
            "results": str(results), "limits": limits.to_dict(), "backend": "url" if url else backend,
-           "url": url or "", "hide": [str(h) for h in hide], "runner_pid": os.getpid()}
+           "url": url or "", "hide": [str(h) for h in hide]}
     _private_write(run_dir / "run.json", json.dumps(cfg))  # hidden-test names: the grader's eyes only
     _private_write(run_dir / "pytest.ini", INI)
     mode = iso.mode(isolate)
@@ -174,7 +178,7 @@ def run_variants(lab: Lab, files: list[tuple[Path, tuple[str, ...]]], *, backend
                      "first_tests": list(first)} for i, (p, first) in enumerate(files)]
         cfg = {"lab_dir": str(lab.path), "source_file": variants[0]["source_file"], "run_dir": str(run_dir),
                "results": variants[0]["results"], "limits": limits.to_dict(), "backend": backend, "url": "",
-               "hide": [str(paths.ROOT)], "runner_pid": os.getpid(), "variants": variants}
+               "hide": [str(paths.ROOT)], "variants": variants}
         _private_write(run_dir / "run.json", json.dumps(cfg))
         _private_write(run_dir / "pytest.ini", INI)
         mode = iso.mode(isolate)
@@ -199,32 +203,72 @@ TESTS_PER_FILE_ESTIMATE = 10
 
 
 def _pytest_command(lab: Lab, run_dir: Path, files: list[str], first_failure: bool) -> list[str]:
-    """The grader process: the course's plugin, the run's own ini, no cache, no plugin from elsewhere."""
-    return [sys.executable, "-m", "pytest", "-p", "redis_course.labs.engine.pytest_plugin", "-p", "no:cacheprovider",
+    """The grader's pytest arguments: the course's plugin, the run's own ini, no cache, no plugin from elsewhere."""
+    return ["-p", "redis_course.labs.engine.pytest_plugin", "-p", "no:cacheprovider",
             "-c", str(run_dir / "pytest.ini"), "--rootdir", str(lab.path), "--confcutdir", str(lab.path),
             "--import-mode=importlib", "-q", "--no-header", "-p", "no:randomly",
             *(["-x"] if first_failure else []), *files]
 
 
-def _run_pytest(cmd: list[str], run_dir: Path, log: Path, mode: str, *, first_line: str,
+_running: set[int] = set()  # the graders running now (each the leader of its own session)
+_running_lock = threading.Lock()
+
+
+def running_graders() -> list[int]:
+    """The grader processes this process runs now (each the leader of its own session)."""
+    with _running_lock:
+        return sorted(_running)
+
+
+def _run_pytest(args: list[str], run_dir: Path, log: Path, mode: str, *, first_line: str,
                 timeout: float) -> int | None:
-    """Run the grader process, its output into ``log`` (owner-only) after ``first_line``; return its
-    exit code, or None when it ran out of ``timeout`` and was killed with its whole process group."""
+    """Run one grader: ``pytest args`` forked from the caller's zygote (:mod:`.zygote`; one of its own
+    when it has none and runs in the main thread), else a plain ``python -m pytest`` process; its
+    output into ``log`` (owner-only) after ``first_line``.  Its exit code, or None when it ran out of
+    ``timeout`` and was killed with its whole session."""
+    from . import zygote as zy
+
+    z = zy.active()
+    if z is None and threading.current_thread() is threading.main_thread():
+        with zy.zygote():
+            return _run_pytest(args, run_dir, log, mode, first_line=first_line, timeout=timeout)
+    forked = z is not None and z.usable
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COURSE_LAB_"))}
     env.update(COURSE_LAB_RUN=str(run_dir / "run.json"), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
-               PYTHONDONTWRITEBYTECODE="1", **{ENV_ISOLATION: mode})
+               PYTHONDONTWRITEBYTECODE="1", **{ENV_ISOLATION: mode},
+               COURSE_LAB_PARENT=str(z.pid if forked else os.getpid()))  # the grader dies with it
+    if not forked:
+        why = (z.error or "the zygote ended") if z is not None else "no zygote: not called from the main thread"
+        first_line += f"; grader: a python process of its own ({why})"
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as out:
         out.write(f"{first_line}\n".encode())
         out.flush()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=run_dir,
-                                start_new_session=True, stdin=subprocess.DEVNULL,
+        if forked:
+            pid: list[int] = []
+
+            def started(p: int) -> None:
+                pid.append(p)
+                with _running_lock:
+                    _running.add(p)
+            try:
+                return z.run(args, env, str(run_dir), str(log), timeout, started=started)
+            finally:
+                with _running_lock:
+                    _running.difference_update(pid)
+        proc = subprocess.Popen([sys.executable, "-m", "pytest", *args], stdout=out, stderr=subprocess.STDOUT,
+                                env=env, cwd=run_dir, start_new_session=True, stdin=subprocess.DEVNULL,
                                 umask=0o077)  # results.json and the rest: the grader's only
+        with _running_lock:
+            _running.add(proc.pid)
         try:
             return proc.wait(timeout)
         except subprocess.TimeoutExpired:
             _killpg(proc)
             return None
+        finally:
+            with _running_lock:
+                _running.discard(proc.pid)
 
 
 def describe(mode: str, limits: Limits) -> str:

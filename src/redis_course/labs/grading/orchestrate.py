@@ -2,7 +2,7 @@
 
 Each (student, lab) is graded by :func:`..engine.runner.run_lab` in its own grader process with its own
 private Redis and sandboxed student process; ``workers`` of them run at once (default: one per CPU
-core), each worker thread with one fork server that its runs reuse.  Before the students, each lab's
+core), each grader process forked from the one zygote the grading starts (:mod:`..engine.zygote`).  Before the students, each lab's
 reference solution is graded once on the same backend: it must score full marks, and it gives the
 list of tests and points for labs a student did not hand in.  The grader's log of a run that does not
 end ``ok`` is kept under ``RESULTS/logs/`` (owner-only, written after the run, when no student
@@ -26,6 +26,7 @@ from ...l10n import _
 from .intake import Submission
 from ..authoring.model import Lab
 from ..engine.runner import LabResult, TestResult, run_lab
+from ..engine.zygote import zygote
 from ..sandbox.limits import Limits
 
 
@@ -159,21 +160,10 @@ def settings_key(plan: "Plan") -> str:
 
 
 def _running_graders() -> list[int]:
-    """This process's grader children (each the leader of its own session: see :func:`..engine.runner.run_lab`)."""
-    pids = []
-    for children in Path("/proc/self/task").glob("*/children"):
-        try:
-            pids += [int(x) for x in children.read_text().split()]
-        except OSError:
-            continue
-    found = []
-    for pid in pids:
-        try:
-            if b"redis_course.labs.engine.pytest_plugin" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(pid)
-        except OSError:
-            continue
-    return found
+    """This process's running graders (each the leader of its own session: see :func:`..engine.runner.run_lab`)."""
+    from ..engine.runner import running_graders
+
+    return running_graders()
 
 
 def _signal_groups(pids: list[int], sig: int) -> None:
@@ -229,7 +219,8 @@ STOP_GRACE_S = 3.0
 
 
 class Grader:
-    """Runs labs on a thread pool; each thread keeps its own fork server for its runs.
+    """Runs labs on a thread pool, each run forked from one zygote (:mod:`..engine.zygote`) started
+    before the pool, from the calling thread.
 
     The first Ctrl+C (SIGINT) starts no further run and stops the running ones within seconds; their
     results are dropped (they are graded again by the next run), every result that ended before is
@@ -280,7 +271,7 @@ class Grader:
         if threading.current_thread() is threading.main_thread():
             previous = signal.signal(signal.SIGINT, self._on_sigint)
         try:
-            with ThreadPoolExecutor(self.plan.workers) as pool:
+            with zygote(), ThreadPoolExecutor(self.plan.workers) as pool:
                 tasks: dict[Future, tuple[int | None, Lab, str, str]] = {}
                 for lab in self.plan.labs:
                     if lab.solution_file.exists():

@@ -17,6 +17,8 @@ Modules, by what they hold:
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -24,11 +26,62 @@ ENV_ISOLATION = "COURSE_LAB_ISOLATION"  # the mode the runner chose (bwrap, cont
 MAX_SOURCE_BYTES = 1 << 20  # a lab.py bigger than 1 MiB is refused
 
 
-def make_run_dir(prefix: str = "course-grade-") -> Path:
-    """A folder for one run's boxes: others may enter it (a box's uid reaches its sockets), not list it."""
-    base = None
+def _run_base() -> str:
     if os.geteuid() == 0 and os.path.isdir("/run") and os.access("/run", os.W_OK):
-        base = "/run"
-    d = Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+        return "/run"
+    return tempfile.gettempdir()
+
+
+def make_run_dir(prefix: str = "course-grade-") -> Path:
+    """A folder for one run's boxes: others may enter it (a box's uid reaches its sockets), not list it.
+    Its name holds its owner's pid (``course-grade-<pid>-...``): :func:`sweep` removes it once that
+    process is gone."""
+    d = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=_run_base()))
     os.chmod(d, 0o711)
     return d
+
+
+_OWNED = re.compile(r"^course-[a-z]+-(\d+)-")
+
+
+def _gone(pid: int) -> bool:
+    """No process ``pid`` runs: none has it, or it has ended and waits to be reaped (a zombie, whose
+    pid no new process can take)."""
+    if pid == os.getpid():
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+    except (OSError, IndexError):
+        return False
+
+
+def sweep() -> list[str]:
+    """What runs whose owner died left (a runner or grader killed by SIGKILL cannot clean up): the
+    course's run folders of this user (:func:`make_run_dir`) and its box cgroups
+    (:mod:`.cgroups`, ``course-grade/box-<grader pid>-...``), only those whose owner pid is gone.
+    The paths removed."""
+    from . import cgroups
+
+    removed = []
+    base = _run_base()
+    try:
+        entries = os.listdir(base)
+    except OSError:
+        entries = []
+    for name in entries:
+        m = _OWNED.match(name)
+        path = os.path.join(base, name)
+        if not m or not _gone(int(m.group(1))):
+            continue
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if st.st_uid != os.geteuid() or not os.path.isdir(path) or os.path.islink(path):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed + cgroups.sweep(_gone)

@@ -151,3 +151,34 @@ class CGroup:
                     time.sleep(0.02)
 
 
+def _parents() -> list[str]:
+    """The ``course-grade`` folders the boxes' cgroups are made in, on this machine."""
+    if cgroup_version() == "v1":
+        return [os.path.join(CGROUP_ROOT, c, "course-grade") for c in CGROUP_V1]
+    base = _cgroup2_base()
+    return [os.path.join(base, "course-grade")] if base else []
+
+
+def sweep(gone) -> list[str]:
+    """The box cgroups (``box-<grader pid>-<hex>``) whose grader is gone (``gone(pid)``): what is still
+    in one is killed, then it is removed.  The cgroups removed."""
+    import re
+
+    removed = []
+    for parent in _parents():
+        try:
+            names = os.listdir(parent)
+        except OSError:
+            continue
+        for name in names:
+            m = re.fullmatch(r"box-(\d+)-[0-9a-f]+", name)
+            d = os.path.join(parent, name)
+            if not m or not gone(int(m.group(1))) or not os.path.isdir(d):
+                continue
+            group = CGroup.__new__(CGroup)
+            group.version, group.dirs = cgroup_version(), [d]
+            group.remove()
+            if not os.path.exists(d):
+                removed.append(d)
+    return removed
+

@@ -106,9 +106,14 @@ def main(control_fd: int) -> None:
                 reply = {"exit": ended.get(req.get("pid"))}
             sock.send(json.dumps(reply).encode())
             continue
+        server = os.getpid()
         pid = os.fork()
         if pid == 0:
             try:
+                # dies with the fork server (outside bubblewrap no PID namespace ends it with the box)
+                _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                if os.getppid() != server:
+                    os._exit(70)
                 sock.close()
                 child = {**cfg, **req["cfg"], "req_fd": fds[0], "resp_fd": fds[1], "out_fd": fds[2]}
                 run(child)
