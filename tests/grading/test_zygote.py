@@ -24,7 +24,7 @@ import pytest
 from redis_course.labs.authoring.model import find_lab
 from redis_course.labs.engine import zygote as zy
 from redis_course.labs.sandbox import _run_base, launch, make_run_dir
-from redis_course.servers import redis_server_binary
+from redis_course.core.servers import redis_server_binary
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
 
@@ -286,3 +286,14 @@ def test_sweep_removes_only_folders_whose_owner_is_gone():
         shutil.rmtree(mine, ignore_errors=True)
         shutil.rmtree(other, ignore_errors=True)
         foreign.rmdir()
+
+
+def test_every_module_the_zygote_preloads_exists():
+    """The fork server skips a preload it cannot import without a word: a module that moved would
+    leave every grader importing it again after the fork."""
+    import importlib.util
+
+    from redis_course.labs.engine.zygote import PRELOAD
+
+    missing = [name for name in PRELOAD if importlib.util.find_spec(name) is None]
+    assert not missing, f"PRELOAD names modules that do not exist: {missing}"

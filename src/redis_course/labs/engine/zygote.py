@@ -45,7 +45,7 @@ PRELOAD = ["redis_course.labs.engine.zygote", "pytest", "_pytest.python", "_pyte
            "_pytest.assertion.rewrite", "_pytest.junitxml", "_pytest.terminal", "_pytest.logging",
            "_pytest.capture", "_pytest.skipping", "redis", "hypothesis",
            "redis_course.labs.engine.pytest_plugin", "redis_course.labs.engine.testing",
-           "redis_course.labs.authoring.model", "redis_course.backend", "redis_course.labs.sandbox.faultproxy",
+           "redis_course.labs.authoring.model", "redis_course.core.backend", "redis_course.labs.sandbox.faultproxy",
            "redis_course.labs.sandbox.inbox", "redis_course.labs.sandbox.fakeserver",
            "redis_course.labs.engine.modeltest", "hypothesis.stateful", "pdb", "email.parser"]
 
