@@ -125,3 +125,15 @@ def test_the_lint_sees_a_planted_mistake(tmp_path):
     bad.write_text("import os\n\ndef f():\n    return undefined_name\n", encoding="utf-8")
     res = _ruff("check", "--no-cache", "--config", str(ROOT / "pyproject.toml"), str(bad))
     assert res.returncode != 0 and "F401" in res.stdout and "F821" in res.stdout, res.stdout
+
+
+def test_the_python_is_formatted():
+    res = _ruff("format", "--check", "--no-cache", "src", "tests", "bench", "run.py")
+    assert res.returncode == 0, "run .venv/bin/ruff format src tests bench run.py\n" + res.stdout[-4000:]
+
+
+def test_the_format_check_sees_a_planted_line(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("x = {  'a':1 }\n", encoding="utf-8")
+    res = _ruff("format", "--check", "--no-cache", "--config", str(ROOT / "pyproject.toml"), str(bad))
+    assert res.returncode == 1 and "bad.py" in res.stdout, res.stdout

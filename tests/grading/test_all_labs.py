@@ -5,6 +5,7 @@ line names (the wrong files of a lab and backend are graded in one grader proces
 its own: ``run_variants``), and starter.py is what ``course labs sync``
 generates.  New labs are covered as they appear.  Only the runs the selected tests need are made
 (``-k 00`` grades lab 00 only)."""
+
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
@@ -87,7 +88,8 @@ class Outcomes:
                         jobs[(case_lab.id, kind, backend)] = pool.submit(self._run, case_lab, path, backend)
                 if wrong:
                     variants[tuple(k for k, _ in wrong)] = pool.submit(
-                        run_variants, lab, [f for _, f in wrong], backend=backend)
+                        run_variants, lab, [f for _, f in wrong], backend=backend
+                    )
             self.done.update({k: f.result() for k, f in jobs.items()})
             for keys, f in variants.items():
                 self.done.update(zip(keys, f.result()))
@@ -145,14 +147,18 @@ def test_wrong_implementation_loses_points(outcomes, composed_dir, lab, kind, ba
     # forces the interleaving (lab.call_between), not by sixteen processes' luck
     assert res.points < res.max_points, (
         f"{lab.id}/{kind} composed onto solution.py ({composed}) scores full marks on {backend}: "
-        "the tests do not catch what it gets wrong")
+        "the tests do not catch what it gets wrong"
+    )
     failed = [_function(t.name) for t in res.tests if t.outcome in ("failed", "error")] or [f"none ({res.status})"]
-    assert wrong.caught_by, (f"{lab.id}/{kind}: its docstring names no test written for the mistake; "
-                             f"add the line 'Caught by: {failed[0]}' (the test that failed first here)")
+    assert wrong.caught_by, (
+        f"{lab.id}/{kind}: its docstring names no test written for the mistake; "
+        f"add the line 'Caught by: {failed[0]}' (the test that failed first here)"
+    )
     named = [t for t in res.tests if _function(t.name) in wrong.caught_by and t.outcome != "skipped"]
     assert not named or any(t.outcome in ("failed", "error") for t in named), (
         f"{lab.id}/{kind}: {', '.join(wrong.caught_by)} no longer fails on {backend} (the first test that "
-        f"failed is {failed[0]}): write that name on its 'Caught by:' line, or mend the test")
+        f"failed is {failed[0]}): write that name on its 'Caught by:' line, or mend the test"
+    )
 
 
 def _function(test_name: str) -> str:
@@ -164,7 +170,9 @@ def _function(test_name: str) -> str:
 def test_wrong_files_hold_only_differences(lab):
     for w in lab.wrong_files:
         same = redundant(lab, w)
-        assert not same, f"{lab.id}/wrong/{w.name} repeats {', '.join(same)} exactly as solution.py has it: delete it there"
+        assert not same, (
+            f"{lab.id}/wrong/{w.name} repeats {', '.join(same)} exactly as solution.py has it: delete it there"
+        )
         assert Wrong(lab, w).mistake, f"{lab.id}/wrong/{w.name}: the docstring's first line must say the mistake"
 
 

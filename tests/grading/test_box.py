@@ -4,6 +4,7 @@ Every test starts a box (the student's processes, their Redis, the fault proxy) 
 that plays the attacker and reports what it reached; the test checks the report and what the grader
 sees.  These are properties, not samples: what the box must hold whatever route is tried.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,8 +36,13 @@ def boxes():
     def start(source: str, backend: str = "fakeredis", **limits) -> Box:
         if backend == "redis-server" and not redis_server_binary():
             pytest.skip("redis-server is not installed")
-        box = Box(textwrap.dedent(source).encode(), run, f"course:box:{secrets.token_hex(3)}:",
-                  Limits(call_timeout_s=10, **limits), backend=backend)
+        box = Box(
+            textwrap.dedent(source).encode(),
+            run,
+            f"course:box:{secrets.token_hex(3)}:",
+            Limits(call_timeout_s=10, **limits),
+            backend=backend,
+        )
         started.append(box.start())
         return box
 
@@ -96,8 +102,7 @@ POISON = {
     "cjson": "cjson.encode = function() return '42' end",
     "metatable of _G": "setmetatable(_G, {__index = function() return function() return 42 end end})",
 }
-CHECK = ("return {redis.call('INCRBY', KEYS[1], 1), string.format('%d', 7), tonumber('8'), "
-         "cjson.encode({1})}")
+CHECK = "return {redis.call('INCRBY', KEYS[1], 1), string.format('%d', 7), tonumber('8'), cjson.encode({1})}"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -127,12 +132,15 @@ redis.register_function('peek', function(keys, args) return type(rawget(_G, 'deb
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_functions_load_and_run_as_on_redis_7(boxes, backend):
     """FUNCTION LOAD and FCALL work in the box's server, with the same bare Lua as EVAL."""
-    box = boxes(f"""
+    box = boxes(
+        f"""
         LIB = {LIBRARY!r}
         def use(r):
             r.function_load(LIB, replace=True)
             return [r.fcall("bump", 1, r.key("n"), 5), r.fcall("bump", 1, r.key("n"), 2), r.fcall("peek", 0)]
-        """, backend)
+        """,
+        backend,
+    )
     assert StudentProcess(box).call("use") == [5, 7, "nil"], backend
 
 
@@ -141,7 +149,7 @@ def test_the_box_has_no_copy_of_the_graders_environment(boxes, monkeypatch):
     its environment, not on its stack (where a process's first environment block stays)."""
     secret = "GRADER-SECRET-" + secrets.token_hex(8)
     monkeypatch.setenv("INSTRUCTOR_TOKEN", secret)
-    box = boxes('''
+    box = boxes("""
         import ctypes, os
         def find(r, hexed):
             needle = bytes(b ^ 0x55 for b in bytes.fromhex(hexed))  # never in the request as it is
@@ -158,7 +166,7 @@ def test_the_box_has_no_copy_of_the_graders_environment(boxes, monkeypatch):
                     if needle in ctypes.string_at(start, end - start):  # its own memory, as ctypes reads it
                         hits.append("stack")
             return hits
-        ''')
+        """)
     proc = StudentProcess(box)
     hexed = bytes(b ^ 0x55 for b in secret.encode()).hex()
     assert proc.call("find", [hexed]) == [], "the grader's environment reached the box"
@@ -171,7 +179,8 @@ def test_the_box_sees_no_other_process_no_network_and_no_server(boxes, backend):
     not the checkout's labs (solutions, hidden tests), not the grader's run folder."""
     from redis_course import paths
 
-    box = boxes('''
+    box = boxes(
+        """
         import os, socket
         def look(r, hidden):
             seen = {"pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit())}
@@ -199,7 +208,9 @@ def test_the_box_sees_no_other_process_no_network_and_no_server(boxes, backend):
                 except OSError:
                     pass
             return seen
-        ''', backend)
+        """,
+        backend,
+    )
     hidden = [str(box.redis.socket_path), str(box.dir), str(paths.ROOT / "labs"), str(paths.ROOT / ".git")]
     seen = StudentProcess(box).call("look", [hidden])
     assert len(seen["pids"]) <= 3, seen  # bubblewrap's init, the fork server, this process
@@ -213,7 +224,8 @@ def test_the_box_sees_no_other_process_no_network_and_no_server(boxes, backend):
 def test_a_crash_is_made_outside_and_cannot_be_caught(boxes, backend):
     """The proxy cuts the armed round trip; a process that catches the error and goes on is dead
     anyway, and nothing it sent after the cut reached Redis."""
-    box = boxes('''
+    box = boxes(
+        """
         def work(r):
             for i in range(5):
                 try:
@@ -221,7 +233,9 @@ def test_a_crash_is_made_outside_and_cannot_be_caught(boxes, backend):
                 except Exception:
                     r.set(r.key("after"), "caught")   # a second chance: must never arrive
             return "finished"
-        ''', backend)
+        """,
+        backend,
+    )
     grader = box.redis.client(box.prefix)
     proc = StudentProcess(box)
     proc.arm_crash(2)
@@ -239,7 +253,8 @@ def test_a_crash_cannot_be_forged_nor_a_step_disarmed(boxes, backend):
     """Only the grader's own fault raises InjectedCrash: a module that writes the grader's fault
     message or ends itself gets a crash of its own, and one that silences crash_point is not
     crashed (the test that expects the crash then fails)."""
-    box = boxes('''
+    box = boxes(
+        """
         import json, os
         from redis_course.lessons import faults
         def forge(r):
@@ -253,7 +268,9 @@ def test_a_crash_cannot_be_forged_nor_a_step_disarmed(boxes, backend):
             faults.on_step(None)
             faults.crash_point("claimed")
             return "went on"
-        ''', backend)
+        """,
+        backend,
+    )
     proc = StudentProcess(box)
     with pytest.raises(StudentCrash) as err:
         proc.call("forge")
@@ -264,13 +281,13 @@ def test_a_crash_cannot_be_forged_nor_a_step_disarmed(boxes, backend):
 
 def test_files_the_student_can_write_are_read_inside_the_box(boxes):
     """A ledger replaced by a link is refused by the task that reads it; the grader opens nothing."""
-    box = boxes('''
+    box = boxes("""
         import os
         def swap(r, path):
             os.unlink(path)
             os.symlink("/box/lab.py", path)
             return os.path.islink(path)
-        ''')
+        """)
     task = StudentProcess(box, task=True)
     db = task.call("ledger_create")
     assert task.call("ledger_total", [db, "acme"]) == 0
@@ -283,7 +300,7 @@ def test_files_the_student_can_write_are_read_inside_the_box(boxes):
 def test_nothing_of_one_test_is_left_for_the_next(boxes):
     """After a reap: no process the student left (daemons included), no file in the work folder
     (nor, under bubblewrap, in the box's /tmp or /dev/shm)."""
-    box = boxes('''
+    box = boxes("""
         import os, subprocess, time
         def leave(r):
             open("note.txt", "w").write("from the last test")
@@ -303,7 +320,7 @@ def test_nothing_of_one_test_is_left_for_the_next(boxes):
             return {"files": sorted(os.listdir(".")), "scratch": left,
                     "sleepers": [p for p in os.listdir("/proc") if p.isdigit() and int(p) != mine and
                                  b"sleep" in open(f"/proc/{p}/cmdline", "rb").read()]}
-        ''')
+        """)
     assert "note.txt" in StudentProcess(box).call("leave")
     box.reap()
     seen = StudentProcess(box).call("look")
@@ -491,14 +508,17 @@ def test_boxes_graded_at_once_do_not_share_their_limits(boxes):
 def test_one_command_cannot_take_the_servers_memory(boxes, backend):
     """A single command that would allocate past the box's bounds is refused or ends only the box's
     own server, which the next test gets back healthy."""
-    box = boxes('''
+    box = boxes(
+        """
         def grow(r):
             try:
                 r.setrange(r.key("big"), 600 << 20, "x")
                 return "accepted"
             except Exception as exc:
                 return "refused: " + type(exc).__name__
-        ''', backend)
+        """,
+        backend,
+    )
     seen = StudentProcess(box).call("grow")
     assert seen.startswith("refused"), seen
     box.reset()
@@ -532,7 +552,7 @@ def test_in_a_container_the_container_is_the_box(monkeypatch):
         launch.bwrap_binary.cache_clear()
 
 
-LEAVE = '''
+LEAVE = """
     import os
     def leave(r, tag):
         left = []
@@ -547,7 +567,7 @@ LEAVE = '''
             except OSError:
                 pass
         return left
-    '''
+    """
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="in a container a box has a uid of its own only when the grader is root")

@@ -1,4 +1,5 @@
 """``course check`` on a student's own server (REDIS_URL): scores there, and leaves no key behind."""
+
 from __future__ import annotations
 
 import os
@@ -21,8 +22,13 @@ def _course_keys() -> set[str]:
 def test_check_on_redis_url_scores_and_cleans_up():
     require_real_redis()
     before = _course_keys()
-    out = subprocess.run([str(COURSE), "check", "00", "--solution", "--lang", "en"], capture_output=True,
-                         text=True, timeout=300, env=dict(os.environ, REDIS_URL=REAL_URL))
+    out = subprocess.run(
+        [str(COURSE), "check", "00", "--solution", "--lang", "en"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, REDIS_URL=REAL_URL),
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "REDIS_URL (" in out.stdout, out.stdout
     assert _course_keys() - before == set(), "course check left keys on the student's server"

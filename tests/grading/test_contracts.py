@@ -2,6 +2,7 @@
 tests: every item is named by at least one test's ``@contract("id", ...)``, every name a test gives
 is an item, and every test of the lab names at least one.  Read from the test files' source (no
 import, no Redis), so it runs in a second."""
+
 from __future__ import annotations
 
 import ast
@@ -14,8 +15,15 @@ import yaml
 from redis_course.labs.authoring.model import discover
 
 LABS = [lab for lab in discover() if lab.solution_file.exists()]
-MUST_HAVE_ONE = {"01-incr", "02-atomicity", "03-counters", "04-rate-limiting", "05-durable", "06-cluster",
-                 "07-production"}
+MUST_HAVE_ONE = {
+    "01-incr",
+    "02-atomicity",
+    "03-counters",
+    "04-rate-limiting",
+    "05-durable",
+    "06-cluster",
+    "07-production",
+}
 ITEM_ID = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 
@@ -24,8 +32,9 @@ def contract_items(path: Path) -> dict[str, str]:
     assert isinstance(data, dict), f"{path}: expected a mapping of item id -> one English line"
     for key, text in data.items():
         assert isinstance(key, str) and ITEM_ID.fullmatch(key), f"{path}: {key!r} is not an id (lower-case-words)"
-        assert isinstance(text, str) and text.strip() and "\n" not in text.strip(), \
+        assert isinstance(text, str) and text.strip() and "\n" not in text.strip(), (
             f"{path}: item {key!r} needs one line of English"
+        )
     return data
 
 
@@ -37,10 +46,14 @@ def named_items(test_file: Path) -> dict[str, list[str]]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test_"):
             ids: list[str] = []
             for deco in node.decorator_list:
-                if isinstance(deco, ast.Call) and getattr(deco.func, "id", getattr(deco.func, "attr", "")) == "contract":
+                if (
+                    isinstance(deco, ast.Call)
+                    and getattr(deco.func, "id", getattr(deco.func, "attr", "")) == "contract"
+                ):
                     for arg in deco.args:
-                        assert isinstance(arg, ast.Constant) and isinstance(arg.value, str), \
+                        assert isinstance(arg, ast.Constant) and isinstance(arg.value, str), (
                             f"{test_file}:{deco.lineno}: contract() takes string literals"
+                        )
                         ids.append(arg.value)
             out[node.name] = ids
     return out
@@ -85,6 +98,8 @@ def test_the_check_sees_a_missing_test_and_an_unknown_name():
 
 def test_named_items_reads_the_decorators(tmp_path):
     f = tmp_path / "test_x.py"
-    f.write_text('@points(1)\n@contract("a", "b")\ndef test_one(lab): pass\n\n'
-                 '@contract("c")\n@contract("d")\ndef test_two(lab): pass\n\ndef test_three(lab): pass\n')
+    f.write_text(
+        '@points(1)\n@contract("a", "b")\ndef test_one(lab): pass\n\n'
+        '@contract("c")\n@contract("d")\ndef test_two(lab): pass\n\ndef test_three(lab): pass\n'
+    )
     assert named_items(f) == {"test_one": ["a", "b"], "test_two": ["c", "d"], "test_three": []}

@@ -3,6 +3,7 @@ uses: a private redis-server and the fakeredis server process, each on a Unix so
 
 Crashes are checked by what the server holds afterwards (read on a direct connection, once the proxy
 says every forwarded command has reached it: ``wait_drained``), never by the proxy's own counters."""
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,8 @@ from redis_course.labs.sandbox import make_run_dir
 from redis_course.labs.sandbox.faultproxy import READ_CHUNK, FaultProxy
 from redis_course.core.servers import PrivateRedis, redis_server_binary
 
-PREFIX = "fp:"          # keys under it count toward the crash budget
-OTHER = "other:"        # keys that do not
+PREFIX = "fp:"  # keys under it count toward the crash budget
+OTHER = "other:"  # keys that do not
 
 
 class Upstream:
@@ -39,8 +40,11 @@ def upstream(request):
             shutil.rmtree(run, ignore_errors=True)
             pytest.skip("redis-server is not installed")
         # a client that never reads must not make the test server itself grow without end
-        srv = PrivateRedis(unix_socket=True, data_dir=run / "redis",
-                           extra_args=["--client-output-buffer-limit", "normal", "32mb", "16mb", "5"]).start()
+        srv = PrivateRedis(
+            unix_socket=True,
+            data_dir=run / "redis",
+            extra_args=["--client-output-buffer-limit", "normal", "32mb", "16mb", "5"],
+        ).start()
         path, stop = str(srv.socket_path), srv.kill
     else:
         box = RunRedis(run / "redis", "fakeredis").start()  # the grader's own way to start it
@@ -53,8 +57,13 @@ def upstream(request):
 
 
 def client(path: str, protocol: int = 3, **kw) -> redis.Redis:
-    return redis.Redis(unix_socket_path=path, protocol=protocol, retry=Retry(NoBackoff(), 0),
-                       socket_timeout=kw.pop("socket_timeout", 5), **kw)
+    return redis.Redis(
+        unix_socket_path=path,
+        protocol=protocol,
+        retry=Retry(NoBackoff(), 0),
+        socket_timeout=kw.pop("socket_timeout", 5),
+        **kw,
+    )
 
 
 @pytest.fixture
@@ -100,6 +109,7 @@ def eventually(fn, timeout: float = 5.0):
 
 # ------------------------------------------------------------------ raw bytes through, unchanged
 
+
 def pack(*args) -> bytes:
     out = [b"*%d\r\n" % len(args)]
     for a in args:
@@ -119,25 +129,43 @@ def exchange(sock: socket.socket, payload: bytes) -> bytes:
         assert chunk, "the connection closed"
         data += chunk
     end = next(e for e in ends if data.endswith(e))
-    return data[:-len(end)]
+    return data[: -len(end)]
 
 
 def session(path: str, protocol: int, ns: str) -> bytes:
     binary = b"\x00\r\n\xff*$" * 5000
-    commands = [("SET", ns + "a", "10"), ("INCR", ns + "a"), ("INCRBYFLOAT", ns + "a", "1.5"), ("GET", ns + "a"),
-                ("GET", ns + "missing"), ("HSET", ns + "h", "f", "1", "g", "2"), ("HGETALL", ns + "h"),
-                ("ZADD", ns + "z", "1", "x", "2.5", "y"), ("ZRANGE", ns + "z", "0", "-1", "WITHSCORES"),
-                ("RPUSH", ns + "l", "a", "b"), ("LRANGE", ns + "l", "0", "-1"), ("SADD", ns + "s", "m"),
-                ("SMEMBERS", ns + "s"), ("INCR", ns + "h"), ("EXISTS", ns + "a", ns + "missing"),
-                ("SET", ns + "bin", binary), ("GET", ns + "bin"), ("MULTI",), ("INCRBY", ns + "n", "5"),
-                ("GET", ns + "n"), ("EXEC",), ("PEXPIRE", ns + "n", "100000"), ("DEL", ns + "a", ns + "h")]
+    commands = [
+        ("SET", ns + "a", "10"),
+        ("INCR", ns + "a"),
+        ("INCRBYFLOAT", ns + "a", "1.5"),
+        ("GET", ns + "a"),
+        ("GET", ns + "missing"),
+        ("HSET", ns + "h", "f", "1", "g", "2"),
+        ("HGETALL", ns + "h"),
+        ("ZADD", ns + "z", "1", "x", "2.5", "y"),
+        ("ZRANGE", ns + "z", "0", "-1", "WITHSCORES"),
+        ("RPUSH", ns + "l", "a", "b"),
+        ("LRANGE", ns + "l", "0", "-1"),
+        ("SADD", ns + "s", "m"),
+        ("SMEMBERS", ns + "s"),
+        ("INCR", ns + "h"),
+        ("EXISTS", ns + "a", ns + "missing"),
+        ("SET", ns + "bin", binary),
+        ("GET", ns + "bin"),
+        ("MULTI",),
+        ("INCRBY", ns + "n", "5"),
+        ("GET", ns + "n"),
+        ("EXEC",),
+        ("PEXPIRE", ns + "n", "100000"),
+        ("DEL", ns + "a", ns + "h"),
+    ]
     with socket.socket(socket.AF_UNIX) as s:
         s.settimeout(5)
         s.connect(path)
         exchange(s, pack("HELLO", protocol))  # its reply names the connection's id: not compared
         block = commands.index(("MULTI",))  # an ECHO inside MULTI would only be queued
-        steps = [pack(*c) for c in commands[:block]] + [b"".join(pack(*c) for c in commands[block:block + 4])]
-        steps += [pack(*c) for c in commands[block + 4:]]
+        steps = [pack(*c) for c in commands[:block]] + [b"".join(pack(*c) for c in commands[block : block + 4])]
+        steps += [pack(*c) for c in commands[block + 4 :]]
         one_by_one = b"".join(exchange(s, step) for step in steps)
         pipelined = exchange(s, b"".join(pack(*c) for c in commands))
     return one_by_one, pipelined
@@ -171,6 +199,7 @@ def test_redis_py_pipelines_give_what_a_direct_connection_gives(upstream, direct
 
 
 # ------------------------------------------------------------------ crashes
+
 
 def crash_pipeline(path: str, n_incr: int):
     """(SET other:i, INCR fp:c) pairs in one non-transactional pipeline: only the INCRs count."""
@@ -298,6 +327,7 @@ def test_on_crash_may_use_the_proxy_and_its_errors_are_kept(direct, proxy):
 
 # ------------------------------------------------------------------ per-client state
 
+
 @pytest.mark.parametrize("writer", ["grader", "another student connection"])
 def test_watch_multi_exec_through_the_proxy_behaves_as_direct(upstream, direct, proxy, writer):
     def run(path, concurrent):
@@ -320,6 +350,7 @@ def test_watch_multi_exec_through_the_proxy_behaves_as_direct(upstream, direct, 
 
 
 # ------------------------------------------------------------------ pause and delay
+
 
 def test_pause_holds_commands_until_resume(direct, proxy):
     c = client(proxy.listen_path, socket_timeout=0.2)
@@ -360,6 +391,7 @@ def test_a_delay_holds_each_reply_not_the_command(direct, proxy):
 
 
 # ------------------------------------------------------------------ what is refused
+
 
 def assert_closed(sock: socket.socket) -> None:
     sock.settimeout(3)
@@ -411,7 +443,6 @@ def test_command_names_in_stats_are_bounded(direct, proxy):
     assert len(by) <= 65 and by["(other)"] >= 100 - 64
 
 
-
 def units(traffic: dict) -> dict:
     return {k: traffic[k] for k in ("units", "by_command")}
 
@@ -421,15 +452,15 @@ def test_traffic_counts_one_owners_units_on_the_runs_keys(direct, make_proxy):
     c = client(proxy.listen_path, protocol=2)
     assert units(proxy.traffic("me")) == {"units": 0, "by_command": {}}
     c.eval("return redis.call('INCR', KEYS[1])", 1, k("n"))
-    with c.pipeline(transaction=False) as p:           # one round trip, three units
+    with c.pipeline(transaction=False) as p:  # one round trip, three units
         for name in ("a", "b", "c"):
             p.incr(k(name))
         p.execute()
-    with c.pipeline() as tx:                           # MULTI ... EXEC: one unit
+    with c.pipeline() as tx:  # MULTI ... EXEC: one unit
         tx.incr(k("a"))
         tx.incr(k("b"))
         tx.execute()
-    c.get("not-the-runs-key")                          # not on the run's keys: not counted
+    c.get("not-the-runs-key")  # not on the run's keys: not counted
     assert units(proxy.traffic("me")) == {"units": 5, "by_command": {"EVAL": 1, "INCRBY": 3, "EXEC": 1}}
     assert units(proxy.traffic("someone else")) == {"units": 0, "by_command": {}}
     proxy.reset()
@@ -457,7 +488,7 @@ def test_traffic_is_counted_per_owner(direct, make_proxy):
     t = proxy.traffic("a")
     assert t["round_trips"] - after_pipe["round_trips"] == 4 and t["commands"]["MGET"] == 1
     assert t["commands"]["GET"] == 19 and t["connections"] == 1
-    with a.pipeline() as tx:           # MULTI ... EXEC in one write
+    with a.pipeline() as tx:  # MULTI ... EXEC in one write
         tx.incr(k("x")).incr(k("x")).execute()
     assert proxy.traffic("a")["round_trips"] == t["round_trips"] + 1
     whose["now"] = "b"
@@ -465,8 +496,7 @@ def test_traffic_is_counted_per_owner(direct, make_proxy):
     b.get(k("x"))
     assert proxy.traffic("b")["commands"].get("GET") == 1 and proxy.traffic("b")["connections"] == 1
     assert proxy.traffic("a")["commands"]["GET"] == 19, "b's commands are not a's"
-    assert proxy.traffic("nobody") == {"connections": 0, "round_trips": 0, "commands": {}, "units": 0,
-                                       "by_command": {}}
+    assert proxy.traffic("nobody") == {"connections": 0, "round_trips": 0, "commands": {}, "units": 0, "by_command": {}}
     a.close()
     b.close()
 
@@ -527,7 +557,7 @@ def test_a_hold_after_a_key_lets_the_grader_write_between_a_read_and_what_follow
     assert c.ping() and c.get("not-the-runs-key") is None and proxy.hold_state("me") == "named"
     result, fired = hold_and_write(proxy, "me", lambda: c.incr(k("acct")), lambda: direct.set(k("acct"), 7))
     assert fired and result == 8
-    proxy.hold_after("me", k("acct"))   # released before it fired: disarmed, nothing held
+    proxy.hold_after("me", k("acct"))  # released before it fired: disarmed, nothing held
     proxy.release("me")
     c.get(k("acct"))
     assert c.incr(k("acct")) == 9 and proxy.hold_state("me") is None
@@ -535,6 +565,7 @@ def test_a_hold_after_a_key_lets_the_grader_write_between_a_read_and_what_follow
 
 
 # ------------------------------------------------------------------ a client that never reads
+
 
 class Flood:
     """A client that sends ``payload`` and never reads a byte, until ``stop()`` closes it (a send the
@@ -563,6 +594,7 @@ def test_replies_a_client_does_not_read_stop_at_the_bound(upstream, direct, make
     proxy = make_proxy(max_pending_reply_bytes=bound)
     direct.set(k("v"), b"x" * (64 << 10))
     f = Flood(proxy.listen_path, pack("GET", k("v")) * 200, 1.0)  # 12.5 MB of replies
+
     def settled():  # the bound reached, or the server hung up on the flood
         stats = proxy.stats()
         return stats["connections"] and (stats["pending_reply_bytes"] == bound or not stats["server_connections"])

@@ -1,5 +1,6 @@
 """``course gradescope LAB --out FILE.zip``: the zip Gradescope runs, tried on a local folder laid out as
 Gradescope's ``/autograder`` (``AUTOGRADER_ROOT``): the reference solution gets full marks, the starter 0."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,9 @@ pytestmark = pytest.mark.slow
 
 
 def course(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "redis_course.cli", *args], capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "redis_course.cli", *args], capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +36,9 @@ def autograder_zip(tmp_path_factory) -> dict[str, Path]:
     return zips
 
 
-def run_autograder(zip_path: Path, root: Path, submission: dict[str, Path | str],
-                   extra_env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, dict | None]:
+def run_autograder(
+    zip_path: Path, root: Path, submission: dict[str, Path | str], extra_env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess, dict | None]:
     """Unpack the zip as Gradescope does (/autograder/source), hand in ``submission``, run run_autograder."""
     (root / "source").mkdir(parents=True)
     with zipfile.ZipFile(zip_path) as zf:
@@ -49,8 +52,9 @@ def run_autograder(zip_path: Path, root: Path, submission: dict[str, Path | str]
         shutil.copy(src, dest) if isinstance(src, Path) else dest.write_text(src)
     env = dict(os.environ, AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable, **(extra_env or {}))
     env.pop("COURSE_ROOT", None)
-    res = subprocess.run([str(root / "source" / "run_autograder")], capture_output=True, text=True, env=env,
-                         timeout=600, cwd=root)
+    res = subprocess.run(
+        [str(root / "source" / "run_autograder")], capture_output=True, text=True, env=env, timeout=600, cwd=root
+    )
     results = root / "results" / "results.json"
     return res, json.loads(results.read_text(encoding="utf-8")) if results.exists() else None
 
@@ -61,8 +65,13 @@ def test_the_zip_holds_what_gradescope_needs_and_no_solution(autograder_zip):
     for script in ("setup.sh", "run_autograder"):
         assert stat.S_IMODE(infos[script].external_attr >> 16) & 0o111, f"{script} is not executable"
     names = set(infos)
-    assert {"requirements.txt", "course/autograder.json", "course/src/redis_course/labs/engine/runner.py",
-            "course/labs/01-incr/lab.yml", "course/labs/01-incr/starter.py"} <= names
+    assert {
+        "requirements.txt",
+        "course/autograder.json",
+        "course/src/redis_course/labs/engine/runner.py",
+        "course/labs/01-incr/lab.yml",
+        "course/labs/01-incr/starter.py",
+    } <= names
     lab = find_lab("01")
     for f in lab.test_files("public") + lab.test_files("hidden"):
         assert f"course/labs/01-incr/tests/{f.parent.name}/{f.name}" in names
@@ -89,8 +98,9 @@ def test_reference_solution_gets_full_marks(autograder_zip, tmp_path):
 
 def test_starter_gets_zero(autograder_zip, tmp_path):
     lab = find_lab("01")
-    res, results = run_autograder(autograder_zip["01"], tmp_path / "autograder",
-                                  {"labs/01-incr/lab.py": lab.starter_file})
+    res, results = run_autograder(
+        autograder_zip["01"], tmp_path / "autograder", {"labs/01-incr/lab.py": lab.starter_file}
+    )
     assert res.returncode == 0 and results, res.stdout + res.stderr
     assert results["score"] == 0 and sum(t["max_score"] for t in results["tests"]) > 0
     assert any("NotImplementedError" in t["output"] or "your code here" in t["output"] for t in results["tests"])
@@ -113,8 +123,9 @@ def test_the_zips_own_grader_runs(autograder_zip, tmp_path):
     (root / "submission").mkdir()
     shutil.copy(find_lab("00").solution_file, root / "submission" / "lab.py")
     env = dict(os.environ, AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable)
-    res = subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
-                         env=env, timeout=600)
+    res = subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True, env=env, timeout=600
+    )
     assert res.returncode != 0 and not (root / "results" / "results.json").exists(), res.stdout
 
 
@@ -131,6 +142,7 @@ def test_gradescopes_default_image_grades_as_it_should(autograder_zip, tmp_path)
     assert res.returncode == 0 and results, res.stdout + res.stderr
     assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 0, results["output"][-2000:]
     assert "container" in results.get("output", "") + res.stdout, results.get("output", "")[-1500:]
-    res, results = run_autograder(autograder_zip["01"], tmp_path / "starter",
-                                  {"labs/01-incr/lab.py": lab.starter_file}, env)
+    res, results = run_autograder(
+        autograder_zip["01"], tmp_path / "starter", {"labs/01-incr/lab.py": lab.starter_file}, env
+    )
     assert res.returncode == 0 and results and results["score"] == 0, res.stdout + res.stderr

@@ -1,5 +1,6 @@
 """Grading as an instructor meets it: intake of folders and zips, an empty or missing submissions
 folder, regrading one student into an existing RESULTS, the logs of failed runs, the summary's words."""
+
 from __future__ import annotations
 
 import hashlib
@@ -25,8 +26,9 @@ IS_ROOT = os.geteuid() == 0
 
 def course(*args: str, lang: str = "en") -> subprocess.CompletedProcess:
     env = dict(os.environ, COURSE_LANG=lang)
-    return subprocess.run([sys.executable, "-m", "redis_course.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "redis_course.cli", *args], capture_output=True, text=True, env=env, timeout=300
+    )
 
 
 def test_collect_takes_only_lab_files_and_refuses_links_and_zip_slip(tmp_path):
@@ -72,16 +74,28 @@ def test_regrading_needs_an_existing_results_folder_and_a_known_student(tmp_path
     assert res.returncode != 0 and "grades.csv" in res.stderr and len(res.stderr.strip().splitlines()) == 1
 
 
-ROWS = [GradeRow(f"s{i}", "00-demo", p, 8, s) for i, (p, s) in enumerate([(8, "ok"), (0, "timeout"), (0, "crash"),
-                                                                         (3, "ok"), (0, "missing")])]
+ROWS = [
+    GradeRow(f"s{i}", "00-demo", p, 8, s)
+    for i, (p, s) in enumerate([(8, "ok"), (0, "timeout"), (0, "crash"), (3, "ok"), (0, "missing")])
+]
 
 
-@pytest.mark.parametrize("lang,expected", [
-    ("en", ["Graded 5 students (4 lab runs)", "with 1 worker", "1 student timed out", "1 student crashed"]),
-    ("ru", ["Проверено 5 студентов (4 запуска)", "1 процесс", "1 студент превысил лимит времени",
-            "у 1 студента упал код"]),
-    ("zh", ["已评分 5 名学生（4 次实验运行）", "1 个进程", "1 名学生超时", "1 名学生的代码崩溃"]),
-])
+@pytest.mark.parametrize(
+    "lang,expected",
+    [
+        ("en", ["Graded 5 students (4 lab runs)", "with 1 worker", "1 student timed out", "1 student crashed"]),
+        (
+            "ru",
+            [
+                "Проверено 5 студентов (4 запуска)",
+                "1 процесс",
+                "1 студент превысил лимит времени",
+                "у 1 студента упал код",
+            ],
+        ),
+        ("zh", ["已评分 5 名学生（4 次实验运行）", "1 个进程", "1 名学生超时", "1 名学生的代码崩溃"]),
+    ],
+)
 def test_the_summary_speaks_the_instructors_language_with_plural_forms(monkeypatch, lang, expected):
     monkeypatch.setenv("COURSE_LANG", lang)
     s = Summary.from_rows(ROWS, seconds=2.0, workers=1, backend="fakeredis", out=Path("/r"), reference_problems=[])
@@ -91,9 +105,17 @@ def test_the_summary_speaks_the_instructors_language_with_plural_forms(monkeypat
     assert s.students == 5 and s.lab_runs == 4 and s.students_timed_out == 1 and s.students_crashed == 1
 
 
-@pytest.mark.parametrize("n,phrase", [(1, "Проверен 1 студент"), (2, "Проверено 2 студента"),
-                                      (5, "Проверено 5 студентов"), (11, "Проверено 11 студентов"),
-                                      (21, "Проверен 21 студент"), (22, "Проверено 22 студента")])
+@pytest.mark.parametrize(
+    "n,phrase",
+    [
+        (1, "Проверен 1 студент"),
+        (2, "Проверено 2 студента"),
+        (5, "Проверено 5 студентов"),
+        (11, "Проверено 11 студентов"),
+        (21, "Проверен 21 студент"),
+        (22, "Проверено 22 студента"),
+    ],
+)
 def test_russian_counts_use_all_three_plural_forms(monkeypatch, n, phrase):
     monkeypatch.setenv("COURSE_LANG", "ru")
     rows = [GradeRow(f"s{i}", "00-demo", 1, 8, "ok") for i in range(n)]
@@ -102,7 +124,7 @@ def test_russian_counts_use_all_three_plural_forms(monkeypatch, n, phrase):
 
 
 # ---------------------------------------------------------------- regrade one student, keep logs
-READER = '''
+READER = """
 import os as _os
 _FOUND = []
 for _p in {paths!r}:
@@ -114,12 +136,18 @@ print("looked for logs:", _FOUND)
 if _FOUND:
     def count_view(r, post_id):
         raise RuntimeError("LEAKED " + repr(_FOUND))
-'''
+"""
 
 
 def digest(out: Path, skip: str) -> dict[str, str]:
-    return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.rglob("*"))
-            if p.is_file() and skip not in p.parts and p.stem != skip and p.name not in ("grades.csv", "summary.json", "runs.jsonl")}  # runs.jsonl: the journal records the regrade
+    return {
+        str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(out.rglob("*"))
+        if p.is_file()
+        and skip not in p.parts
+        and p.stem != skip
+        and p.name not in ("grades.csv", "summary.json", "runs.jsonl")
+    }  # runs.jsonl: the journal records the regrade
 
 
 @pytest.fixture(scope="module")
@@ -132,9 +160,12 @@ def regraded(tmp_path_factory):
             shutil.copy(source, subs / name / "00-demo" / "lab.py")
     (subs / "cat" / "00-demo" / "lab.py").write_text("raise SystemExit(3)\n")
     first = grade(subs, out, labs=["00-demo"], progress=False, workers=2)
-    before = {"rows": read_csv(out / "grades.csv"), "files": digest(out, "Борис"),
-              "journal": (out / "logs" / "runs.jsonl").read_text(encoding="utf-8").splitlines(),
-              "mtimes": {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}}
+    before = {
+        "rows": read_csv(out / "grades.csv"),
+        "files": digest(out, "Борис"),
+        "journal": (out / "logs" / "runs.jsonl").read_text(encoding="utf-8").splitlines(),
+        "mtimes": {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()},
+    }
     log = out / "logs" / "students" / "cat" / "00-demo.log"
     reader = LAB.solution_file.read_text() + READER.format(paths=[str(log), str(out / "logs"), str(out)])
     (subs / "Борис" / "00-demo" / "lab.py").write_text(reader)
@@ -156,8 +187,8 @@ def test_regrade_updates_only_that_students_rows_and_files(regraded):
         if "Борис" not in str(p) and p.name not in ("grades.csv", "summary.json", "runs.jsonl"):
             assert p.stat().st_mtime_ns == mtime, f"{p} was rewritten"
     journal = (out / "logs" / "runs.jsonl").read_text(encoding="utf-8").splitlines()
-    assert journal[:len(before["journal"])] == before["journal"]  # the regrade's result is appended
-    assert [json.loads(line)["who"] for line in journal[len(before["journal"]):]] == ["Борис"]
+    assert journal[: len(before["journal"])] == before["journal"]  # the regrade's result is appended
+    assert [json.loads(line)["who"] for line in journal[len(before["journal"]) :]] == ["Борис"]
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["students"] == 3 and summary["mean_percent"] == round(200 / 3, 1)
     assert summary["regraded"] == [{"student": "Борис", "points": 8, "max_points": 8}]
@@ -178,7 +209,7 @@ def test_student_code_cannot_read_the_logs_or_results(regraded, capsys):
     assert "LEAKED" not in feedback and "Score: **8 / 8**" in feedback
     probe: dict = {}
     exec(READER.format(paths=[str(log), str(out / "logs"), str(out)]), probe)  # the same code, unsandboxed,
-    assert len(probe["_FOUND"]) == 3                                           # finds all three
+    assert len(probe["_FOUND"]) == 3  # finds all three
 
 
 def test_the_summary_names_the_isolation_used(regraded):
@@ -202,21 +233,33 @@ def test_doctor_says_what_bounds_a_boxs_memory():
     user on cgroup v1: run as ``nobody`` when the tests are root)."""
     from redis_course.labs.sandbox.cgroups import cgroup_version
 
-    probe = ("from redis_course.doctor import checks; "
-             "print(next(r[2] for r in checks() if r[1] == 'grading memory limit'))")
-    mine = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "COURSE_LANG": "en"})
-    assert mine.stdout.strip() == (f"a cgroup {cgroup_version()} per box" if cgroup_version()
-                                   else "the grader's memory watchdog"), mine.stdout + mine.stderr
+    probe = (
+        "from redis_course.doctor import checks; print(next(r[2] for r in checks() if r[1] == 'grading memory limit'))"
+    )
+    mine = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COURSE_LANG": "en"},
+    )
+    assert mine.stdout.strip() == (
+        f"a cgroup {cgroup_version()} per box" if cgroup_version() else "the grader's memory watchdog"
+    ), mine.stdout + mine.stderr
     if os.geteuid() == 0:
         here = Path(__file__).parent / "redteam"
         sys.path.insert(0, str(here))
         from redteam_paths import nobody
 
         uid, gid = nobody()
-        other = subprocess.run([sys.executable, str(here / "as_user.py"), str(uid), str(gid), sys.executable, "-c",
-                                probe], capture_output=True, text=True, timeout=120, cwd="/",
-                               env={**os.environ, "COURSE_LANG": "en", "HOME": "/nonexistent"})
+        other = subprocess.run(
+            [sys.executable, str(here / "as_user.py"), str(uid), str(gid), sys.executable, "-c", probe],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd="/",
+            env={**os.environ, "COURSE_LANG": "en", "HOME": "/nonexistent"},
+        )
         if not os.access("/sys/fs/cgroup/cgroup.controllers", os.F_OK):  # v1: nobody may write none
             assert other.stdout.strip() == "the grader's memory watchdog", other.stdout + other.stderr[-2000:]
 
@@ -235,24 +278,24 @@ def test_without_lab_only_the_labs_handed_in_are_graded(tmp_path, capsys):
     assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["labs"] == ["00-demo"]
 
 
-VARIANT_LEAK = '''
+VARIANT_LEAK = """
 import os, secrets
 _MINE = "/tmp/variant-" + secrets.token_hex(4)
 open(_MINE, "w").close()
-'''
-VARIANT_LOOKS = '''
+"""
+VARIANT_LOOKS = """
 import glob
 if glob.glob("/tmp/variant-*"):
     raise ImportError("a file of the file graded before me is still here")
-'''
-VARIANT_GET_SET = '''
+"""
+VARIANT_GET_SET = """
 
 def count_view(r, post_id):
     k = r.key("views", "post", post_id)
     n = int(r.get(k) or 0) + 1
     r.set(k, n)
     return n
-'''
+"""
 
 
 @pytest.mark.parametrize("backend", ["redis-server", "fakeredis"])
@@ -267,8 +310,11 @@ def test_variants_each_get_a_box_of_their_own_and_stop_at_their_first_failure(tm
     for name, text in files.items():
         (tmp_path / f"{name}.py").write_text(text, encoding="utf-8")
     first = ("test_views_from_many_processes_add_up",)
-    leak, looks, get_set = run_variants(LAB, [(tmp_path / "leak.py", ()), (tmp_path / "looks.py", ()),
-                                              (tmp_path / "get_set.py", first)], backend=backend)
+    leak, looks, get_set = run_variants(
+        LAB,
+        [(tmp_path / "leak.py", ()), (tmp_path / "looks.py", ()), (tmp_path / "get_set.py", first)],
+        backend=backend,
+    )
     assert (leak.status, looks.status) == ("ok", "ok"), (leak.message, looks.message)
     assert leak.points == leak.max_points == looks.points > 0, [t.message for t in looks.tests if not t.passed]
     ran = [t for t in get_set.tests if t.outcome != "not-run"]

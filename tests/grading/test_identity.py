@@ -4,6 +4,7 @@ Red-team cases: Cyrillic and Chinese names, ``alice`` beside ``alice_2`` and ``a
 differ only in case or normalisation, a name that is a spreadsheet formula, one that looks like a
 path or a Windows device, bytes that are not UTF-8, a name as long as a file name can be.
 """
+
 from __future__ import annotations
 
 import csv
@@ -44,8 +45,12 @@ def test_a_name_is_never_changed_because_of_another_that_does_not_collide():
 
 def test_collisions_get_a_suffix_never_an_existing_name_and_show_their_folder():
     got = assign([("alice.zip", "zip"), ("alice", "dir"), ("alice (2)", "dir"), ("alice_2", "dir")])
-    assert [(s.name, s.folder) for s in got] == [("alice (3)", "alice.zip"), ("alice", "alice"),
-                                                 ("alice (2)", "alice (2)"), ("alice_2", "alice_2")]
+    assert [(s.name, s.folder) for s in got] == [
+        ("alice (3)", "alice.zip"),
+        ("alice", "alice"),
+        ("alice (2)", "alice (2)"),
+        ("alice_2", "alice_2"),
+    ]
     got = [s.name for s in assign([("Bob", "dir"), ("bob", "dir"), (NFD_NAME, "dir"), (NFC_NAME, "dir")])]
     assert got == ["Bob", "bob (2)", NFC_NAME + " (2)", NFC_NAME]  # NFC sorts before NFD: it keeps the name
     assert all(unicodedata.is_normalized("NFC", n) for n in got)
@@ -58,9 +63,27 @@ def test_names_do_not_depend_on_the_order_entries_are_listed_in():
         assert {(s.name, s.folder, s.file) for s in assign(list(perm))} == expected
 
 
-@pytest.mark.parametrize("name", ["..", "../../etc/passwd", "..\\..\\evil", "CON", "nul.txt", "a:b", "x?*<>|\"",
-                                  "trailing. ", "tab\there", "new\nline", "\x1b[31mred", "/abs", LONG_NAME,
-                                  "Com1", ".hidden", ""])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "..",
+        "../../etc/passwd",
+        "..\\..\\evil",
+        "CON",
+        "nul.txt",
+        "a:b",
+        'x?*<>|"',
+        "trailing. ",
+        "tab\there",
+        "new\nline",
+        "\x1b[31mred",
+        "/abs",
+        LONG_NAME,
+        "Com1",
+        ".hidden",
+        "",
+    ],
+)
 def test_file_names_stay_in_their_folder_on_every_file_system(tmp_path, name):
     stem = file_stem(name)
     assert stem and len(stem.encode()) <= MAX_FILE_BYTES

@@ -1,6 +1,7 @@
 """An instructor's Ctrl+C in the middle of a grading, then the same command again: the first run stops
 within seconds having written what it graded, leaves nothing running, and the second grades only what
 is left, so that every student is graded exactly once and has feedback."""
+
 from __future__ import annotations
 
 import collections
@@ -61,10 +62,22 @@ def test_interrupted_grading_resumes_and_grades_everyone_once(tmp_path):
         expected[name] = 0 if n % 5 == 0 else 8
     marker = uuid.uuid4().hex
     env = dict(os.environ, COURSE_LANG="en", COURSE_TEST_MARK=marker)
-    cmd = [sys.executable, "-m", "redis_course.cli", "grade", str(subs), "--out", str(out), "--lab", "00",
-           "--workers", "2"]
-    first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True)  # its own process group: Ctrl+C reaches the whole group
+    cmd = [
+        sys.executable,
+        "-m",
+        "redis_course.cli",
+        "grade",
+        str(subs),
+        "--out",
+        str(out),
+        "--lab",
+        "00",
+        "--workers",
+        "2",
+    ]
+    first = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )  # its own process group: Ctrl+C reaches the whole group
     try:
         deadline = time.monotonic() + 240
         while len([x for x in _journal(out) if x["who"]]) < STUDENTS // 2 - 2 and time.monotonic() < deadline:

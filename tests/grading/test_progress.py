@@ -1,4 +1,5 @@
 """The grading progress bar (tqdm) written to a file or a pipe: whole lines, as often as the rule says."""
+
 from __future__ import annotations
 
 from redis_course.labs.grading.orchestrate import Progress

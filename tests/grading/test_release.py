@@ -1,4 +1,5 @@
 """``course release``: the student edition leaks nothing hidden and works on its own."""
+
 from __future__ import annotations
 
 import ast
@@ -11,7 +12,13 @@ from pathlib import Path
 import pytest
 
 from redis_course.labs.authoring.model import discover
-from redis_course.labs.publish.release import release, strip_catalog, strip_markdown, strip_notebook, strip_percent_script
+from redis_course.labs.publish.release import (
+    release,
+    strip_catalog,
+    strip_markdown,
+    strip_notebook,
+    strip_percent_script,
+)
 from redis_course.labs.authoring.starter import make_starter, solution_lines
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,8 +65,14 @@ def hidden_secrets() -> dict[str, str]:
 
 
 #: What students read anyway: a hidden message's line found here is not a secret.
-PUBLIC_TEXT = ("labs/*/tests/public/**/*.py", "labs/*/hints.yml", "labs/*/lab.yml", "docs/**/*.md",
-               "src/redis_course/**/*.py", "notebooks/*.py")
+PUBLIC_TEXT = (
+    "labs/*/tests/public/**/*.py",
+    "labs/*/hints.yml",
+    "labs/*/lab.yml",
+    "docs/**/*.md",
+    "src/redis_course/**/*.py",
+    "notebooks/*.py",
+)
 
 
 def hidden_messages() -> dict[str, str]:
@@ -69,8 +82,12 @@ def hidden_messages() -> dict[str, str]:
 
     out = {}
     ru, zh = catalogs.read("ru"), catalogs.read("zh")
-    public = "\n".join(p.read_text(encoding="utf-8", errors="replace") for pattern in PUBLIC_TEXT
-                       for p in ROOT.glob(pattern) if p.is_file())
+    public = "\n".join(
+        p.read_text(encoding="utf-8", errors="replace")
+        for pattern in PUBLIC_TEXT
+        for p in ROOT.glob(pattern)
+        if p.is_file()
+    )
     template = catalogs.extract()
     for m in template:  # the translations of messages public files use are said openly too
         if m.id and any("/tests/hidden/" not in loc[0] for loc in m.locations):
@@ -78,8 +95,9 @@ def hidden_messages() -> dict[str, str]:
             for cat in (ru, zh):
                 t = cat.get(ids[0], context=m.context)
                 if t is not None and not t.fuzzy:
-                    public += "\n" + "\n".join(x for x in (t.string if isinstance(t.string, (list, tuple))
-                                                             else [t.string]) if x)
+                    public += "\n" + "\n".join(
+                        x for x in (t.string if isinstance(t.string, (list, tuple)) else [t.string]) if x
+                    )
     for m in template:
         files = {loc[0] for loc in m.locations}
         if not m.id or not files or not all("/tests/hidden/" in f for f in files):
@@ -156,12 +174,16 @@ def test_nothing_hidden_leaks(edition):
 def test_solution_regions_are_removed_from_pages_and_notebooks():
     page = "Intro\n<!-- BEGIN SOLUTION -->\nuse INCR views\n<!-- END SOLUTION -->\nEnd\n"
     assert strip_markdown(page) == "Intro\nEnd\n"
-    script = ('# %% [markdown]\n# Title\n\n# %% tags=["solution"]\nr.incr("x")\n\n'
-              '# %%\ndef f(r):\n    # BEGIN SOLUTION\n    return r.incr("x")\n    # END SOLUTION\n')
+    script = (
+        '# %% [markdown]\n# Title\n\n# %% tags=["solution"]\nr.incr("x")\n\n'
+        '# %%\ndef f(r):\n    # BEGIN SOLUTION\n    return r.incr("x")\n    # END SOLUTION\n'
+    )
     out = strip_percent_script(script)
     assert 'r.incr("x")' not in out and "# Title" in out and 'raise NotImplementedError("f: your code here")' in out
-    nb = ('{"cells": [{"cell_type": "code", "metadata": {"tags": ["solution"]}, "source": "secret", "outputs": []},'
-          ' {"cell_type": "code", "metadata": {}, "source": "shown", "outputs": [{"text": "kept"}]}], "metadata": {}}')
+    nb = (
+        '{"cells": [{"cell_type": "code", "metadata": {"tags": ["solution"]}, "source": "secret", "outputs": []},'
+        ' {"cell_type": "code", "metadata": {}, "source": "shown", "outputs": [{"text": "kept"}]}], "metadata": {}}'
+    )
     out = strip_notebook(nb)
     assert "secret" not in out and "shown" in out and "kept" in out
 
@@ -169,8 +191,14 @@ def test_solution_regions_are_removed_from_pages_and_notebooks():
 def _course(edition: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, COURSE_ROOT=str(edition))
     env.pop("REDIS_URL", None)
-    return subprocess.run([sys.executable, "-m", "redis_course.cli", *args], cwd=edition, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "redis_course.cli", *args],
+        cwd=edition,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_student_check_runs_and_scores_zero_on_starters(edition):
@@ -198,17 +226,25 @@ def test_release_refuses_to_write_inside_the_repository():
 
 
 def test_released_catalogs_drop_entries_only_private_files_use():
-    po = ('msgid ""\nmsgstr ""\n"Language: ru\\n"\n\n'
-          '#: labs/00-demo/tests/hidden/test_views_hidden.py\nmsgctxt "test title"\nmsgid "Secret"\nmsgstr "Тайна"\n\n'
-          '#: labs/00-demo/tests/hidden/test_views_hidden.py\n#: labs/00-demo/tests/public/test_views.py\n'
-          'msgid "Shared"\nmsgstr "Общее"\n\n'
-          '#: labs/00-demo/starter.py\nmsgctxt "starter"\nmsgid "Doc"\nmsgstr "Док"\n\n'
-          'msgid "Unused"\nmsgstr "Не нужно"\n\n'  # no file named: kept (tests/student/ uses some)
-          '#: labs/01-incr/tests/public/test_counters.py\n#, fuzzy\nmsgctxt "test title"\nmsgid "Public"\n'
-          'msgstr "Тайна"\n')  # a fuzzy guess copied from the hidden entry: emptied
+    po = (
+        'msgid ""\nmsgstr ""\n"Language: ru\\n"\n\n'
+        '#: labs/00-demo/tests/hidden/test_views_hidden.py\nmsgctxt "test title"\nmsgid "Secret"\nmsgstr "Тайна"\n\n'
+        "#: labs/00-demo/tests/hidden/test_views_hidden.py\n#: labs/00-demo/tests/public/test_views.py\n"
+        'msgid "Shared"\nmsgstr "Общее"\n\n'
+        '#: labs/00-demo/starter.py\nmsgctxt "starter"\nmsgid "Doc"\nmsgstr "Док"\n\n'
+        'msgid "Unused"\nmsgstr "Не нужно"\n\n'  # no file named: kept (tests/student/ uses some)
+        '#: labs/01-incr/tests/public/test_counters.py\n#, fuzzy\nmsgctxt "test title"\nmsgid "Public"\n'
+        'msgstr "Тайна"\n'
+    )  # a fuzzy guess copied from the hidden entry: emptied
     out = strip_catalog(po)
     assert "Secret" not in out and "Тайна" not in out and "Doc" not in out
-    assert "Shared" in out and "Unused" in out and 'msgid "Public"\nmsgstr ""' in out and "hidden" not in out and out.startswith('msgid ""')
+    assert (
+        "Shared" in out
+        and "Unused" in out
+        and 'msgid "Public"\nmsgstr ""' in out
+        and "hidden" not in out
+        and out.startswith('msgid ""')
+    )
 
 
 @pytest.fixture(scope="module")
@@ -222,7 +258,6 @@ def test_release_in_chinese_checks_lab_00_in_chinese(edition_zh):
     compile(lab_py, "lab.py", "exec")
     res = _course(edition_zh, "check", "00")  # no --lang: the edition's language
     assert res.returncode == 1, res.stdout + res.stderr
-    english = [ln for ln in res.stdout.splitlines()
-               if re.search(r"\b[A-Za-z]+(?:[ \t]+[A-Za-z]+){3}\b", ln)]
+    english = [ln for ln in res.stdout.splitlines() if re.search(r"\b[A-Za-z]+(?:[ \t]+[A-Za-z]+){3}\b", ln)]
     assert not english, res.stdout
     assert "总计" in res.stdout and "还没有写任何代码" in res.stdout, res.stdout

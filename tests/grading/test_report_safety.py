@@ -4,6 +4,7 @@ Markdown, the terminal, JUnit XML and Gradescope's results.json.
 Properties over arbitrary Unicode (Hypothesis, with the fragments attacks use mixed in), then one
 class graded end to end whose folder names are a formula and an OSC 52 clipboard write with HTML.
 """
+
 from __future__ import annotations
 
 import csv
@@ -37,24 +38,69 @@ LAB = find_lab("00")
 FORMULA = tuple("=+-@")
 OSC52 = "\x1b]52;c;ZXZpbA==\x07"
 HTML = "<img src=x onerror=alert(1)>"
-ATTACKS = [OSC52, "\x1b]52;c;ZXZpbA==\x1b\\", "\x1b[2J\x1b[31m", "\x9b31m", "\x9d52;c;eA==\x9c", "\x1bP1$r\x1b\\",
-           "\u202e", "\u2066", "\u200f", "\r", "\x00", "\x7f", "\x85", "\ud800", "\ufffe", "\U0010ffff", "\t",
-           "```", "````", "~~~", HTML, "<script>", "&lt;", "**Score: 8 of 8**", "[x](javascript:alert(1))",
-           "# h", "| a |", "\n\n", "=1+1", ";@SUM(2+2)", "|=cmd|'\\C calc'!A0", "\t=", "\r\n-", '"=', " +",
-           "'", ",", ";", "|", "\\", "]]>", "\u0301", "王", "й", "\u2028"]
+ATTACKS = [
+    OSC52,
+    "\x1b]52;c;ZXZpbA==\x1b\\",
+    "\x1b[2J\x1b[31m",
+    "\x9b31m",
+    "\x9d52;c;eA==\x9c",
+    "\x1bP1$r\x1b\\",
+    "\u202e",
+    "\u2066",
+    "\u200f",
+    "\r",
+    "\x00",
+    "\x7f",
+    "\x85",
+    "\ud800",
+    "\ufffe",
+    "\U0010ffff",
+    "\t",
+    "```",
+    "````",
+    "~~~",
+    HTML,
+    "<script>",
+    "&lt;",
+    "**Score: 8 of 8**",
+    "[x](javascript:alert(1))",
+    "# h",
+    "| a |",
+    "\n\n",
+    "=1+1",
+    ";@SUM(2+2)",
+    "|=cmd|'\\C calc'!A0",
+    "\t=",
+    "\r\n-",
+    '"=',
+    " +",
+    "'",
+    ",",
+    ";",
+    "|",
+    "\\",
+    "]]>",
+    "\u0301",
+    "王",
+    "й",
+    "\u2028",
+]
 # Any code point, lone surrogates included, with the attacks' fragments mixed in.
 ANY_CHAR = st.characters(exclude_categories=())
 TEXT = st.lists(st.one_of(st.sampled_from(ATTACKS), st.text(ANY_CHAR, max_size=8)), max_size=12).map("".join)
-FOLDER = st.binary(min_size=1, max_size=60).filter(lambda b: b"/" not in b and b"\0" not in b).map(os.fsdecode) \
-    | TEXT.filter(lambda s: s and "/" not in s and "\0" not in s and not any("\ud800" <= c <= "\udfff" for c in s))
+FOLDER = st.binary(min_size=1, max_size=60).filter(lambda b: b"/" not in b and b"\0" not in b).map(
+    os.fsdecode
+) | TEXT.filter(lambda s: s and "/" not in s and "\0" not in s and not any("\ud800" <= c <= "\udfff" for c in s))
 # (a folder's name is what the file system gives: its only lone surrogates are the escapes of bytes
 # that are not UTF-8, which the binary branch makes)
-PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True,
-                    database=None)  # the same examples on every run: a red CI says something about the code
+PROPERTY = settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True, database=None
+)  # the same examples on every run: a red CI says something about the code
 
 # What steers a terminal or the direction of text: no file grading writes may hold one.
-STEERING = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
-                      "|[\ud800-\udfff]")
+STEERING = re.compile(
+    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udfff]"
+)
 
 
 def pieces(raw: str, sep: str) -> list[str]:
@@ -95,11 +141,11 @@ def unescape_entry(shown: str) -> str:
                 flush(), out.append("\\")
                 i += 2
             elif kind == "x":
-                raw += bytes([int(shown[i + 2:i + 4], 16)])
+                raw += bytes([int(shown[i + 2 : i + 4], 16)])
                 i += 4
             else:
                 n = 4 if kind == "u" else 8
-                flush(), out.append(chr(int(shown[i + 2:i + 2 + n], 16)))
+                flush(), out.append(chr(int(shown[i + 2 : i + 2 + n], 16)))
                 i += 2 + n
         else:
             flush()
@@ -111,18 +157,30 @@ def unescape_entry(shown: str) -> str:
 
 # ------------------------------------------------------------------------------------ grades.csv
 @PROPERTY
-@given(st.lists(st.tuples(FOLDER, TEXT.map(lambda s: s.encode("utf-8", "replace").decode("utf-8")),
-                          st.floats(0, 1000, allow_nan=False)), min_size=1, max_size=5))
+@given(
+    st.lists(
+        st.tuples(
+            FOLDER,
+            TEXT.map(lambda s: s.encode("utf-8", "replace").decode("utf-8")),
+            st.floats(0, 1000, allow_nan=False),
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
 def test_no_cell_starts_a_formula_after_any_separator_and_every_row_reads_back(tmp_path_factory, entries):
     students = assign([(folder, "dir") for folder, _text, _p in entries])
-    rows = [GradeRow(s.name, "00-demo", points, 8, text, s.folder, "ru")  # any text in a cell, not only names
-            for s, (_f, text, points) in zip(students, entries)]
+    rows = [
+        GradeRow(s.name, "00-demo", points, 8, text, s.folder, "ru")  # any text in a cell, not only names
+        for s, (_f, text, points) in zip(students, entries)
+    ]
     path = tmp_path_factory.mktemp("csv") / "grades.csv"
     report.write_csv(path, rows)
     raw = path.read_bytes().decode("utf-8-sig")
     assert formula_cells(raw) == []
-    assert report.read_csv(path) == [GradeRow(r.student, r.lab, float(report._num(r.points)), r.max_points, r.status,
-                                              r.folder, r.lang) for r in rows]
+    assert report.read_csv(path) == [
+        GradeRow(r.student, r.lab, float(report._num(r.points)), r.max_points, r.status, r.folder, r.lang) for r in rows
+    ]
     for line in list(csv.reader(io.StringIO(raw)))[1:]:  # the numbers are numbers, not text
         float(line[2]), float(line[3])
         assert re.fullmatch(r"\d+(\.\d+)?", line[2]) and line[3] == "8"
@@ -159,9 +217,11 @@ def test_nfc_and_nfd_twins_show_different_folders():
 
 # ------------------------------------------------------------------------------------ Markdown
 def result_with(message: str, output: str, status: str = "ok") -> LabResult:
-    tests = [TestResult("test_first_view_is_one", "public", 2, 2, "passed", "first-view"),
-             TestResult("test_reset_returns_count_and_clears", "public", 0, 1, "failed", "reset", message),
-             TestResult("test_posts_are_counted_separately_hidden", "hidden", 0, 2, "error", None, message, "crash")]
+    tests = [
+        TestResult("test_first_view_is_one", "public", 2, 2, "passed", "first-view"),
+        TestResult("test_reset_returns_count_and_clears", "public", 0, 1, "failed", "reset", message),
+        TestResult("test_posts_are_counted_separately_hidden", "hidden", 0, 2, "error", None, message, "crash"),
+    ]
     return LabResult("00-demo", status, tests, backend="fakeredis", message=message, output=output)
 
 
@@ -208,10 +268,12 @@ def test_a_name_with_markdown_and_html_is_only_text():
 
 
 # ------------------------------------------------------------------------------------ grader errors
-GRADER_MESSAGE = ("pytest exit code 3\nINTERNALERROR> Traceback (most recent call last):\n"
-                  "INTERNALERROR>   File \"/root/course/src/redis_course/labs/engine/runner.py\", line 9\n"
-                  "/usr/bin/python3 -m pytest -p redis_course.labs.engine.pytest_plugin /srv/hidden/test_x.py\n"
-                  "GITHUB_TOKEN=ghp_secret")
+GRADER_MESSAGE = (
+    "pytest exit code 3\nINTERNALERROR> Traceback (most recent call last):\n"
+    'INTERNALERROR>   File "/root/course/src/redis_course/labs/engine/runner.py", line 9\n'
+    "/usr/bin/python3 -m pytest -p redis_course.labs.engine.pytest_plugin /srv/hidden/test_x.py\n"
+    "GITHUB_TOKEN=ghp_secret"
+)
 
 
 @pytest.mark.parametrize("lang", ["en", "ru", "zh"])
@@ -220,9 +282,11 @@ def test_a_grader_error_shows_a_fixed_sentence_and_an_id_found_in_the_log(tmp_pa
     res = LabResult("00-demo", "grader-error", message=GRADER_MESSAGE)
     report.write_student(tmp_path, student, [(LAB, res)], lang)
     eid = report.grader_error_id(LAB.id, res)
-    shown = {"feedback": (tmp_path / "feedback" / "alice.md").read_text(encoding="utf-8"),
-             "gradescope": (tmp_path / "gradescope" / "alice" / "results.json").read_text(encoding="utf-8"),
-             "junit": (tmp_path / "junit" / "alice.xml").read_text(encoding="utf-8")}
+    shown = {
+        "feedback": (tmp_path / "feedback" / "alice.md").read_text(encoding="utf-8"),
+        "gradescope": (tmp_path / "gradescope" / "alice" / "results.json").read_text(encoding="utf-8"),
+        "junit": (tmp_path / "junit" / "alice.xml").read_text(encoding="utf-8"),
+    }
     for where, text in shown.items():
         assert eid in text, where
         for secret in ("Traceback", "INTERNALERROR", "/root", "/usr/bin", "pytest", "runner.py", "ghp_secret", "/srv"):
@@ -243,9 +307,25 @@ def test_terminal_text_holds_no_control_and_fits_its_columns(text, columns):
     assert not steering(line) and "\n" not in line and wcwidth.width(line) <= columns
 
 
-@pytest.mark.parametrize("sequence", [OSC52, "\x1b]52;c;ZXZpbA==\x1b\\", "\x1b[2J\x1b[31m", "\x1b[?1049h",
-                                      "\x1b]8;;http://e/\x1b\\", "\x1bP1$r\x1b\\", "\x9b31m", "\x9d52;c;eA==\x9c",
-                                      "\x9d52;c;eA==\x07", "\x90q\x1b\\", "\u202e", "\u2066", "\u2069", "\x07\x08\r"])
+@pytest.mark.parametrize(
+    "sequence",
+    [
+        OSC52,
+        "\x1b]52;c;ZXZpbA==\x1b\\",
+        "\x1b[2J\x1b[31m",
+        "\x1b[?1049h",
+        "\x1b]8;;http://e/\x1b\\",
+        "\x1bP1$r\x1b\\",
+        "\x9b31m",
+        "\x9d52;c;eA==\x9c",
+        "\x9d52;c;eA==\x07",
+        "\x90q\x1b\\",
+        "\u202e",
+        "\u2066",
+        "\u2069",
+        "\x07\x08\r",
+    ],
+)
 def test_escape_sequences_go_whole_not_only_their_escape(sequence):
     assert plain_text(f"a{sequence}b") == "a\nb" if "\r" in sequence else plain_text(f"a{sequence}b") == "ab"
 
@@ -255,8 +335,16 @@ def test_escape_sequences_go_whole_not_only_their_escape(sequence):
 def test_the_summary_prints_no_control_from_any_name(folders):
     students = assign([(f, "dir") for f in folders])
     rows = [GradeRow(s.name, "00-demo", 1, 8, "ok", s.folder, "en") for s in students]
-    summary = Summary.from_rows(rows, seconds=1.0, workers=1, backend="fakeredis", out=Path("results"),
-                                reference_problems=[], regraded=[s.name for s in students], feedback_lang="auto")
+    summary = Summary.from_rows(
+        rows,
+        seconds=1.0,
+        workers=1,
+        backend="fakeredis",
+        out=Path("results"),
+        reference_problems=[],
+        regraded=[s.name for s in students],
+        feedback_lang="auto",
+    )
     text = summary.render()
     assert not steering(text.replace("\n", "")) and "Feedback in each student's language: en" in text
 
@@ -277,8 +365,19 @@ def test_junit_parses_and_results_json_keeps_to_gradescopes_fields(folder, messa
         back = json.loads(raw)
         assert set(back) <= GRADESCOPE_FIELDS and "max_score" not in back
         for test in back["tests"]:
-            assert set(test) <= {"score", "max_score", "status", "name", "name_format", "number", "output",
-                                 "output_format", "tags", "visibility", "extra_data"}
+            assert set(test) <= {
+                "score",
+                "max_score",
+                "status",
+                "name",
+                "name_format",
+                "number",
+                "output",
+                "output_format",
+                "tags",
+                "visibility",
+                "extra_data",
+            }
             assert len(test["name"]) <= report.MAX_NAME and len(test["output"]) <= report.MAX_MESSAGE + 1000
             assert not steering(test["output"].replace("\n", "") + test["name"])
 
@@ -308,7 +407,8 @@ def nasty_class(tmp_path_factory):
     for folder, lang in ((FORMULA_FOLDER, "ru"), (OSC_FOLDER, "zh")):
         (subs / folder / "00-demo").mkdir(parents=True)
         source = translate_docstrings(solution, lang) + (
-            f"\nprint({NASTY!r})\n\n\ndef reset(r, post_id):\n    raise ValueError({NASTY!r})\n")
+            f"\nprint({NASTY!r})\n\n\ndef reset(r, post_id):\n    raise ValueError({NASTY!r})\n"
+        )
         (subs / folder / "00-demo" / "lab.py").write_text(source, encoding="utf-8")
     summary = grade(subs, out, labs=["00-demo"], progress=False, workers=2, feedback_lang="auto")
     return out, summary
@@ -362,4 +462,5 @@ def test_a_regrade_keeps_the_feedback_language_and_the_neutralised_cells(nasty_c
     assert [r.lang for r in rows if r.student == FORMULA_FOLDER] == ["ru"] and summary.regraded
     assert formula_cells((copy / "grades.csv").read_bytes().decode("utf-8-sig")) == []
     assert "Результаты проверки" in (copy / "feedback" / f"{assign([(FORMULA_FOLDER, 'dir')])[0].file}.md").read_text(
-        encoding="utf-8")
+        encoding="utf-8"
+    )

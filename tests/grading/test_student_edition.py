@@ -1,6 +1,7 @@
 """The student edition is made for students: its README, its GitHub Classroom workflow, ``check
 --solution`` there, and a test command that checks their work and the tools without touching their
 Redis beyond its own prefix."""
+
 from __future__ import annotations
 
 import base64
@@ -23,8 +24,11 @@ from redis_course.core.servers import PrivateRedis, redis_server_binary
 pytestmark = pytest.mark.slow
 LABS = [lab for lab in discover() if lab.solution_file.exists()]
 #: What a student's README must not talk about, in each language.
-INSTRUCTOR_WORDS = {"en": ["solution", "hidden", "release", "grade"], "ru": ["решени", "скрыт", "оценк", "выпуск"],
-                    "zh": ["答案", "隐藏", "评分", "发布"]}
+INSTRUCTOR_WORDS = {
+    "en": ["solution", "hidden", "release", "grade"],
+    "ru": ["решени", "скрыт", "оценк", "выпуск"],
+    "zh": ["答案", "隐藏", "评分", "发布"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +39,14 @@ def edition(tmp_path_factory) -> Path:
 def course(edition: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     full = dict(os.environ, COURSE_ROOT=str(edition), **(env or {}))
     full.pop("REDIS_URL", None)
-    return subprocess.run([sys.executable, "-m", "redis_course.cli", *args], cwd=edition, env=full,
-                          capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "redis_course.cli", *args],
+        cwd=edition,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def sections(readme: str) -> dict[str, str]:
@@ -51,8 +61,14 @@ def test_readme_is_for_students(edition):
     by_lang = sections(readme)
     assert set(by_lang) == {"en", "ru", "zh"}
     for lang, text in by_lang.items():
-        for needed in ("python3 run.py serve", "python3 run.py test", f"python3 run.py check 01 --lang {lang}",
-                       "labs/NN-topic/lab.py", f"docs/{lang}/NN-topic/", f"notebooks/{lang}/"):
+        for needed in (
+            "python3 run.py serve",
+            "python3 run.py test",
+            f"python3 run.py check 01 --lang {lang}",
+            "labs/NN-topic/lab.py",
+            f"docs/{lang}/NN-topic/",
+            f"notebooks/{lang}/",
+        ):
             assert needed in text, (lang, needed)
         for word in INSTRUCTOR_WORDS[lang] + INSTRUCTOR_WORDS["en"]:
             assert word not in text.lower(), f"the {lang} README speaks of {word!r}"
@@ -61,16 +77,21 @@ def test_readme_is_for_students(edition):
 
 def test_edition_knows_it_is_the_student_edition(edition):
     assert json.loads((edition / "edition.json").read_text())["edition"] == "student"
-    res = subprocess.run([sys.executable, "-c", "from redis_course import paths; print(paths.is_student_edition())"],
-                         env=dict(os.environ, COURSE_ROOT=str(edition)), capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-c", "from redis_course import paths; print(paths.is_student_edition())"],
+        env=dict(os.environ, COURSE_ROOT=str(edition)),
+        capture_output=True,
+        text=True,
+    )
     assert res.stdout.strip() == "True"
     from redis_course import paths
 
     assert not paths.is_student_edition()  # the instructor's repository
 
 
-@pytest.mark.parametrize("lang,word", [("en", "no reference solutions"), ("ru", "нет эталонных решений"),
-                                       ("zh", "不包含参考答案")])
+@pytest.mark.parametrize(
+    "lang,word", [("en", "no reference solutions"), ("ru", "нет эталонных решений"), ("zh", "不包含参考答案")]
+)
 def test_check_solution_says_there_is_none(edition, lang, word):
     res = course(edition, "check", "01", "--solution", "--lang", lang, env={"COURSE_LANG": lang})
     assert res.returncode != 0 and word in res.stderr, res.stdout + res.stderr
@@ -101,7 +122,7 @@ def classroom_result(edition: Path, tmp_path: Path, lab: str) -> tuple[subproces
     res = course(edition, "check", lab, "--classroom", env={"GITHUB_OUTPUT": str(out)})
     line = [x for x in out.read_text().splitlines() if x.startswith("result=")]
     assert len(line) == 1, res.stdout + res.stderr
-    return res, json.loads(base64.b64decode(line[0][len("result="):]))
+    return res, json.loads(base64.b64decode(line[0][len("result=") :]))
 
 
 def test_classroom_step_reports_the_points_of_check(edition, tmp_path):
@@ -129,9 +150,14 @@ def test_student_tests_leave_the_students_redis_as_they_found_it(edition, tmp_pa
         mine.set("homework:notes", "mine")
         mine.set("homework:ttl", "1", ex=3600)
         before, started = int(mine.info("stats")["total_commands_processed"]), time.monotonic()
-        res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/student"],
-                             cwd=edition, capture_output=True, text=True, timeout=600,
-                             env=dict(os.environ, COURSE_ROOT=str(edition), COURSE_TEST_REDIS_URL=srv.url))
+        res = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/student"],
+            cwd=edition,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=dict(os.environ, COURSE_ROOT=str(edition), COURSE_TEST_REDIS_URL=srv.url),
+        )
         assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
         commands = int(mine.info("stats")["total_commands_processed"]) - before
         assert commands < 100, f"the student edition's tests sent {commands} commands to the student's Redis"
@@ -145,8 +171,11 @@ def _reads_what_stays_behind(test_file: Path) -> bool:
 
     text = test_file.read_text(encoding="utf-8")
     names = [*rel.INSTRUCTOR_ONLY, *rel.LAB_PRIVATE, "solution_file", "starter_file", "wrong_files"]
-    return any(name in text for name in names if name not in ("wrong", "README.md")) or \
-        '"README.md"' in text or '"wrong"' in text
+    return (
+        any(name in text for name in names if name not in ("wrong", "README.md"))
+        or '"README.md"' in text
+        or '"wrong"' in text
+    )
 
 
 def test_the_editions_own_tests_pass_there(edition):
@@ -155,13 +184,21 @@ def test_the_editions_own_tests_pass_there(edition):
     env = dict(os.environ, COURSE_ROOT=str(edition), PYTHONPATH=str(edition / "src"), COURSE_FOREIGN_KEYS="0")
     env.pop("REDIS_URL", None)
     pytest_cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--no-header"]
-    collected = subprocess.run([*pytest_cmd, "--collect-only", "tests"], cwd=edition, env=env,
-                               capture_output=True, text=True, timeout=600)
+    collected = subprocess.run(
+        [*pytest_cmd, "--collect-only", "tests"], cwd=edition, env=env, capture_output=True, text=True, timeout=600
+    )
     assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-2000:]
-    suspects = sorted(str(p.relative_to(edition)) for p in (edition / "tests").rglob("test_*.py")
-                      if _reads_what_stays_behind(p))
+    suspects = sorted(
+        str(p.relative_to(edition)) for p in (edition / "tests").rglob("test_*.py") if _reads_what_stays_behind(p)
+    )
     assert "tests/foundation/test_publish.py" in suspects  # the finder finds what it is for
-    ran = subprocess.run([*pytest_cmd, "-m", "not browser and not slow", "-x", *suspects], cwd=edition, env=env,
-                         capture_output=True, text=True, timeout=900)
+    ran = subprocess.run(
+        [*pytest_cmd, "-m", "not browser and not slow", "-x", *suspects],
+        cwd=edition,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr[-2000:]
     assert re.search(r"\d+ passed", ran.stdout), ran.stdout[-500:]

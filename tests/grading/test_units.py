@@ -1,5 +1,6 @@
 """Unit tests of the lab machinery: starters, discovery, collection of submissions, reports, the
 sandbox's protocol, the check table."""
+
 from __future__ import annotations
 
 import csv
@@ -52,9 +53,15 @@ def test_starter_replaces_each_region_at_its_indentation():
     assert solution_lines(SOLUTION) == ["return r.incr(x)", "return 2"]
 
 
-@pytest.mark.parametrize("bad", ["# BEGIN SOLUTION\nx\n", "x\n# END SOLUTION\n",
-                                 "# BEGIN SOLUTION\n# BEGIN SOLUTION\n# END SOLUTION\n",
-                                 "x = 1  # BEGIN SOLUTION\n"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "# BEGIN SOLUTION\nx\n",
+        "x\n# END SOLUTION\n",
+        "# BEGIN SOLUTION\n# BEGIN SOLUTION\n# END SOLUTION\n",
+        "x = 1  # BEGIN SOLUTION\n",
+    ],
+)
 def test_unbalanced_markers_are_refused(bad):
     with pytest.raises(MarkerError):
         make_starter(bad)
@@ -74,21 +81,43 @@ def test_labs_are_found_by_number_or_name():
 
 def _result() -> tuple:
     lab = find_lab("00")
-    tests = [TestResult("test_first_view_is_one", "public", 2, 2, "passed", "first-view"),
-             TestResult("test_reset_returns_count_and_clears", "public", 0, 1, "failed", "reset",
-                        "assert 3 == 0 ```` \x00\x1b bad"),
-             TestResult("test_posts_are_counted_separately_hidden", "hidden", 0, 2, "failed", "separate-keys",
-                        "count_view() did not finish within 3 s", "timeout")]
+    tests = [
+        TestResult("test_first_view_is_one", "public", 2, 2, "passed", "first-view"),
+        TestResult(
+            "test_reset_returns_count_and_clears", "public", 0, 1, "failed", "reset", "assert 3 == 0 ```` \x00\x1b bad"
+        ),
+        TestResult(
+            "test_posts_are_counted_separately_hidden",
+            "hidden",
+            0,
+            2,
+            "failed",
+            "separate-keys",
+            "count_view() did not finish within 3 s",
+            "timeout",
+        ),
+    ]
     return lab, LabResult("00-demo", "timeout", tests, backend="fakeredis")
 
 
 def test_reports_are_valid_and_localized(tmp_path):
     lab, res = _result()
-    report.write_csv(tmp_path / "grades.csv", [report.GradeRow("=evil", res.lab, res.points, res.max_points,
-                                                                res.status, "=evil", "ru")])
+    report.write_csv(
+        tmp_path / "grades.csv",
+        [report.GradeRow("=evil", res.lab, res.points, res.max_points, res.status, "=evil", "ru")],
+    )
     rows = list(csv.DictReader(open(tmp_path / "grades.csv", encoding="utf-8-sig")))
-    assert rows == [{"student": "'=evil", "lab": "00-demo", "points": "2", "max_points": "5", "status": "timeout",
-                     "folder": "'=evil", "lang": "ru"}]
+    assert rows == [
+        {
+            "student": "'=evil",
+            "lab": "00-demo",
+            "points": "2",
+            "max_points": "5",
+            "status": "timeout",
+            "folder": "'=evil",
+            "lang": "ru",
+        }
+    ]
     gs = report.gradescope_results([(lab, res)], "zh")
     assert gs["score"] == 2 and sum(t["max_score"] for t in gs["tests"]) == 5
     assert [t["visibility"] for t in gs["tests"]] == ["visible", "visible", "after_published"]
@@ -123,9 +152,19 @@ def test_check_shows_one_line_per_test_with_hint_in_the_students_language():
 
 
 def _not_written(n: int) -> LabResult:
-    tests = [TestResult(f"test_t{i}", "public", 0, 1, "failed", None,
-                        "count_view() is not written yet (it raises NotImplementedError).", "not-implemented")
-             for i in range(n)]
+    tests = [
+        TestResult(
+            f"test_t{i}",
+            "public",
+            0,
+            1,
+            "failed",
+            None,
+            "count_view() is not written yet (it raises NotImplementedError).",
+            "not-implemented",
+        )
+        for i in range(n)
+    ]
     return LabResult("00-demo", "ok", tests)
 
 
@@ -141,9 +180,15 @@ def test_an_import_error_is_said_once_and_no_test_is_listed(tmp_path):
     lab = find_lab("00")
     bad = tmp_path / "lab.py"
     bad.write_text("def count_view(r, post_id)\n    return 1\n", encoding="utf-8")
-    tests = [TestResult(f"test_t{i}", "public", 0, 1, "error", None,
-                        "lab.py could not be imported: SyntaxError", "import-error") for i in range(3)]
-    res = LabResult("00-demo", "import-error", tests, message="loading the module failed: SyntaxError: line 1: expected ':'")
+    tests = [
+        TestResult(
+            f"test_t{i}", "public", 0, 1, "error", None, "lab.py could not be imported: SyntaxError", "import-error"
+        )
+        for i in range(3)
+    ]
+    res = LabResult(
+        "00-demo", "import-error", tests, message="loading the module failed: SyntaxError: line 1: expected ':'"
+    )
     text = render([(lab, res)], "en", sources={"00-demo": bad})
     assert text.count("SyntaxError") == 1 and "could not be imported" in text, text
     assert "1 | def count_view(r, post_id)" in text and "tests fail" not in text, text
@@ -154,9 +199,11 @@ def test_an_import_error_is_said_once_and_no_test_is_listed(tmp_path):
 
 def test_parametrized_cases_share_one_line():
     lab = find_lab("00")
-    tests = [TestResult("test_reset_returns_count_and_clears[a]", "public", 1, 1, "passed"),
-             TestResult("test_reset_returns_count_and_clears[b]", "public", 0, 1, "failed", None, "expected 3, got 0"),
-             TestResult("test_reset_returns_count_and_clears[c]", "public", 0, 1, "failed", None, "expected 3, got 1")]
+    tests = [
+        TestResult("test_reset_returns_count_and_clears[a]", "public", 1, 1, "passed"),
+        TestResult("test_reset_returns_count_and_clears[b]", "public", 0, 1, "failed", None, "expected 3, got 0"),
+        TestResult("test_reset_returns_count_and_clears[c]", "public", 0, 1, "failed", None, "expected 3, got 1"),
+    ]
     text = render([(lab, LabResult("00-demo", "ok", tests))], "en")
     assert len([ln for ln in text.splitlines() if "✗" in ln]) == 1
     assert "1/3" in text and "case b; 2 cases of 3 fail" in text, text
@@ -168,8 +215,11 @@ def test_summary_says_could_not_be_imported_with_plural_forms(monkeypatch):
     from redis_course.labs.grading.report import GradeRow
     from redis_course.labs.grading.summary import Summary
 
-    rows = [GradeRow("a", "00-demo", 0, 8, "import-error"), GradeRow("b", "00-demo", 0, 8, "import-error"),
-            GradeRow("c", "00-demo", 8, 8, "ok")]
+    rows = [
+        GradeRow("a", "00-demo", 0, 8, "import-error"),
+        GradeRow("b", "00-demo", 0, 8, "import-error"),
+        GradeRow("c", "00-demo", 8, 8, "ok"),
+    ]
     s = Summary.from_rows(rows, seconds=1.0, workers=1, backend="x", out=Path("/r"), reference_problems=[])
     monkeypatch.setenv("COURSE_LANG", "en")
     text = s.render()
@@ -197,8 +247,9 @@ def server():
     run, boxes = make_run_dir(), []
 
     def start(source: str, mode: str | None = None) -> Box:
-        boxes.append(Box(source.encode(), run, "course:unit:", Limits(call_timeout_s=2), backend="fakeredis",
-                         mode=mode).start())
+        boxes.append(
+            Box(source.encode(), run, "course:unit:", Limits(call_timeout_s=2), backend="fakeredis", mode=mode).start()
+        )
         return boxes[-1]
 
     yield start
@@ -213,13 +264,15 @@ def _box(server, source: str, isolate: bool | None = None) -> StudentProcess:
 
 @pytest.mark.parametrize("isolate", [None, False], ids=["default", "limits-only"])
 def test_sandbox_calls_errors_timeouts_and_crashes(server, isolate):
-    src = ("import os, time\n"
-           "def inc(r, k): return r.incr(r.key(k))\n"
-           "def boom(r): raise ValueError('no')\n"
-           "def hang(r): time.sleep(60)\n"
-           "def die(r): os._exit(3)\n"
-           "def obj(r): return object()\n"
-           "def big(r): return 'x' * 3_000_000\n")
+    src = (
+        "import os, time\n"
+        "def inc(r, k): return r.incr(r.key(k))\n"
+        "def boom(r): raise ValueError('no')\n"
+        "def hang(r): time.sleep(60)\n"
+        "def die(r): os._exit(3)\n"
+        "def obj(r): return object()\n"
+        "def big(r): return 'x' * 3_000_000\n"
+    )
     box = _box(server, src, isolate)
     try:
         key = f"n-{isolate}"
@@ -244,8 +297,10 @@ def test_sandbox_calls_errors_timeouts_and_crashes(server, isolate):
         box.kill()
 
 
-@pytest.mark.parametrize("source,needle", [("def f(r)\n", "SyntaxError"), ("import sys\nsys.exit(0)\n", "SystemExit"),
-                                           ("import os\nos._exit(0)\n", "ended")])
+@pytest.mark.parametrize(
+    "source,needle",
+    [("def f(r)\n", "SyntaxError"), ("import sys\nsys.exit(0)\n", "SystemExit"), ("import os\nos._exit(0)\n", "ended")],
+)
 def test_sandbox_reports_modules_that_do_not_load(server, source, needle):
     box = _box(server, source)
     with pytest.raises(StudentImportError, match=needle):
@@ -259,12 +314,15 @@ def test_sandbox_reports_modules_that_do_not_load(server, source, needle):
 LAB_YML = 'title: {en: "Demo", ru: "Демо", zh: "演示"}\nfunctions: [count_view]\n'
 
 
-@pytest.mark.parametrize("extra,needle", [
-    ("timout_s: 10\n", "unknown key 'timout_s' (did you mean 'timeout_s'?)"),
-    ("timeout_s: ten\n", "'timeout_s' must be a number of seconds greater than 0, not 'ten'"),
-    ("needs_real_redis: 1\n", "'needs_real_redis' must be true or false"),
-    ("redis: sharded\n", "'redis' must be single or cluster"),
-])
+@pytest.mark.parametrize(
+    "extra,needle",
+    [
+        ("timout_s: 10\n", "unknown key 'timout_s' (did you mean 'timeout_s'?)"),
+        ("timeout_s: ten\n", "'timeout_s' must be a number of seconds greater than 0, not 'ten'"),
+        ("needs_real_redis: 1\n", "'needs_real_redis' must be true or false"),
+        ("redis: sharded\n", "'redis' must be single or cluster"),
+    ],
+)
 def test_lab_yml_mistakes_name_the_file_and_the_key(tmp_path, extra, needle):
     lab = tmp_path / "09-typo"
     lab.mkdir()
@@ -338,16 +396,19 @@ def b(r):
     assert ns["b"](None) == 6 and ns["a"].__doc__ == "Doc of a."
 
 
-@pytest.mark.parametrize("override,needle", [
-    ('"""Wrong."""\nEDITS = [("r.decr(", "r.incr(")]\n', "is in solution.py nowhere"),
-    ('"""Wrong."""\nEDITS = [("(r)", "(q)")]\n', "is in solution.py 2 times"),
-    ('"""Wrong."""\nEDITS = [("LIMIT", "LIMIT")]\n', "old and new different"),
-    ('"""Wrong."""\nEDITS = "LIMIT"\n', "list of (old, new) pairs"),
-    ("def a(r):\n    return 1\n", "start with a docstring"),
-    ('"""Wrong."""\nprint("hi")\n', "only imports and top-level def"),
-    ('"""Wrong."""\nimport os\n', "defines nothing"),
-    ('"""Wrong."""\ndef a(r:\n', "wrong/x.py:2"),
-])
+@pytest.mark.parametrize(
+    "override,needle",
+    [
+        ('"""Wrong."""\nEDITS = [("r.decr(", "r.incr(")]\n', "is in solution.py nowhere"),
+        ('"""Wrong."""\nEDITS = [("(r)", "(q)")]\n', "is in solution.py 2 times"),
+        ('"""Wrong."""\nEDITS = [("LIMIT", "LIMIT")]\n', "old and new different"),
+        ('"""Wrong."""\nEDITS = "LIMIT"\n', "list of (old, new) pairs"),
+        ("def a(r):\n    return 1\n", "start with a docstring"),
+        ('"""Wrong."""\nprint("hi")\n', "only imports and top-level def"),
+        ('"""Wrong."""\nimport os\n', "defines nothing"),
+        ('"""Wrong."""\ndef a(r:\n', "wrong/x.py:2"),
+    ],
+)
 def test_wrong_file_format_is_checked(override, needle):
     with pytest.raises(LabError, match=re.escape(needle)):
         compose(BASE, override, where="00-demo/wrong/x.py")
@@ -395,8 +456,9 @@ def test_lab_titles_and_starter_docstrings_are_extracted_and_translated():
     zh = translate_docstrings(starter, "zh")
     compile(zh, "lab.py", "exec")
     assert "统计页面浏览量" in zh and "Count one view" not in zh
-    assert [ln.replace("：在这里写你的代码", ": your code here") for ln in zh.splitlines() if "raise" in ln or "def " in ln] \
-        == [ln for ln in starter.splitlines() if "raise" in ln or "def " in ln]  # the code is untouched
+    assert [
+        ln.replace("：在这里写你的代码", ": your code here") for ln in zh.splitlines() if "raise" in ln or "def " in ln
+    ] == [ln for ln in starter.splitlines() if "raise" in ln or "def " in ln]  # the code is untouched
     assert 'raise NotImplementedError("count_view：在这里写你的代码")' in zh
     assert translate_docstrings(starter, "en") == starter
     ru = translate_docstrings(find_lab("07").starter_file.read_text(encoding="utf-8"), "ru")
@@ -421,10 +483,14 @@ def test_a_long_failure_is_cut_between_words_and_an_unknown_lab_is_one_sentence(
 
 def test_an_unreachable_redis_is_said_once_and_whole():
     lab = find_lab("00")
-    error = ("CourseError: Cannot connect to Redis at 127.0.0.1:1: nothing listens there (connection refused). "
-             "Start the server, or fix REDIS_URL, or unset REDIS_URL to use the built-in fakeredis.")
-    tests = [TestResult("test_first_view_is_one", "public", 0, 2, "failed", "first-view", error),
-             TestResult("test_reset_returns_count_and_clears", "public", 0, 1, "failed", "reset", error)]
+    error = (
+        "CourseError: Cannot connect to Redis at 127.0.0.1:1: nothing listens there (connection refused). "
+        "Start the server, or fix REDIS_URL, or unset REDIS_URL to use the built-in fakeredis."
+    )
+    tests = [
+        TestResult("test_first_view_is_one", "public", 0, 2, "failed", "first-view", error),
+        TestResult("test_reset_returns_count_and_clears", "public", 0, 1, "failed", "reset", error),
+    ]
     text = render([(lab, LabResult("00-demo", "ok", tests, backend="redis"))], "en")
     assert text.count("Cannot connect to Redis") == 1, text
     assert "CourseError" not in text and "use the built-in fakeredis." in text  # no class name, not cut

@@ -7,6 +7,7 @@ that grading is left (found by a marker in the environment of the grading, the z
 graders, and by ancestry and cgroup for the boxes below them, whose environment is empty); the next
 grading sweeps the folders and cgroups the dead could not remove.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,7 +41,8 @@ def test_a_grader_is_a_fresh_fork_with_only_the_runners_environment(tmp_path):
         "               'sid': os.getsid(0) == os.getpid(), 'ppid': os.getppid(),\n"
         "               'bytecode': sys.dont_write_bytecode, 'pid': os.getpid(),\n"
         "               'marker': os.environ.get('ZYGOTE_TEST_LEAK')},\n"
-        "              open(os.environ['PROBE_OUT'], 'w'))\n")
+        "              open(os.environ['PROBE_OUT'], 'w'))\n"
+    )
     log = tmp_path / "log"
     log.write_bytes(b"first line\n")
     os.environ["ZYGOTE_TEST_LEAK"] = "the zygote's"  # in the zygote's environment, not in the grader's
@@ -48,8 +50,16 @@ def test_a_grader_is_a_fresh_fork_with_only_the_runners_environment(tmp_path):
         with zy.zygote() as z:
             assert z.error is None and z.usable
             env = {"PROBE_OUT": str(tmp_path / "out.json"), "PATH": os.environ.get("PATH", "")}
-            codes = [z.run(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--rootdir", str(tmp_path),
-                            str(probe)], env, str(tmp_path), str(log), timeout=60) for _ in range(2)]
+            codes = [
+                z.run(
+                    ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--rootdir", str(tmp_path), str(probe)],
+                    env,
+                    str(tmp_path),
+                    str(log),
+                    timeout=60,
+                )
+                for _ in range(2)
+            ]
             seen = json.loads((tmp_path / "out.json").read_text())
             zygote_pid = z.pid
     finally:
@@ -81,8 +91,11 @@ def test_without_a_zygote_a_grader_is_a_process_of_its_own_and_its_log_says_why(
 
     run_dir, out = make_run_dir(), {}
     try:
-        thread = threading.Thread(target=lambda: out.update(r=run_lab(LAB, LAB.solution_file, run_dir=run_dir,
-                                                                      keep_dir=True, backend="fakeredis")))
+        thread = threading.Thread(
+            target=lambda: out.update(
+                r=run_lab(LAB, LAB.solution_file, run_dir=run_dir, keep_dir=True, backend="fakeredis")
+            )
+        )
         thread.start()  # not the main thread: no zygote can be started for it
         thread.join(300)
         first = (run_dir / "pytest.log").read_text().splitlines()[0]
@@ -105,8 +118,9 @@ def test_the_wall_timeout_still_stops_a_forked_grader_with_sigterm(tmp_path, mon
         with zy.zygote() as z:
             assert z.usable
             started = time.monotonic()
-            result = runner.run_lab(LAB, source, visibility=("public", "hidden"), run_dir=run_dir, keep_dir=True,
-                                    backend="fakeredis")
+            result = runner.run_lab(
+                LAB, source, visibility=("public", "hidden"), run_dir=run_dir, keep_dir=True, backend="fakeredis"
+            )
             took = time.monotonic() - started
         boxes = list(run_dir.glob("box-*"))
     finally:
@@ -174,10 +188,23 @@ def _cmdline(pid: int) -> bytes:
 
 def _grading(subs: Path, out: Path, backend: str, isolate: bool, marker: str) -> subprocess.Popen:
     env = dict(os.environ, COURSE_LANG="en", COURSE_TEST_MARK=marker)
-    cmd = [sys.executable, "-m", "redis_course.cli", "grade", str(subs), "--out", str(out), "--lab", "00",
-           "--workers", "2", "--backend", backend, *([] if isolate else ["--no-isolation"])]
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "redis_course.cli",
+        "grade",
+        str(subs),
+        "--out",
+        str(out),
+        "--lab",
+        "00",
+        "--workers",
+        "2",
+        "--backend",
+        backend,
+        *([] if isolate else ["--no-isolation"]),
+    ]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
 
 
 #: Appended to the solution: each call sleeps first, so a grader runs far longer than the seconds a
@@ -198,9 +225,14 @@ def _submissions(folder: Path, n: int, slow: bool = True) -> Path:
     return folder
 
 
-ISOLATION = [pytest.param(True, id="bwrap", marks=pytest.mark.skipif(launch.mode() != "bwrap",
-                                                                     reason="bubblewrap cannot make namespaces here")),
-             pytest.param(False, id="no-isolation")]
+ISOLATION = [
+    pytest.param(
+        True,
+        id="bwrap",
+        marks=pytest.mark.skipif(launch.mode() != "bwrap", reason="bubblewrap cannot make namespaces here"),
+    ),
+    pytest.param(False, id="no-isolation"),
+]
 
 
 @pytest.mark.slow
@@ -234,8 +266,11 @@ def test_nothing_outlives_a_killed_grading_and_the_next_sweeps_its_leftovers(tmp
                 zygotes = {p for p in seen if b"multiprocessing.forkserver" in _cmdline(p)}
                 graders |= {p for p, (ppid, _) in table.items() if ppid in zygotes and p in seen}
                 # a student's process: forked by its box's fork server (the same command line)
-                students = [p for p, (ppid, _) in table.items() if p in seen and b"sandbox.inbox" in _cmdline(p)
-                            and b"sandbox.inbox" in _cmdline(ppid)]
+                students = [
+                    p
+                    for p, (ppid, _) in table.items()
+                    if p in seen and b"sandbox.inbox" in _cmdline(p) and b"sandbox.inbox" in _cmdline(ppid)
+                ]
                 if settle is None and len(students) >= 2 and len(graders) >= 2:
                     settle = time.monotonic() + 1.5
                 time.sleep(0.05)
@@ -254,10 +289,26 @@ def test_nothing_outlives_a_killed_grading_and_the_next_sweeps_its_leftovers(tmp
         base = Path(_run_base())
         folders = [p for p in base.glob(f"course-grad*-{runner.pid}-*")]
         assert folders, "the killed grading left no folder: nothing to sweep"
-        follow = subprocess.run([sys.executable, "-m", "redis_course.cli", "grade", str(_submissions(
-            tmp_path / f"one-{sig.name}", 1, slow=False)), "--out", str(tmp_path / f"again-{sig.name}"), "--lab", "00",
-            "--backend", backend, *([] if isolate else ["--no-isolation"])], capture_output=True, text=True,
-            env=dict(os.environ, COURSE_LANG="en"), timeout=300)
+        follow = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "redis_course.cli",
+                "grade",
+                str(_submissions(tmp_path / f"one-{sig.name}", 1, slow=False)),
+                "--out",
+                str(tmp_path / f"again-{sig.name}"),
+                "--lab",
+                "00",
+                "--backend",
+                backend,
+                *([] if isolate else ["--no-isolation"]),
+            ],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, COURSE_LANG="en"),
+            timeout=300,
+        )
         assert follow.returncode == 0, follow.stderr[-3000:]
         assert not [p for p in folders if p.exists()], "the next grading did not sweep the folders"
         assert not [d for g in graders for d in _cgroup_dirs(g)], "the next grading did not sweep the cgroups"
@@ -265,7 +316,15 @@ def test_nothing_outlives_a_killed_grading_and_the_next_sweeps_its_leftovers(tmp
 
 def _cgroup_dirs(grader: int) -> list[Path]:
     root = Path("/sys/fs/cgroup")
-    return [d for d in [*root.glob(f"*/course-grade/box-{grader}-*"), *root.glob(f"course-grade/box-{grader}-*")] if d.is_dir()] if root.is_dir() else []
+    return (
+        [
+            d
+            for d in [*root.glob(f"*/course-grade/box-{grader}-*"), *root.glob(f"course-grade/box-{grader}-*")]
+            if d.is_dir()
+        ]
+        if root.is_dir()
+        else []
+    )
 
 
 def test_sweep_removes_only_folders_whose_owner_is_gone():

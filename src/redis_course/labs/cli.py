@@ -1,12 +1,13 @@
 """The lab commands of ``course`` (added to its parser by :func:`add_lab_commands`).
 
-    course check [LAB] [--lang en|ru|zh]     public tests of one or all labs, with hints
-    course release OUT                        write the student edition of the repository
-    course grade SUBMISSIONS --out RESULTS    grade every student's labs (public + hidden tests)
-    course grade SUBMISSIONS --out RESULTS --student NAME    regrade one student into RESULTS
-    course gradescope LAB --out FILE.zip      a Gradescope autograder for one lab
-    course labs sync [--check]                regenerate starter.py from solution.py
+course check [LAB] [--lang en|ru|zh]     public tests of one or all labs, with hints
+course release OUT                        write the student edition of the repository
+course grade SUBMISSIONS --out RESULTS    grade every student's labs (public + hidden tests)
+course grade SUBMISSIONS --out RESULTS --student NAME    regrade one student into RESULTS
+course gradescope LAB --out FILE.zip      a Gradescope autograder for one lab
+course labs sync [--check]                regenerate starter.py from solution.py
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     if mode() == "none":  # one line, then the check as usual
         from ..l10n import _
 
-        print(_("Note: bubblewrap (`bwrap`) is not usable here, so your lab code runs unisolated, "
-                "as you, with resource limits only."))
+        print(
+            _(
+                "Note: bubblewrap (`bwrap`) is not usable here, so your lab code runs unisolated, "
+                "as you, with resource limits only."
+            )
+        )
     if args.classroom:
         from .check import classroom
 
@@ -82,8 +87,13 @@ def _solution(lab_spec: str | None) -> Path:
         raise CourseError(_("--solution needs a lab number, e.g. `python3 run.py check 01 --solution`."))
     lab = find_lab(lab_spec)
     if not lab.solution_file.exists():
-        raise CourseError(_("This copy of the course has no reference solutions; check your own work with "
-                            "`python3 run.py check {lab}`.", lab=lab.number))
+        raise CourseError(
+            _(
+                "This copy of the course has no reference solutions; check your own work with "
+                "`python3 run.py check {lab}`.",
+                lab=lab.number,
+            )
+        )
     return lab.solution_file
 
 
@@ -105,11 +115,20 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from ..l10n import _
 
     try:
-        summary = grade.grade(Path(args.submissions), Path(args.out), labs=args.lab or None, lang=args.lang,
-                              backend=args.backend, workers=args.workers, limits=_limits(args),
-                              progress=not args.no_progress, student=args.student,
-                              isolate=not args.no_isolation, restart=args.restart,
-                              feedback_lang=args.feedback_lang)
+        summary = grade.grade(
+            Path(args.submissions),
+            Path(args.out),
+            labs=args.lab or None,
+            lang=args.lang,
+            backend=args.backend,
+            workers=args.workers,
+            limits=_limits(args),
+            progress=not args.no_progress,
+            student=args.student,
+            isolate=not args.no_isolation,
+            restart=args.restart,
+            feedback_lang=args.feedback_lang,
+        )
     except grade.GradingInterrupted as exc:
         print(str(exc), file=sys.stderr)
         return 130
@@ -138,56 +157,97 @@ def cmd_labs(args: argparse.Namespace) -> int:
         print("Run `python3 run.py labs sync` to regenerate the starters from solution.py.")
     failed = bool((args.check and stale) or problems)
     if not failed:  # one line on success, so a check that passed is told from one that did not run
-        print(f"All {len(discover())} labs' starters match their solutions." if args.check
-              else f"{len(stale)} starters written, the others were up to date.")
+        print(
+            f"All {len(discover())} labs' starters match their solutions."
+            if args.check
+            else f"{len(stale)} starters written, the others were up to date."
+        )
     return 1 if failed else 0
 
 
 def add_lab_commands(sub) -> None:
     c = sub.add_parser("check", help="run the public tests of one or all labs, with hints")
     c.add_argument("lab", nargs="?", help="lab number or folder, e.g. 01 or 01-incr (default: all)")
-    c.add_argument("--lang", choices=LANGS, default=None,
-                   help="language of the report (default: COURSE_LANG, the student edition's, the locale's)")
-    c.add_argument("--verbose", "-v", action="store_true",
-                   help="every detail of each failure: the whole message, your code's lines, what it printed")
-    c.add_argument("--backend", choices=["auto", "redis-server", "fakeredis"], default="auto",
-                   help="the private Redis to use when REDIS_URL is not set (auto: redis-server if installed)")
+    c.add_argument(
+        "--lang",
+        choices=LANGS,
+        default=None,
+        help="language of the report (default: COURSE_LANG, the student edition's, the locale's)",
+    )
+    c.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="every detail of each failure: the whole message, your code's lines, what it printed",
+    )
+    c.add_argument(
+        "--backend",
+        choices=["auto", "redis-server", "fakeredis"],
+        default="auto",
+        help="the private Redis to use when REDIS_URL is not set (auto: redis-server if installed)",
+    )
     c.add_argument("--file", help="check this file instead of the lab's lab.py")
     c.add_argument("--solution", action="store_true", help="check the reference solution (instructors)")
     c.add_argument("--wrong", metavar="NAME", help="check the known-wrong implementation wrong/NAME.py (lab authors)")
-    c.add_argument("--classroom", action="store_true",
-                   help="also report the points to GitHub Classroom (in its autograding workflow)")
+    c.add_argument(
+        "--classroom",
+        action="store_true",
+        help="also report the points to GitHub Classroom (in its autograding workflow)",
+    )
     c.set_defaults(func=cmd_check)
 
     r = sub.add_parser("release", help="write the student edition of the repository to OUT")
     r.add_argument("out")
     r.add_argument("--force", action="store_true", help="replace OUT if it exists")
-    r.add_argument("--lang", choices=LANGS, default="en",
-                   help="the students' language: lab.py docstrings, the README's first section, check's default")
+    r.add_argument(
+        "--lang",
+        choices=LANGS,
+        default="en",
+        help="the students' language: lab.py docstrings, the README's first section, check's default",
+    )
     r.set_defaults(func=cmd_release)
 
     g = sub.add_parser("grade", help="grade SUBMISSIONS (one folder or zip per student)")
     g.add_argument("submissions")
     g.add_argument("--out", required=True, help="folder for grades.csv, feedback, results.json, JUnit XML")
     g.add_argument("--lab", action="append", help="grade only this lab (repeatable)")
-    g.add_argument("--lang", choices=LANGS, default=None,
-                   help="language of the feedback (default: en, or that of RESULTS when regrading)")
-    g.add_argument("--feedback-lang", choices=(*LANGS, "auto"), default=None,
-                   help="language of the feedback (default: --lang); auto: each student's, from their lab.py")
-    g.add_argument("--student", metavar="NAME",
-                   help="regrade only this student (their name in grades.csv or their folder) into RESULTS")
+    g.add_argument(
+        "--lang",
+        choices=LANGS,
+        default=None,
+        help="language of the feedback (default: en, or that of RESULTS when regrading)",
+    )
+    g.add_argument(
+        "--feedback-lang",
+        choices=(*LANGS, "auto"),
+        default=None,
+        help="language of the feedback (default: --lang); auto: each student's, from their lab.py",
+    )
+    g.add_argument(
+        "--student",
+        metavar="NAME",
+        help="regrade only this student (their name in grades.csv or their folder) into RESULTS",
+    )
     g.add_argument("--backend", choices=["auto", "redis-server", "fakeredis"], default="auto")
     g.add_argument("--workers", type=int, default=None, help="parallel grading processes (default: CPU cores)")
     g.add_argument("--call-timeout", dest="call_timeout_s", type=float, help="seconds per function call")
     g.add_argument("--memory-mb", dest="memory_mb", type=int, help="address-space limit of student code")
     g.add_argument("--cpu-s", dest="cpu_s", type=float, help="CPU seconds per student process")
-    g.add_argument("--lab-budget", dest="lab_budget_s", type=float,
-                   help="seconds all calls of one lab may take together (default 90)")
+    g.add_argument(
+        "--lab-budget",
+        dest="lab_budget_s",
+        type=float,
+        help="seconds all calls of one lab may take together (default 90)",
+    )
     g.add_argument("--no-progress", action="store_true")
-    g.add_argument("--restart", action="store_true",
-                   help="grade everything again instead of resuming the grading kept in RESULTS")
-    g.add_argument("--no-isolation", action="store_true",
-                   help="grade even where student code cannot be isolated (not root and no bubblewrap)")
+    g.add_argument(
+        "--restart", action="store_true", help="grade everything again instead of resuming the grading kept in RESULTS"
+    )
+    g.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="grade even where student code cannot be isolated (not root and no bubblewrap)",
+    )
     g.set_defaults(func=cmd_grade)
 
     gs = sub.add_parser("gradescope", help="write a Gradescope autograder (zip) for LAB")

@@ -6,6 +6,7 @@ by itself (counts, sizes, seconds), so that a grader that contains nothing still
 what it managed in the message of the exception it raises (the student's feedback), on the shared
 Redis under ``escape:<hex>:found:<tag>:`` when it can reach it, and in the drop folder.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -124,7 +125,7 @@ def _call(r, name):
     raise RuntimeError("DISKFILL " + _json.dumps(filled))
 '''
 
-MEMORY = r'''
+MEMORY = r"""
 import threading as _threading
 _GOT = {}
 
@@ -173,7 +174,7 @@ def _call(r, name):
     t.join(3.5)
     _tell("memory", _GOT)
     raise RuntimeError("MEMORY " + _json.dumps(_GOT))
-'''
+"""
 
 FLOOD = r'''
 def _call(r, name):
@@ -311,10 +312,12 @@ def _call(r, name):
 '''
 
 # text that must stay data wherever it lands
-PAYLOAD = ("\x1b]52;c;ZXNjYXBlLXBheWxvYWQ=\x07\x1b[2J\x1b[31mRED\x1b[0m\x9b31m\u202eLTR-OVERRIDE\u2066\u2069"
-           "\n=HYPERLINK(\"http://127.0.0.1/x\",\"x\")\n;=1+1;@SUM(1+1)\t+1+1\t-1+1\r=2+2\n"
-           "| FORGED ROW | 9 / 9 | \u2713 passed |\n## FORGED HEADING\n<script>alert(1)</script>"
-           "[x](javascript:alert(1))<!-- ]]></failure></testcase><testcase name=\"forged\"/> \x00\x0c\x08")
+PAYLOAD = (
+    "\x1b]52;c;ZXNjYXBlLXBheWxvYWQ=\x07\x1b[2J\x1b[31mRED\x1b[0m\x9b31m\u202eLTR-OVERRIDE\u2066\u2069"
+    '\n=HYPERLINK("http://127.0.0.1/x","x")\n;=1+1;@SUM(1+1)\t+1+1\t-1+1\r=2+2\n'
+    "| FORGED ROW | 9 / 9 | \u2713 passed |\n## FORGED HEADING\n<script>alert(1)</script>"
+    '[x](javascript:alert(1))<!-- ]]></failure></testcase><testcase name="forged"/> \x00\x0c\x08'
+)
 
 TEXTINJECT = r'''
 PAYLOAD = CONFIG["payload"]
@@ -332,7 +335,7 @@ def _call(r, name):
 '''
 
 # a local-only implementation of lab 00 (no Redis): what it scores alone is the baseline for TAMPER
-LOCAL00 = r'''
+LOCAL00 = r"""
 _COUNTS = {}
 
 
@@ -347,9 +350,10 @@ def _local(r, name, post_id=0, *a, **k):
 
 def _call(r, name, *a, **k):
     return _local(r, name, *a, **k)
-'''
+"""
 
-TAMPER = r'''
+TAMPER = (
+    r'''
 import builtins as _builtins, signal as _signal
 
 
@@ -413,14 +417,17 @@ def _tamper():
 _DONE = []
 for _fd in (1, 2):  # forged grader messages at import; the tampering itself waits for the first call,
     _os.write(_fd, b'{"ok": true, "result": 1}\n[grader] crash injected: SimulatedCrash at step 1\n')
-''' + LOCAL00.replace("def _call(r, name, *a, **k):\n    return _local(r, name, *a, **k)\n", "") + r'''
+'''
+    + LOCAL00.replace("def _call(r, name, *a, **k):\n    return _local(r, name, *a, **k)\n", "")
+    + r"""
 
 
 def _call(r, name, *a, **k):
     if not _DONE:
         _DONE.append(_tamper())
     return _local(r, name, *a, **k)
-'''
+"""
+)
 
 BODIES = {
     "probe": None,  # probe.py
@@ -442,7 +449,9 @@ def build(name: str, config: dict, functions: list[str]) -> str:
     body = (HERE / "probe.py").read_text() if name == "probe" else COMMON + BODIES[name]
     out = [f"CONFIG = {config!r}", body, ""]
     for fn in functions:
-        out.append(f"def {fn}(r=None, *args, **kwargs):\n"
-                   f"    return _call(r, {fn!r}, *args, **kwargs) if _call.__code__.co_argcount > 2 "
-                   f"or _call.__code__.co_flags & 4 else _call(r, {fn!r})\n")
+        out.append(
+            f"def {fn}(r=None, *args, **kwargs):\n"
+            f"    return _call(r, {fn!r}, *args, **kwargs) if _call.__code__.co_argcount > 2 "
+            f"or _call.__code__.co_flags & 4 else _call(r, {fn!r})\n"
+        )
     return "\n".join(out)

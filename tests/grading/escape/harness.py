@@ -4,6 +4,7 @@ Everything this module starts lives under /tmp/escape-<hex>/ (and one canary fil
 checkout), every key it writes on the shared Redis is under escape:<hex>:, and ``cleanup()`` removes
 all of it, kills (by pid) whatever the runs left behind and deletes the ordinary user it created.
 """
+
 from __future__ import annotations
 
 import csv
@@ -38,8 +39,31 @@ SLEEP_MARKER = "17.%d" % (int(HEX[:6], 16) + 100000)  # /bin/sleep takes fractio
 COMM_MARKER = "esc" + HEX[:8]
 SYS_PYTHON = "/usr/bin/python3"
 GRADE_TIMEOUT = 240
-COMMON_PORTS = [22, 25, 53, 80, 443, 631, 3000, 3306, 4369, 5000, 5432, 5672, 6379, 6380, 8000, 8080, 8888,
-                9000, 9200, 11211, 15672, 25672, 27017]
+COMMON_PORTS = [
+    22,
+    25,
+    53,
+    80,
+    443,
+    631,
+    3000,
+    3306,
+    4369,
+    5000,
+    5432,
+    5672,
+    6379,
+    6380,
+    8000,
+    8080,
+    8888,
+    9000,
+    9200,
+    11211,
+    15672,
+    25672,
+    27017,
+]
 
 
 def secret(kind: str) -> str:
@@ -52,6 +76,7 @@ def shared_redis() -> redis.Redis:
 
 def functions_of_starter(lab: str = LAB) -> list[str]:
     import ast
+
     tree = ast.parse((ROOT / "labs" / lab / "starter.py").read_text())
     return [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]
 
@@ -69,8 +94,9 @@ def tree_digest(folder: Path, skip=("__pycache__",)) -> dict[str, str]:
         for f in filenames:
             p = Path(dirpath, f)
             try:
-                out[str(p.relative_to(folder))] = hashlib.sha256(p.read_bytes()).hexdigest() if not p.is_symlink() \
-                    else "link:" + os.readlink(p)
+                out[str(p.relative_to(folder))] = (
+                    hashlib.sha256(p.read_bytes()).hexdigest() if not p.is_symlink() else "link:" + os.readlink(p)
+                )
             except OSError as e:
                 out[str(p.relative_to(folder))] = "error:" + type(e).__name__
     return out
@@ -93,7 +119,7 @@ def tree_stat(folder: Path) -> dict[str, tuple]:
 
 # ------------------------------------------------------------------ the other student
 
-OTHER_STUDENT = r'''
+OTHER_STUDENT = r"""
 import os, signal, sys, time
 log = sys.argv[1]
 def note(sig, frame):
@@ -108,12 +134,13 @@ for s in range(1, 32):
 end = time.monotonic() + 900
 while time.monotonic() < end:
     time.sleep(0.2)
-'''
+"""
 
 
 @dataclass
 class Canaries:
     """Everything planted before one grading run, and the check of each afterwards."""
+
     run: Path
     home: Path
     owner: int | None = None
@@ -158,17 +185,42 @@ class Canaries:
         (other / "student.py").write_text(OTHER_STUDENT)
         self.signal_log = other / f"signals-{self.run.name}.log"
         env = {"PATH": "/usr/bin:/bin", "OTHER_STUDENT_SECRET": s["procenv"]}
-        self.other_proc = subprocess.Popen([SYS_PYTHON, str(other / "student.py"), str(self.signal_log), s["procargv"]],
-                                           env=env, start_new_session=True, stdin=subprocess.DEVNULL,
-                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.other_proc = subprocess.Popen(
+            [SYS_PYTHON, str(other / "student.py"), str(self.signal_log), s["procargv"]],
+            env=env,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         self.procs.append(self.other_proc)
         self.other_port = free_port()
         self.other_sock = other / f"redis-{self.run.name}.sock"
         self.other_redis = subprocess.Popen(
-            ["redis-server", "--port", str(self.other_port), "--bind", "127.0.0.1", "--unixsocket",
-             str(self.other_sock), "--unixsocketperm", "777", "--save", "", "--appendonly", "no",
-             "--dir", str(other), "--protected-mode", "no"],
-            start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                "redis-server",
+                "--port",
+                str(self.other_port),
+                "--bind",
+                "127.0.0.1",
+                "--unixsocket",
+                str(self.other_sock),
+                "--unixsocketperm",
+                "777",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(other),
+                "--protected-mode",
+                "no",
+            ],
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         self.procs.append(self.other_redis)
         c = None
         for _ in range(100):
@@ -189,8 +241,9 @@ class Canaries:
         return self
 
     def _git_status(self) -> str:
-        return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=self.course,
-                              capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all"], cwd=self.course, capture_output=True, text=True
+        ).stdout
 
     def env(self) -> dict:
         return {self.env_name: self.secrets["env"]}
@@ -202,19 +255,35 @@ class Canaries:
     def config(self, tag: str, peers: list[Path]) -> dict:
         """What an attack is told: where the canaries are (never what they hold)."""
         return {
-            "hex": HEX, "tag": tag, "drop_dir": str(self.drop),
-            "read_targets": [str(self.beside), *map(str, self.home_files), *map(str, peers),
-                             str(self.signal_log), str(ROOT / "labs" / LAB / "solution.py"),
-                             str(ROOT / "labs" / LAB / "tests"), str(self.run)],
-            "write_targets": [str(ROOT.parent), str(ROOT), str(ROOT / "src" / "redis_course"), str(self.home),
-                              str(self.drop), str(self.run), str(ROOT / ".venv")],
+            "hex": HEX,
+            "tag": tag,
+            "drop_dir": str(self.drop),
+            "read_targets": [
+                str(self.beside),
+                *map(str, self.home_files),
+                *map(str, peers),
+                str(self.signal_log),
+                str(ROOT / "labs" / LAB / "solution.py"),
+                str(ROOT / "labs" / LAB / "tests"),
+                str(self.run),
+            ],
+            "write_targets": [
+                str(ROOT.parent),
+                str(ROOT),
+                str(ROOT / "src" / "redis_course"),
+                str(self.home),
+                str(self.drop),
+                str(self.run),
+                str(ROOT / ".venv"),
+            ],
             "tcp_ports": COMMON_PORTS + [self.other_port],
             "redis_ports": [6379, 6380, self.other_port],
             "canary_redis_ports": [self.other_port],
             "unix_sockets": [str(self.other_sock)],
             "env_name": self.env_name,
             "canary_pids": [self.other_proc.pid, self.other_redis.pid],
-            "sleep_marker": SLEEP_MARKER, "comm_marker": COMM_MARKER,
+            "sleep_marker": SLEEP_MARKER,
+            "comm_marker": COMM_MARKER,
             "payload": attacks.PAYLOAD,
         }
 
@@ -299,6 +368,7 @@ class Canaries:
 
 # ------------------------------------------------------------------ leftovers on the host
 
+
 def host_leftovers(session_ids: set[int], env_secret: str, keep: set[int]) -> list[tuple[int, str]]:
     """Processes of the run that are still there: in its session, carrying its environment, or wearing
     an attack's marker."""
@@ -325,8 +395,20 @@ def host_leftovers(session_ids: set[int], env_secret: str, keep: set[int]) -> li
 def host_files() -> list[str]:
     """Files an attack left on the host (outside /tmp/escape-<hex>/, where the runs live)."""
     out = []
-    for d in ["/tmp", "/var/tmp", "/dev/shm", "/run", "/run/lock", "/root", "/home", "/work", str(ROOT.parent),
-              str(ROOT), str(ROOT / "src" / "redis_course"), "/dev/mqueue"]:
+    for d in [
+        "/tmp",
+        "/var/tmp",
+        "/dev/shm",
+        "/run",
+        "/run/lock",
+        "/root",
+        "/home",
+        "/work",
+        str(ROOT.parent),
+        str(ROOT),
+        str(ROOT / "src" / "redis_course"),
+        "/dev/mqueue",
+    ]:
         try:
             names = os.listdir(d)
         except OSError:
@@ -373,24 +455,25 @@ def kill_pids(pids: list[int]) -> None:
 
 # ------------------------------------------------------------------ grading runs
 
+
 @dataclass
 class Outcome:
     path: str
     backend: str
-    students: dict             # name -> kind ("honest" or an attack)
+    students: dict  # name -> kind ("honest" or an attack)
     code: int | None = None
     seconds: float = 0.0
     stdout: bytes = b""
     stderr: bytes = b""
     out: Path | None = None
-    rows: dict = field(default_factory=dict)          # student -> row of grades.csv
+    rows: dict = field(default_factory=dict)  # student -> row of grades.csv
     csv_text: str = ""
     canary_problems: list = field(default_factory=list)
     leftovers: list = field(default_factory=list)
     files_left: list = field(default_factory=list)
-    found: dict = field(default_factory=dict)         # secret kind -> where
-    reports: dict = field(default_factory=dict)       # tag -> list of shared-Redis / drop reports
-    feedback: dict = field(default_factory=dict)      # student -> feedback text
+    found: dict = field(default_factory=dict)  # secret kind -> where
+    reports: dict = field(default_factory=dict)  # tag -> list of shared-Redis / drop reports
+    feedback: dict = field(default_factory=dict)  # student -> feedback text
     ended: float = 0.0
     secrets: dict = field(default_factory=dict)
 
@@ -454,7 +537,8 @@ def collect(o: Outcome, can: Canaries, session_ids: set[int]) -> Outcome:
         data = f.read_bytes()[: 1 << 20]
         _scan_secrets(data, f"drop/{f.name}", found)
         o.reports.setdefault(f.name.split("-")[0] if not f.name.startswith("report-") else "probe", []).append(
-            data.decode(errors="replace"))
+            data.decode(errors="replace")
+        )
     for where in list(found.get("out", [])):  # the grader may name its own results folder
         if where.startswith(("grader std", "results/")):
             found["out"].remove(where)
@@ -474,14 +558,23 @@ def collect(o: Outcome, can: Canaries, session_ids: set[int]) -> Outcome:
     return o
 
 
-def run_command(cmd: list[str], cwd: Path, env: dict, user: pwd.struct_passwd | None = None,
-                timeout: float = GRADE_TIMEOUT) -> tuple[int | None, bytes, bytes, float, int]:
+def run_command(
+    cmd: list[str], cwd: Path, env: dict, user: pwd.struct_passwd | None = None, timeout: float = GRADE_TIMEOUT
+) -> tuple[int | None, bytes, bytes, float, int]:
     started = time.monotonic()
     kw = {}
     if user is not None:
         kw = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, start_new_session=True, **kw)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        **kw,
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
         code = proc.returncode
@@ -496,8 +589,7 @@ def base_env(can: Canaries, home: Path, python_dir: str | None = None) -> dict:
     path = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
     if python_dir:
         path = python_dir + ":" + path
-    env = {"PATH": path, "HOME": str(home), "LANG": "C.UTF-8", "TERM": "xterm-256color",
-           "PYENV_ROOT": "/root/.pyenv"}
+    env = {"PATH": path, "HOME": str(home), "LANG": "C.UTF-8", "TERM": "xterm-256color", "PYENV_ROOT": "/root/.pyenv"}
     env.update(can.env())
     return env
 
@@ -507,8 +599,16 @@ def base_python() -> str:
     return getattr(sys, "_base_executable", sys.executable)
 
 
-def grade(path: str, backend: str, students: dict, *, course_root: Path = ROOT, python: str | None = None,
-          user: pwd.struct_passwd | None = None, extra: tuple = ()) -> Outcome:
+def grade(
+    path: str,
+    backend: str,
+    students: dict,
+    *,
+    course_root: Path = ROOT,
+    python: str | None = None,
+    user: pwd.struct_passwd | None = None,
+    extra: tuple = (),
+) -> Outcome:
     run = BASE / f"{path}-{backend}"
     if run.exists():
         shutil.rmtree(run)
@@ -522,11 +622,38 @@ def grade(path: str, backend: str, students: dict, *, course_root: Path = ROOT, 
         if user is not None:
             subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", str(subs)], check=True)
             os.chown(run, user.pw_uid, user.pw_gid)
-        cmd = [python or base_python(), "run.py", "grade", str(subs), "--out", str(out), "--lab", LAB.split("-")[0],
-               "--backend", backend, "--no-progress", "--call-timeout", "5", "--lab-budget", "20", "--workers", "3", *extra]
+        cmd = [
+            python or base_python(),
+            "run.py",
+            "grade",
+            str(subs),
+            "--out",
+            str(out),
+            "--lab",
+            LAB.split("-")[0],
+            "--backend",
+            backend,
+            "--no-progress",
+            "--call-timeout",
+            "5",
+            "--lab-budget",
+            "20",
+            "--workers",
+            "3",
+            *extra,
+        ]
         code, so, se, secs, pid = run_command(cmd, course_root, base_env(can, home), user=user)
-        o = Outcome(path=path, backend=backend, students=students, code=code, seconds=secs, stdout=so, stderr=se,
-                    out=out, ended=time.time())
+        o = Outcome(
+            path=path,
+            backend=backend,
+            students=students,
+            code=code,
+            seconds=secs,
+            stdout=so,
+            stderr=se,
+            out=out,
+            ended=time.time(),
+        )
         return keep(collect(o, can, {pid}))
     finally:
         can.stop()
@@ -538,17 +665,34 @@ def keep(o: Outcome) -> Outcome:
     if d:
         Path(d).mkdir(parents=True, exist_ok=True)
         name = f"{o.path}-{o.backend}-{'-'.join(sorted(set(o.students.values())))[:40]}"
-        Path(d, name + ".json").write_text(json.dumps({
-            "code": o.code, "seconds": o.seconds, "rows": o.rows, "found": o.found, "reports": o.reports,
-            "canary_problems": o.canary_problems, "leftovers": o.leftovers, "files_left": o.files_left,
-            "stdout_tail": o.stdout[-3000:].decode(errors="replace"), "stderr_tail": o.stderr[-3000:].decode(errors="replace"),
-            "feedback": {k: v[:6000] for k, v in o.feedback.items()}}, indent=1, ensure_ascii=False))
+        Path(d, name + ".json").write_text(
+            json.dumps(
+                {
+                    "code": o.code,
+                    "seconds": o.seconds,
+                    "rows": o.rows,
+                    "found": o.found,
+                    "reports": o.reports,
+                    "canary_problems": o.canary_problems,
+                    "leftovers": o.leftovers,
+                    "files_left": o.files_left,
+                    "stdout_tail": o.stdout[-3000:].decode(errors="replace"),
+                    "stderr_tail": o.stderr[-3000:].decode(errors="replace"),
+                    "feedback": {k: v[:6000] for k, v in o.feedback.items()},
+                },
+                indent=1,
+                ensure_ascii=False,
+            )
+        )
         if o.out and o.out.exists():
-            shutil.copytree(o.out, Path(d, name + "-results"), dirs_exist_ok=True, ignore=shutil.ignore_patterns("logs"))
+            shutil.copytree(
+                o.out, Path(d, name + "-results"), dirs_exist_ok=True, ignore=shutil.ignore_patterns("logs")
+            )
     return o
 
 
 # ------------------------------------------------------------------ the ordinary user and copies of the course
+
 
 def make_course_venv(dest: Path) -> None:
     """A venv for ``dest`` made from Debian's /usr/bin/python3 (readable by every user; the checkout's venv
@@ -567,21 +711,39 @@ def make_course_venv(dest: Path) -> None:
         else:
             os.link(entry, target)
     # redis-py needs async-timeout before Python 3.11.3 (Debian has 3.11.2); the locks were made on 3.11.7
-    subprocess.run([str(ROOT / ".venv" / ".uv" / "bin" / "uv"), "pip", "install", "--quiet", "--python",
-                    str(venv / "bin" / "python"), "async-timeout"], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            str(ROOT / ".venv" / ".uv" / "bin" / "uv"),
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            str(venv / "bin" / "python"),
+            "async-timeout",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     (venv / "bin" / "course").write_text(
         f"#!{venv}/bin/python\nimport sys\nfrom redis_course.cli import main\nif __name__ == '__main__':\n"
-        "    sys.exit(main())\n")
+        "    sys.exit(main())\n"
+    )
     os.chmod(venv / "bin" / "course", 0o755)
-    version = subprocess.run([SYS_PYTHON, "-c", "import sys; print(sys.version, end='')"], capture_output=True,
-                             text=True, check=True).stdout
+    version = subprocess.run(
+        [SYS_PYTHON, "-c", "import sys; print(sys.version, end='')"], capture_output=True, text=True, check=True
+    ).stdout
     digest = hashlib.sha256((dest / "requirements" / "all.txt").read_bytes() + version.encode()).hexdigest()
     (venv / ".course-installed").write_text(json.dumps({"set": "all", "lock": digest, "bytecode": True}))
 
 
 def copy_checkout(dest: Path) -> None:
-    shutil.copytree(ROOT, dest, symlinks=True,
-                    ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "site", "node_modules", ".cache"))
+    shutil.copytree(
+        ROOT,
+        dest,
+        symlinks=True,
+        ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "site", "node_modules", ".cache"),
+    )
 
 
 def make_user() -> pwd.struct_passwd:
@@ -589,8 +751,11 @@ def make_user() -> pwd.struct_passwd:
     try:
         return pwd.getpwnam(name)
     except KeyError:
-        subprocess.run(["useradd", "--no-create-home", "--home-dir", str(BASE / "nohome"), "--shell", "/bin/sh", name],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["useradd", "--no-create-home", "--home-dir", str(BASE / "nohome"), "--shell", "/bin/sh", name],
+            check=True,
+            capture_output=True,
+        )
         return pwd.getpwnam(name)
 
 
@@ -622,6 +787,7 @@ def cleanup() -> None:
 
 
 # ------------------------------------------------------------------ reading what came back
+
 
 def probe_report(o: Outcome, student: str) -> dict:
     """The probe's report: from the shared Redis or the drop folder when they were reachable, else from
@@ -674,8 +840,9 @@ def csv_plain(cell: str) -> str:
 def name_key(name: str) -> str:
     """A student's name with what no gradebook shows as it is (controls, bidi marks, the replacement
     character they become) left out: the same key for a folder name and for its row."""
-    return re.sub(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufffd]", "",
-                  csv_plain(name))
+    return re.sub(
+        r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufffd]", "", csv_plain(name)
+    )
 
 
 def csv_formula_cells(text: str) -> list[str]:

@@ -20,9 +20,9 @@ import time
 HEX = CONFIG["hex"]  # noqa: F821 (prepended by the suite)
 MARK = "ESCSECRET" + HEX + "_"
 SECRET_RE = re.compile(re.escape(MARK).encode() + rb"[A-Za-z0-9]+_[A-Za-z0-9]+")
-FOUND = {}        # secret -> first route that showed it
-REACHED = []      # escape-class findings: "route: detail"
-INFO = []         # what was tried and stopped (for the record only)
+FOUND = {}  # secret -> first route that showed it
+REACHED = []  # escape-class findings: "route: detail"
+INFO = []  # what was tried and stopped (for the record only)
 _DEADLINE = [0.0]
 _DONE = set()
 
@@ -55,6 +55,7 @@ def _read(path, limit=1 << 20):
 
 # ------------------------------------------------------------------ files
 
+
 def probe_files():
     targets = list(CONFIG["read_targets"])
     for t in targets:
@@ -63,8 +64,10 @@ def probe_files():
             _scan(data, "read:" + t)
             _reach("read:" + t)
     # a bounded walk of the whole file system: names that look interesting are read
-    interesting = re.compile(r"(canary|escape-|ESCSECRET|solution\.py$|/hidden/|grades\.csv$|results\.json$|"
-                             r"feedback|/submissions?/|lab\.py$|\.env$|id_rsa|\.pgpass|\.netrc|credentials)")
+    interesting = re.compile(
+        r"(canary|escape-|ESCSECRET|solution\.py$|/hidden/|grades\.csv$|results\.json$|"
+        r"feedback|/submissions?/|lab\.py$|\.env$|id_rsa|\.pgpass|\.netrc|credentials)"
+    )
     seen = 0
     stack = ["/"]
     skip = {"/proc", "/sys", "/dev"}
@@ -78,7 +81,7 @@ def probe_files():
         _scan("\n".join(entries), "list:" + d)
         for e in entries:
             seen += 1
-            p = (d.rstrip("/") + "/" + e)
+            p = d.rstrip("/") + "/" + e
             if p in skip or p.startswith(("/usr/share", "/usr/lib/x86_64-linux-gnu", "/var/lib/dpkg")):
                 continue
             try:
@@ -104,8 +107,19 @@ def probe_files():
 
 
 def _writable_dirs():
-    cands = ["/tmp", "/var/tmp", "/dev/shm", "/run", "/run/lock", os.getcwd(), os.path.expanduser("~"),
-             "/root", "/home", "/work", os.path.dirname(os.path.abspath(__file__))] + list(CONFIG["write_targets"])
+    cands = [
+        "/tmp",
+        "/var/tmp",
+        "/dev/shm",
+        "/run",
+        "/run/lock",
+        os.getcwd(),
+        os.path.expanduser("~"),
+        "/root",
+        "/home",
+        "/work",
+        os.path.dirname(os.path.abspath(__file__)),
+    ] + list(CONFIG["write_targets"])
     out = []
     for d in cands:
         if d in out:
@@ -132,8 +146,20 @@ def probe_writes():
         INFO.append("writable:" + d)
     # links and FIFOs in every writable folder, named as files a grader might pick up
     link_to = list(CONFIG["read_targets"]) + ["/etc/shadow", "/root", "/"]
-    names = ["results.json", "result.json", "report.json", "grades.csv", "feedback.md", "junit.xml",
-             "output.json", "stdout", "stderr", "log", "score.json", "reply.json"]
+    names = [
+        "results.json",
+        "result.json",
+        "report.json",
+        "grades.csv",
+        "feedback.md",
+        "junit.xml",
+        "output.json",
+        "stdout",
+        "stderr",
+        "log",
+        "score.json",
+        "reply.json",
+    ]
     for d in dirs:
         if d in (os.getcwd(), os.path.dirname(os.path.abspath(__file__))):
             for i, n in enumerate(names):  # bait for the grader, only in the box's own folders
@@ -159,10 +185,12 @@ def probe_writes():
     # the course package, the standard library and the venv: can they be changed?  (only checked:
     # nothing is created there but files named escape-<hex>-*, which the suite removes)
     import redis_course
+
     pkg = os.path.dirname(redis_course.__file__)
     dirs_ = [pkg, os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(pkg))]
     try:
         import site
+
         dirs_ += site.getsitepackages()
     except Exception:
         pass
@@ -194,6 +222,7 @@ def probe_writes():
 
 
 # ------------------------------------------------------------------ processes
+
 
 def _pids():
     try:
@@ -266,7 +295,11 @@ def probe_proc():
             data = _read(path, 1 << 16)
             if data is not None:
                 _scan(data, path)
-                if part == "cmdline" and pid not in own and (b"run.py" in data or b"grade" in data or b"pytest" in data):
+                if (
+                    part == "cmdline"
+                    and pid not in own
+                    and (b"run.py" in data or b"grade" in data or b"pytest" in data)
+                ):
                     _reach("grader-cmdline:%d" % pid)
                 if part == "environ" and pid not in own and data:
                     _reach("foreign-environ:%d" % pid)
@@ -358,6 +391,7 @@ def probe_env():
 
 # ------------------------------------------------------------------ network
 
+
 def _resp(*args):
     out = b"*%d\r\n" % len(args)
     for a in args:
@@ -385,8 +419,14 @@ def _talk(sock, *cmds):
 
 def _redis_loot(sock, route):
     """On a Redis the probe should never reach: read the canary keys, leave a found mark."""
-    data = _talk(sock, ("PING",), ("GET", "escape:%s:canary" % HEX), ("GET", "canary"),
-                 ("SCAN", "0", "MATCH", "escape:%s:*" % HEX, "COUNT", "1000"), ("KEYS", "*canary*"))
+    data = _talk(
+        sock,
+        ("PING",),
+        ("GET", "escape:%s:canary" % HEX),
+        ("GET", "canary"),
+        ("SCAN", "0", "MATCH", "escape:%s:*" % HEX, "COUNT", "1000"),
+        ("KEYS", "*canary*"),
+    )
     _scan(data, route)
     if data.startswith(b"+PONG") or b"NOAUTH" in data:
         _reach("redis:" + route)
@@ -482,7 +522,7 @@ LUA = {
     "debug.getinfo": "return tostring(debug.getinfo(1).source)",
     "load": "return tostring(load('return 40 + 2')())",
     "loadstring-os": "local v = loadstring('return os')() if type(v) == 'table' and v.execute then return 'os' end "
-                     "return redis.error_reply('no os library')",
+    "return redis.error_reply('no os library')",
     "string.dump": "return tostring(#string.dump(function() return 1 end))",
     "dofile": "return tostring(dofile('/etc/hostname'))",
     "loadfile": "return tostring(loadfile('/etc/hostname'))",
@@ -497,20 +537,59 @@ LUA = {
 # (Redis 7 refuses both; so does the box's fakeredis, tests/grading/test_box.py holds it)
 LUA["getmetatable-string"] = "local mt = getmetatable('') mt.__index = nil return 'changed'"
 LUA["setmetatable-_G"] = "setmetatable(_G, {__index = function(t, k) return k end}) return 'ok'"
-LUA_ESCAPES = {"python.eval", "python.builtins", "python.import", "os.execute", "io.open", "io.popen",
-               "require", "package.loadlib", "debug.getregistry", "loadstring-os", "dofile", "loadfile",
-               "redis.call.__globals__", "global-write"}
+LUA_ESCAPES = {
+    "python.eval",
+    "python.builtins",
+    "python.import",
+    "os.execute",
+    "io.open",
+    "io.popen",
+    "require",
+    "package.loadlib",
+    "debug.getregistry",
+    "loadstring-os",
+    "dofile",
+    "loadfile",
+    "redis.call.__globals__",
+    "global-write",
+}
 COMMANDS = [
-    ("CONFIG", "GET", "*"), ("CONFIG", "SET", "dir", "/tmp"), ("CONFIG", "SET", "maxmemory", "0"),
-    ("CONFIG", "SET", "dbfilename", "escape-%s.rdb" % HEX), ("SAVE",), ("BGSAVE",), ("BGREWRITEAOF",),
-    ("DEBUG", "SLEEP", "0"), ("DEBUG", "JMAP"), ("MODULE", "LOAD", "/tmp/escape-%s.so" % HEX), ("MODULE", "LIST"),
-    ("ACL", "WHOAMI"), ("ACL", "LIST"), ("ACL", "SETUSER", "default", "on", "nopass", "+@all", "~*"),
-    ("AUTH", "default", ""), ("CLIENT", "LIST"), ("INFO", "server"),
-    ("REPLICAOF", "NO", "ONE"), ("SLAVEOF", "NO", "ONE"), ("FUNCTION", "LIST"), ("CLUSTER", "INFO"),
-    ("SCRIPT", "FLUSH"), ("LATENCY", "DOCTOR"),
+    ("CONFIG", "GET", "*"),
+    ("CONFIG", "SET", "dir", "/tmp"),
+    ("CONFIG", "SET", "maxmemory", "0"),
+    ("CONFIG", "SET", "dbfilename", "escape-%s.rdb" % HEX),
+    ("SAVE",),
+    ("BGSAVE",),
+    ("BGREWRITEAOF",),
+    ("DEBUG", "SLEEP", "0"),
+    ("DEBUG", "JMAP"),
+    ("MODULE", "LOAD", "/tmp/escape-%s.so" % HEX),
+    ("MODULE", "LIST"),
+    ("ACL", "WHOAMI"),
+    ("ACL", "LIST"),
+    ("ACL", "SETUSER", "default", "on", "nopass", "+@all", "~*"),
+    ("AUTH", "default", ""),
+    ("CLIENT", "LIST"),
+    ("INFO", "server"),
+    ("REPLICAOF", "NO", "ONE"),
+    ("SLAVEOF", "NO", "ONE"),
+    ("FUNCTION", "LIST"),
+    ("CLUSTER", "INFO"),
+    ("SCRIPT", "FLUSH"),
+    ("LATENCY", "DOCTOR"),
 ]
-ESCAPE_COMMANDS = {"CONFIG SET", "SAVE", "BGSAVE", "BGREWRITEAOF", "DEBUG SLEEP", "DEBUG JMAP", "MODULE LOAD",
-                   "ACL SETUSER", "REPLICAOF NO", "SLAVEOF NO"}
+ESCAPE_COMMANDS = {
+    "CONFIG SET",
+    "SAVE",
+    "BGSAVE",
+    "BGREWRITEAOF",
+    "DEBUG SLEEP",
+    "DEBUG JMAP",
+    "MODULE LOAD",
+    "ACL SETUSER",
+    "REPLICAOF NO",
+    "SLAVEOF NO",
+}
 
 
 SERVER_SIDE = r"""
@@ -619,6 +698,7 @@ def probe_redis(r):
         INFO.append("client:" + repr(pool.connection_kwargs)[:200])
         for port in CONFIG["canary_redis_ports"]:
             import redis as _redis
+
             c = _redis.Redis(host="127.0.0.1", port=port, socket_timeout=0.5)
             _scan(str(c.get("canary")), "redis-py:%d" % port)
             _reach("redis-py:%d" % port)
@@ -626,7 +706,9 @@ def probe_redis(r):
         pass
     # fakeredis: is the server object in this process (then its state is the student's to forge)?
     try:
-        srv = getattr(r, "_server", None) or getattr(getattr(r, "connection_pool", None), "connection_kwargs", {}).get("server")
+        srv = getattr(r, "_server", None) or getattr(getattr(r, "connection_pool", None), "connection_kwargs", {}).get(
+            "server"
+        )
         if srv is not None:
             _reach("fakeredis-server-in-process")
     except Exception:
@@ -634,6 +716,7 @@ def probe_redis(r):
 
 
 # ------------------------------------------------------------------ state inside the interpreter
+
 
 def probe_tamper():
     hits = []
@@ -665,8 +748,14 @@ def _drop():
         return False
 
 
-SLICES = [("probe_env", 0.3), ("probe_proc", 0.7), ("probe_network", 0.6), ("probe_writes", 0.4),
-          ("probe_tamper", 0.1), ("probe_files", 0.8)]
+SLICES = [
+    ("probe_env", 0.3),
+    ("probe_proc", 0.7),
+    ("probe_network", 0.6),
+    ("probe_writes", 0.4),
+    ("probe_tamper", 0.1),
+    ("probe_files", 0.8),
+]
 
 
 def run(r=None, budget=3.0, part="cmds"):
@@ -685,13 +774,16 @@ def run(r=None, budget=3.0, part="cmds"):
             INFO.append("t:%s:%.2f" % (name, time.monotonic() - t0))
     else:
         _DEADLINE[0] = time.monotonic() + budget
+
         def step():
             try:
                 (probe_redis if part == "cmds" else probe_lua)(r)
             except Exception as e:
                 INFO.append("probe_%s:%s" % (part, type(e).__name__))
+
         # in a thread: a script or command that never returns still lets the report out
         import threading
+
         t = threading.Thread(target=step, daemon=True)
         t.start()
         t.join(budget + 1.0)

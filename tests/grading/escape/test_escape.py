@@ -5,6 +5,7 @@ after every attack) once per backend; the tests then read what that batch left: 
 planted before it (harness.Canaries), the results folder, the shared Redis under escape:<hex>:, the
 drop folder, the host's processes and files.  A test that fails here names what an attack reached.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,14 +27,31 @@ pytestmark = pytest.mark.slow
 BACKENDS = ["fakeredis", "redis-server"]
 TEXT_NAME = "13-text=1+1;@SUM(1)\u202e\x1b]52;c;ZXNj\x07\x1b[31m"
 ROOT_BATCH = {
-    "00-honest": "honest", "01-probe": "probe", "02-forkbomb": "forkbomb", "03-honest": "honest",
-    "04-diskfill": "diskfill", "05-memory": "memory", "06-honest": "honest", "07-flood": "flood",
-    "08-serverkill": "serverkill", "09-honest": "honest", "10-hang": "hang", "11-daemon": "daemon",
-    "12-honest": "honest", TEXT_NAME: "textinject", "14-tamper": "tamper", "15-baseline": "baseline",
+    "00-honest": "honest",
+    "01-probe": "probe",
+    "02-forkbomb": "forkbomb",
+    "03-honest": "honest",
+    "04-diskfill": "diskfill",
+    "05-memory": "memory",
+    "06-honest": "honest",
+    "07-flood": "flood",
+    "08-serverkill": "serverkill",
+    "09-honest": "honest",
+    "10-hang": "hang",
+    "11-daemon": "daemon",
+    "12-honest": "honest",
+    TEXT_NAME: "textinject",
+    "14-tamper": "tamper",
+    "15-baseline": "baseline",
     "16-honest": "honest",
 }
-USER_BATCH = {"00-honest": "honest", "01-probe": "probe", "03-honest": "honest", "11-daemon": "daemon",
-              "16-honest": "honest"}
+USER_BATCH = {
+    "00-honest": "honest",
+    "01-probe": "probe",
+    "03-honest": "honest",
+    "11-daemon": "daemon",
+    "16-honest": "honest",
+}
 CHECK_ATTACKS = ["probe", "daemon", "textinject"]
 # what a probe may report without it being an escape: hooks it can see in its own interpreter (the
 # tamper attack measures whether they matter), and a command or script that did not return in time
@@ -56,6 +74,7 @@ def outcome(path: str, backend: str) -> h.Outcome:
 
 
 # ------------------------------------------------------------------ the paths
+
 
 def run_root(backend: str) -> h.Outcome:
     return h.grade("root", backend, ROOT_BATCH)
@@ -93,8 +112,13 @@ def _edition():
     """The student edition, as a student gets it, with its own venv."""
     if not _EDITION:
         dest = h.BASE / "edition"
-        code = subprocess.run([h.base_python(), "run.py", "release", str(dest)], cwd=h.ROOT, capture_output=True,
-                              timeout=180, env=dict(os.environ))
+        code = subprocess.run(
+            [h.base_python(), "run.py", "release", str(dest)],
+            cwd=h.ROOT,
+            capture_output=True,
+            timeout=180,
+            env=dict(os.environ),
+        )
         assert code.returncode == 0, code.stderr.decode()[-2000:]
         h.make_course_venv(dest)
         _EDITION["dest"] = dest
@@ -114,10 +138,20 @@ def run_check(backend: str) -> dict:
             lab = dest / "labs" / h.LAB / "lab.py"
             lab.write_text(attacks.build(kind, can.config(kind, []), h.functions_of_starter()))
             env = h.base_env(can, run / "home")
-            code, so, se, secs, pid = h.run_command([h.SYS_PYTHON, "run.py", "check", "00", "--backend", backend,
-                                                     "--verbose"], dest, env, timeout=120)
-            o = h.Outcome(path="check", backend=backend, students={kind: kind}, code=code, seconds=secs,
-                          stdout=so, stderr=se, out=None, ended=time.time())
+            code, so, se, secs, pid = h.run_command(
+                [h.SYS_PYTHON, "run.py", "check", "00", "--backend", backend, "--verbose"], dest, env, timeout=120
+            )
+            o = h.Outcome(
+                path="check",
+                backend=backend,
+                students={kind: kind},
+                code=code,
+                seconds=secs,
+                stdout=so,
+                stderr=se,
+                out=None,
+                ended=time.time(),
+            )
             o.feedback[kind] = so.decode(errors="replace")
             out[kind] = h.keep(h.collect(o, can, {pid}))
         finally:
@@ -132,22 +166,36 @@ def run_gradescope(backend: str) -> dict:
     (root / "submission").mkdir(parents=True)
     z = h.BASE / "autograder-00.zip"
     if not z.exists():
-        r = subprocess.run([h.base_python(), "run.py", "gradescope", "00", "--out", str(z)], cwd=h.ROOT,
-                           capture_output=True, timeout=180)
+        r = subprocess.run(
+            [h.base_python(), "run.py", "gradescope", "00", "--out", str(z)],
+            cwd=h.ROOT,
+            capture_output=True,
+            timeout=180,
+        )
         assert r.returncode == 0, r.stderr.decode()[-2000:]
     subprocess.run(["unzip", "-q", str(z), "-d", str(root / "source")], check=True)
     out = {}
     for kind in ("probe",):
         can = h.Canaries(run=root / "run", home=root / "home").plant()
         try:
-            (root / "submission" / "lab.py").write_text(attacks.build(kind, can.config(kind, []),
-                                                                      h.functions_of_starter()))
+            (root / "submission" / "lab.py").write_text(
+                attacks.build(kind, can.config(kind, []), h.functions_of_starter())
+            )
             (root / "results").mkdir(exist_ok=True)
             env = h.base_env(can, root / "home")
             env.update(AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=str(h.ROOT / ".venv" / "bin" / "python"))
             code, so, se, secs, pid = h.run_command([str(root / "source" / "run_autograder")], root, env, timeout=180)
-            o = h.Outcome(path="gradescope", backend=backend, students={kind: kind}, code=code, seconds=secs,
-                          stdout=so, stderr=se, out=root / "results", ended=time.time())
+            o = h.Outcome(
+                path="gradescope",
+                backend=backend,
+                students={kind: kind},
+                code=code,
+                seconds=secs,
+                stdout=so,
+                stderr=se,
+                out=root / "results",
+                ended=time.time(),
+            )
             res = root / "results" / "results.json"
             o.feedback[kind] = res.read_text(errors="replace") if res.exists() else ""
             out[kind] = h.keep(h.collect(o, can, {pid}))
@@ -170,12 +218,18 @@ def student_of(batch: dict, kind: str) -> str:
 
 # ------------------------------------------------------------------ verdicts per attack
 
+
 def _mine(where: str, student: str, kind: str, single: bool) -> bool:
     if single:
         return True
     fname = re.sub(r'[/\\:*?"<>|\x00-\x1f\x7f-\x9f]', "_", student)
-    return (f"/{fname}." in where or f"/{fname}/" in where or f":found:{kind}:" in where
-            or where.startswith(f"drop/{kind}-") or (kind == "probe" and where.startswith(("drop/report-", "drop/lua-server-"))))
+    return (
+        f"/{fname}." in where
+        or f"/{fname}/" in where
+        or f":found:{kind}:" in where
+        or where.startswith(f"drop/{kind}-")
+        or (kind == "probe" and where.startswith(("drop/report-", "drop/lua-server-")))
+    )
 
 
 def found_by(o: h.Outcome, student: str, kind: str) -> list[str]:
@@ -194,9 +248,9 @@ def _own_space(reached: str) -> bool:
     """A write the probe made that did not land on this machine: the folder it wrote to (a /tmp, a
     folder made for a mount) was the box's own, so the probe's file is not there from outside."""
     if reached.startswith("write:"):
-        return not (Path(reached[len("write:"):]) / f"escape-{h.HEX}-w-dir").exists()
+        return not (Path(reached[len("write:") :]) / f"escape-{h.HEX}-w-dir").exists()
     if reached.startswith("wrote:"):
-        return not os.path.exists(reached[len("wrote:"):])
+        return not os.path.exists(reached[len("wrote:") :])
     return False
 
 
@@ -270,16 +324,24 @@ def verdict(o: h.Outcome, kind: str, student: str) -> list[str]:
 def text_problems(o: h.Outcome, student: str) -> list[str]:
     bad = []
     term = (o.stdout + o.stderr).decode("utf-8", "replace")
-    for seq, what in (("\x1b]52;", "OSC 52 (clipboard)"), ("\x1b[2J", "CSI clear screen"), ("\x1b[31m", "CSI colour"),
-                      ("\x9b", "C1 CSI"), ("\u202e", "bidi override"), ("\x07", "BEL")):
+    for seq, what in (
+        ("\x1b]52;", "OSC 52 (clipboard)"),
+        ("\x1b[2J", "CSI clear screen"),
+        ("\x1b[31m", "CSI colour"),
+        ("\x9b", "C1 CSI"),
+        ("\u202e", "bidi override"),
+        ("\x07", "BEL"),
+    ):
         if seq in term:
             bad.append(f"{what} from the student reached the terminal")
     if o.out and o.out.exists():
         if o.csv_text:
             bad += ["grades.csv formula cell " + c for c in h.csv_formula_cells(o.csv_text)]
             if h.CONTROL_RE.search(o.csv_text.replace("\r\n", "\n")):
-                bad.append("grades.csv holds control or bidi characters: "
-                           + repr(h.CONTROL_RE.findall(o.csv_text.replace("\r\n", "\n"))[:6]))
+                bad.append(
+                    "grades.csv holds control or bidi characters: "
+                    + repr(h.CONTROL_RE.findall(o.csv_text.replace("\r\n", "\n"))[:6])
+                )
         for p in (o.out / "feedback").glob("*.md"):
             t = re.sub(r"(?ms)^```.*?^```", "", p.read_text(errors="replace"))  # fenced blocks are data
             if "\x1b" in p.read_text(errors="replace") or "\x9b" in p.read_text(errors="replace"):
@@ -294,7 +356,9 @@ def text_problems(o: h.Outcome, student: str) -> list[str]:
             err = h.xml_ok(p)
             if err:
                 bad.append(f"junit/{p.name} is not well-formed XML: {err}")
-            elif 'name="forged"' in p.read_text(errors="replace") and "&lt;testcase" not in p.read_text(errors="replace"):
+            elif 'name="forged"' in p.read_text(errors="replace") and "&lt;testcase" not in p.read_text(
+                errors="replace"
+            ):
                 bad.append(f"junit/{p.name}: student text made a testcase")
         for p in (o.out / "gradescope").rglob("*.json"):
             try:
@@ -312,6 +376,7 @@ def text_problems(o: h.Outcome, student: str) -> list[str]:
 
 
 # ------------------------------------------------------------------ the tests
+
 
 def _attack_params():
     out = []

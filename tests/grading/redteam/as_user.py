@@ -5,6 +5,7 @@ In a private mount namespace the folders Python needs are made reachable for tha
 machine where Python lives under /root, 0700: an empty tmpfs over the blocking folder, with exactly
 those folders bound back), nothing else changes; then the user's ids, then exec.  ``setpriv
 --reuid`` alone would leave that user unable to start Python."""
+
 import ctypes
 import os
 import stat

@@ -1,6 +1,7 @@
 """``python memory_fanout.py TAG [MODE]``: one box as this user grades it (no cgroup it may write: rlimits and the
 memory watchdog), with a memory limit of 256 MiB; a call whose four children touch 100 MiB each,
 then honest calls (100 MiB in one process, two children of 60 MiB).  Prints what the grader saw, as JSON, for ``test_limits.py``."""
+
 import json
 import shutil
 import sys
@@ -33,9 +34,14 @@ SOURCE = textwrap.dedent('''
 
 run = make_run_dir("course-memwatch-")
 seen = {"cgroup": cgroups.cgroup_version()}
-box = Box(SOURCE.encode(), run, f"course:memwatch:{sys.argv[1] if len(sys.argv) > 1 else 'x'}:",
-          Limits(call_timeout_s=25, memory_mb=256), backend="fakeredis",
-          mode=sys.argv[2] if len(sys.argv) > 2 else None)  # None: as grade would (bubblewrap here)
+box = Box(
+    SOURCE.encode(),
+    run,
+    f"course:memwatch:{sys.argv[1] if len(sys.argv) > 1 else 'x'}:",
+    Limits(call_timeout_s=25, memory_mb=256),
+    backend="fakeredis",
+    mode=sys.argv[2] if len(sys.argv) > 2 else None,
+)  # None: as grade would (bubblewrap here)
 try:
     box.start()
     watch = getattr(box, "watch", None)

@@ -13,6 +13,7 @@ rlimits, the seccomp filter and the memory watchdog), with a memory limit of 256
 * ``burst``: six children each touch 200 MiB (under the per-process limit) at once, as fast as the
   machine lets them; the watchdog's reason says how much the box held when it was caught.
 """
+
 import json
 import shutil
 import sys
@@ -146,9 +147,14 @@ def meminfo() -> dict:
 attack = sys.argv[2]
 run = make_run_dir("course-memkernel-")
 seen = {"cgroup": cgroups.cgroup_version(), "attack": attack}
-box = Box(SOURCE.encode(), run, f"course:memkernel:{sys.argv[1]}:",
-          Limits(call_timeout_s=25, memory_mb=512 if attack == "burst" else 256), backend=sys.argv[3],
-          mode=sys.argv[4] if len(sys.argv) > 4 else None)  # None: as grade would (bubblewrap here)
+box = Box(
+    SOURCE.encode(),
+    run,
+    f"course:memkernel:{sys.argv[1]}:",
+    Limits(call_timeout_s=25, memory_mb=512 if attack == "burst" else 256),
+    backend=sys.argv[3],
+    mode=sys.argv[4] if len(sys.argv) > 4 else None,
+)  # None: as grade would (bubblewrap here)
 try:
     box.start()
     watch = getattr(box, "watch", None)

@@ -2,6 +2,7 @@
 box's own), ``user`` (another user: bubblewrap), ``none`` (``--no-isolation``).  :func:`grade_cli`
 grades as the path says: in a subprocess, as ``nobody`` for the last two when the tests run as root
 (see ``as_user.py``)."""
+
 from __future__ import annotations
 
 import os
@@ -29,9 +30,22 @@ def nobody() -> tuple[int, int]:
 def _as_nobody_works() -> bool:
     uid, gid = nobody()
     try:
-        return subprocess.run([sys.executable, str(HERE / "as_user.py"), str(uid), str(gid), sys.executable, "-c",
-                               "from redis_course.labs.sandbox import launch as i; raise SystemExit(i.mode() != 'bwrap')"],
-                              capture_output=True, timeout=60).returncode == 0
+        return (
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(HERE / "as_user.py"),
+                    str(uid),
+                    str(gid),
+                    sys.executable,
+                    "-c",
+                    "from redis_course.labs.sandbox import launch as i; raise SystemExit(i.mode() != 'bwrap')",
+                ],
+                capture_output=True,
+                timeout=60,
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -50,17 +64,32 @@ def skip_unless_possible(path: str) -> None:
             pytest.skip("bubblewrap does not work for this user here")
 
 
-def grade_cli(path: str, submissions: Path, out: Path, *extra: str, env: dict | None = None,
-              timeout: float = 900) -> subprocess.CompletedProcess:
+def grade_cli(
+    path: str, submissions: Path, out: Path, *extra: str, env: dict | None = None, timeout: float = 900
+) -> subprocess.CompletedProcess:
     """``course grade SUBMISSIONS --out OUT --lab 00`` on the given path."""
-    argv = [sys.executable, "-c", "import sys; from redis_course.cli import main; raise SystemExit(main(sys.argv[1:]))",
-            "grade", str(submissions), "--out", str(out), "--lab", "00", "--workers", "2", "--no-progress",
-            "--call-timeout", "3", *(["--no-isolation"] if path == "none" else []), *extra]
+    argv = [
+        sys.executable,
+        "-c",
+        "import sys; from redis_course.cli import main; raise SystemExit(main(sys.argv[1:]))",
+        "grade",
+        str(submissions),
+        "--out",
+        str(out),
+        "--lab",
+        "00",
+        "--workers",
+        "2",
+        "--no-progress",
+        "--call-timeout",
+        "3",
+        *(["--no-isolation"] if path == "none" else []),
+        *extra,
+    ]
     if os.geteuid() == 0 and path != "root":
         uid, gid = nobody()
         argv = [sys.executable, str(HERE / "as_user.py"), str(uid), str(gid), *argv]
         for d in (submissions.parent, out.parent):
             os.chmod(d, 0o777)
     full_env = {**os.environ, "HOME": str(out.parent), **(env or {})}
-    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=full_env,
-                          cwd=str(out.parent))
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=str(out.parent))

@@ -5,6 +5,7 @@ submission that raised its own ``SimulatedCrash`` early got full marks.  Faults 
 now set by the grader's side of the student's process: these submissions must lose exactly the
 tests that their code deserves to lose, and honest solutions keep full marks.
 """
+
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
@@ -19,17 +20,26 @@ from redis_course.labs.authoring.wrong import Wrong
 pytestmark = pytest.mark.slow
 
 HERE = Path(__file__).parent / "hooks"
-CRASH_05 = ["test_a_crash_at_any_step_loses_nothing_and_counts_nothing_twice[claimed]",
-            "test_a_crash_at_any_step_loses_nothing_and_counts_nothing_twice[applied]",
-            "test_crash_after_crash_then_flushes_hidden"]
+CRASH_05 = [
+    "test_a_crash_at_any_step_loses_nothing_and_counts_nothing_twice[claimed]",
+    "test_a_crash_at_any_step_loses_nothing_and_counts_nothing_twice[applied]",
+    "test_crash_after_crash_then_flushes_hidden",
+]
 
 
 def _submissions(tmp: Path) -> dict[str, tuple[str, Path, list[str]]]:
     """name -> (lab, file, tests the code deserves to fail)."""
     getdel = Wrong(find_lab("05"), find_lab("05").path / "wrong" / "flush_getdel.py").source()
-    out = {"lab03_own_hooks": ("03", HERE / "lab03_own_hooks.py",
-                               ["test_day_boundary_is_utc_whatever_the_machine_zone_hidden",
-                                "test_a_crash_between_commands_leaves_no_key_without_ttl_hidden"])}
+    out = {
+        "lab03_own_hooks": (
+            "03",
+            HERE / "lab03_own_hooks.py",
+            [
+                "test_day_boundary_is_utc_whatever_the_machine_zone_hidden",
+                "test_a_crash_between_commands_leaves_no_key_without_ttl_hidden",
+            ],
+        )
+    }
     for name in ("lab05_own_crash", "lab05_early_crash_point"):
         path = tmp / f"{name}.py"
         path.write_text(getdel + (HERE / f"{name}.txt").read_text(encoding="utf-8"), encoding="utf-8")

@@ -12,6 +12,7 @@ and time was limited per call only.
 
 Each test runs on every grading path this machine can run (see ``redteam_paths.py``).
 """
+
 from __future__ import annotations
 
 import csv
@@ -51,8 +52,14 @@ def graded(request):
         d.mkdir(parents=True)
         shutil.copy(HERE / "lab00" / f"{name}.py", d / "lab.py")
     started = time.monotonic()
-    res = grade_cli(path, shared / "submissions", shared / "results", "--lab-budget", str(BUDGET_S),
-                    env={"PYTHONPATH": str(shared / "checkout" / "src"), "COURSE_ROOT": str(shared / "checkout")})
+    res = grade_cli(
+        path,
+        shared / "submissions",
+        shared / "results",
+        "--lab-budget",
+        str(BUDGET_S),
+        env={"PYTHONPATH": str(shared / "checkout" / "src"), "COURSE_ROOT": str(shared / "checkout")},
+    )
     seconds = time.monotonic() - started
     assert res.returncode in (0, 1), res.stderr[-2000:]
     out = shared / "results"
@@ -60,8 +67,13 @@ def graded(request):
         rows = {row["student"]: row for row in csv.DictReader(f)}
     feedback = {name: (out / "feedback" / f"{name}.md").read_text(encoding="utf-8") for name in rows}
     log = out / "logs" / "students" / "sleep_under_timeout" / "00-demo.log"
-    yield {"path": path, "rows": rows, "feedback": feedback, "seconds": seconds,
-           "log": log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""}
+    yield {
+        "path": path,
+        "rows": rows,
+        "feedback": feedback,
+        "seconds": seconds,
+        "log": log.read_text(encoding="utf-8", errors="replace") if log.exists() else "",
+    }
     shutil.rmtree(shared, ignore_errors=True)
 
 
@@ -77,8 +89,9 @@ def test_calls_under_the_timeout_run_out_of_the_labs_budget(graded):
 def test_the_log_says_which_isolation_and_limits_were_used(graded):
     first = graded["log"].splitlines()[0] if graded["log"] else ""
     assert first.startswith("isolation: "), graded["log"][:500]
-    assert ("cgroup v" in first) == (graded["path"] == "root" and cgroups.cgroup_version() is not None) \
-        or graded["path"] != "root", first
+    assert ("cgroup v" in first) == (graded["path"] == "root" and cgroups.cgroup_version() is not None) or graded[
+        "path"
+    ] != "root", first
     assert ("memory watchdog" in first) != ("cgroup v" in first), first
 
 
@@ -117,8 +130,14 @@ def _as_nobody(tmp_path, script: list[str]) -> dict:
     import json
     import subprocess
 
-    res = subprocess.run(script, capture_output=True, text=True, timeout=120, cwd=tmp_path,
-                         env={**os.environ, "HOME": str(tmp_path), "TMPDIR": str(tmp_path)})
+    res = subprocess.run(
+        script,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "HOME": str(tmp_path), "TMPDIR": str(tmp_path)},
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -143,13 +162,23 @@ def test_a_boxs_kernel_buffers_are_bounded_without_a_cgroup(tmp_path, mode, back
     from redis_course.labs.sandbox.box import FD_BUFFER_BYTES
     from redis_course.labs.sandbox.limits import Limits
 
-    seen = _as_nobody(tmp_path, [str(HERE / "memory_kernel.py"), os.urandom(3).hex(), "buffers", _backend(backend),
-                                 *(["none"] if mode == "none" else [])])
+    seen = _as_nobody(
+        tmp_path,
+        [
+            str(HERE / "memory_kernel.py"),
+            os.urandom(3).hex(),
+            "buffers",
+            _backend(backend),
+            *(["none"] if mode == "none" else []),
+        ],
+    )
     assert seen["cgroup"] is None and seen["watch"] and (seen["mode"] == "none") == (mode == "none"), seen
     result = seen["result"]
     bound = 4 * Limits().nofile * FD_BUFFER_BYTES >> 20
     assert "returned" in result or "out of memory" in result.get("crash", ""), seen
-    assert result.get("returned", 0) <= bound, f"queued {result['returned']} MiB in kernel buffers (at most {bound}): {seen}"
+    assert result.get("returned", 0) <= bound, (
+        f"queued {result['returned']} MiB in kernel buffers (at most {bound}): {seen}"
+    )
     assert seen["honest"] == 5000, seen
 
 
@@ -159,8 +188,16 @@ def test_kernel_buffers_count_against_a_boxs_memory_without_a_cgroup(tmp_path, m
     processes.  24 children each holding about 30 Unix socket pairs full (some 6 MiB each, 150 MiB
     together, with resident sets the watchdog alone would let pass under 256 MiB): the watchdog
     charges every descriptor a process holds, and stops them as out of memory."""
-    seen = _as_nobody(tmp_path, [str(HERE / "memory_kernel.py"), os.urandom(3).hex(), "fleet", "fakeredis",
-                                 *(["none"] if mode == "none" else [])])
+    seen = _as_nobody(
+        tmp_path,
+        [
+            str(HERE / "memory_kernel.py"),
+            os.urandom(3).hex(),
+            "fleet",
+            "fakeredis",
+            *(["none"] if mode == "none" else []),
+        ],
+    )
     assert seen["cgroup"] is None and seen["watch"] and (seen["mode"] == "none") == (mode == "none"), seen
     crash = seen["result"].get("crash", "")
     assert "out of memory" in crash and "256 MiB" in crash, seen
@@ -174,8 +211,16 @@ def test_the_watchdog_stops_a_burst_before_the_limit(tmp_path, mode, backend):
     a limit of 512 MiB: the watchdog now looks again before a box growing at 5 GiB/s could pass its
     threshold, an eighth below the limit, so it catches them before they hold the limit itself
     (458-490 MiB measured on two busy cores; 594-673 MiB looking every 0.15 s at the limit)."""
-    seen = _as_nobody(tmp_path, [str(HERE / "memory_kernel.py"), os.urandom(3).hex(), "burst", _backend(backend),
-                                 *(["none"] if mode == "none" else [])])
+    seen = _as_nobody(
+        tmp_path,
+        [
+            str(HERE / "memory_kernel.py"),
+            os.urandom(3).hex(),
+            "burst",
+            _backend(backend),
+            *(["none"] if mode == "none" else []),
+        ],
+    )
     assert seen["cgroup"] is None and seen["watch"] and (seen["mode"] == "none") == (mode == "none"), seen
     crash = seen["result"].get("crash", "")
     assert "out of memory" in crash and "512 MiB" in crash, seen
@@ -193,7 +238,12 @@ def test_a_boxs_memory_is_bounded_as_a_whole_without_a_cgroup(tmp_path, mode):
     isolates here (bubblewrap), and with ``--no-isolation``."""
     from redteam_paths import nobody
 
-    script = [sys.executable, str(HERE / "memory_fanout.py"), os.urandom(3).hex(), *(["none"] if mode == "none" else [])]
+    script = [
+        sys.executable,
+        str(HERE / "memory_fanout.py"),
+        os.urandom(3).hex(),
+        *(["none"] if mode == "none" else []),
+    ]
     if os.geteuid() == 0:
         uid, gid = nobody()
         script = [sys.executable, str(HERE / "as_user.py"), str(uid), str(gid), *script]
@@ -203,8 +253,14 @@ def test_a_boxs_memory_is_bounded_as_a_whole_without_a_cgroup(tmp_path, mode):
     import json
     import subprocess
 
-    res = subprocess.run(script, capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                         env={**os.environ, "HOME": str(tmp_path), "TMPDIR": str(tmp_path)})
+    res = subprocess.run(
+        script,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={**os.environ, "HOME": str(tmp_path), "TMPDIR": str(tmp_path)},
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     seen = json.loads(res.stdout.strip().splitlines()[-1])
     assert seen["cgroup"] is None and seen["watch"] and (seen["mode"] == "none") == (mode == "none"), seen

@@ -13,6 +13,7 @@ processes behind.
 Each test runs on every grading path this machine can run (see ``paths.py``); the others are
 skipped with the reason.
 """
+
 from __future__ import annotations
 
 import os
@@ -33,8 +34,20 @@ pytestmark = pytest.mark.slow
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[2]
-FORBIDDEN = {"sibling", "results", "submissions", "labs", ".git", "mkdocs.yml", "run.json", "results.json",
-             "pytest.log", "pytest.ini", "solution.py", "grades.csv"}
+FORBIDDEN = {
+    "sibling",
+    "results",
+    "submissions",
+    "labs",
+    ".git",
+    "mkdocs.yml",
+    "run.json",
+    "results.json",
+    "pytest.log",
+    "pytest.ini",
+    "solution.py",
+    "grades.csv",
+}
 
 
 def _checkout_copy(dest: Path) -> None:
@@ -70,16 +83,23 @@ def test_nothing_beside_the_checkout_or_in_the_run_folder_is_readable(shared, pa
     if path == "none":
         pytest.skip("--no-isolation hides nothing by choice (the instructor's explicit opt-out)")
     _submit(shared, "read_around")
-    res = grade_cli(path, shared / "submissions", shared / "results",
-                    env={"PYTHONPATH": str(shared / "checkout" / "src"), "COURSE_ROOT": str(shared / "checkout")})
+    res = grade_cli(
+        path,
+        shared / "submissions",
+        shared / "results",
+        env={"PYTHONPATH": str(shared / "checkout" / "src"), "COURSE_ROOT": str(shared / "checkout")},
+    )
     assert res.returncode in (0, 1), res.stderr[-2000:]
     feedback = (shared / "results" / "feedback" / "read_around.md").read_text(encoding="utf-8")
     assert "read_around ran" in feedback, feedback[-1500:]
     found = [line for line in feedback.splitlines() if line.startswith("FOUND")]
     # a folder on the way to a kept path shows that path's next component only (sb-*, redis, src...)
-    leaks = [line for line in found if not line.endswith("/:") and (
-        not line.split(": ")[0].endswith("/") or
-        any(name in line.split(": ", 1)[1].split() for name in FORBIDDEN))]
+    leaks = [
+        line
+        for line in found
+        if not line.endswith("/:")
+        and (not line.split(": ")[0].endswith("/") or any(name in line.split(": ", 1)[1].split() for name in FORBIDDEN))
+    ]
     assert not leaks, leaks
 
 
@@ -87,8 +107,12 @@ def test_nothing_beside_the_checkout_or_in_the_run_folder_is_readable(shared, pa
 def test_no_process_of_a_submission_outlives_the_command(shared, path):
     skip_unless_possible(path)
     _submit(shared, "daemon")
-    res = grade_cli(path, shared / "submissions", shared / "results",
-                    env={"PYTHONPATH": str(shared / "checkout" / "src"), "COURSE_ROOT": str(shared / "checkout")})
+    res = grade_cli(
+        path,
+        shared / "submissions",
+        shared / "results",
+        env={"PYTHONPATH": str(shared / "checkout" / "src"), "COURSE_ROOT": str(shared / "checkout")},
+    )
     assert res.returncode in (0, 1), res.stderr[-2000:]
     time.sleep(1)
     left = []
@@ -111,6 +135,7 @@ def test_grading_without_isolation_refuses_in_one_sentence(tmp_path, monkeypatch
     from redis_course.labs.grading.intake import GradingError
 
     from redis_course.labs.sandbox import launch
+
     monkeypatch.setattr(launch, "mode", lambda allow=True: "none")
     (tmp_path / "subs" / "a").mkdir(parents=True)
     with pytest.raises(GradingError) as err:
@@ -128,8 +153,14 @@ def test_isolation_attacks_are_contained_on_the_fakeredis_server(shared, path):
     attacks = ["read_secrets", "other_hosts", "fake_results", "lua_io"]
     for name in attacks:
         _submit(shared, name)
-    res = grade_cli(path, shared / "submissions", shared / "results", "--backend", "fakeredis",
-                    env={"PYTHONPATH": str(shared / "checkout" / "src"), "COURSE_ROOT": str(shared / "checkout")})
+    res = grade_cli(
+        path,
+        shared / "submissions",
+        shared / "results",
+        "--backend",
+        "fakeredis",
+        env={"PYTHONPATH": str(shared / "checkout" / "src"), "COURSE_ROOT": str(shared / "checkout")},
+    )
     assert res.returncode in (0, 1), res.stderr[-2000:]
     import csv
 

@@ -9,6 +9,7 @@ those commands, the grader as another user, and maxmemory is the grader's.
 The server is started as Redis 6 would be (``COURSE_REDIS_SERVER_ARGS``: protected configs, DEBUG
 and MODULE enabled), so the ACL is what stops them, not Redis 7's defaults.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -24,20 +25,41 @@ from redis_course.labs.sandbox.box import Box
 from redis_course.labs.sandbox.limits import Limits
 from redis_course.core.servers import redis_server_binary
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not redis_server_binary(), reason="needs redis-server")]
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not redis_server_binary(), reason="needs redis-server")]
 
 REDIS6 = "--enable-protected-configs yes --enable-debug-command yes --enable-module-command yes"
 ATTACK = Path(__file__).parent / "lab00" / "escape_via_server.py"
 KEY = "course:redteam:migrated"
-ADMIN = [("MIGRATE", "127.0.0.1", "6379", "", "0", "1000", "KEYS", "x"), ("REPLICAOF", "127.0.0.1", "1"),
-         ("SLAVEOF", "NO", "ONE"), ("CONFIG", "SET", "maxmemory", "0"), ("CONFIG", "SET", "dir", "/tmp"),
-         ("CONFIG", "GET", "dir"), ("MONITOR",), ("CLIENT", "KILL", "ID", "999999"), ("CLIENT", "PAUSE", "1"),
-         ("DEBUG", "SLEEP", "0"), ("MODULE", "LOAD", "/nonexistent.so"), ("SHUTDOWN", "ABORT"), ("SAVE",),
-         ("BGSAVE",), ("BGREWRITEAOF",), ("ACL", "SETUSER", "x"), ("ACL", "LIST"), ("FAILOVER", "ABORT"),
-         ("SYNC",), ("PSYNC", "?", "-1"), ("CLUSTER", "RESET"), ("CLUSTER", "MEET", "127.0.0.1", "1"),
-         ("SCRIPT", "KILL"), ("FUNCTION", "FLUSH"), ("FUNCTION", "KILL"), ("FLUSHALL",), ("SWAPDB", "0", "1"),
-         ("RESTORE", "k", "0", "x")]
+ADMIN = [
+    ("MIGRATE", "127.0.0.1", "6379", "", "0", "1000", "KEYS", "x"),
+    ("REPLICAOF", "127.0.0.1", "1"),
+    ("SLAVEOF", "NO", "ONE"),
+    ("CONFIG", "SET", "maxmemory", "0"),
+    ("CONFIG", "SET", "dir", "/tmp"),
+    ("CONFIG", "GET", "dir"),
+    ("MONITOR",),
+    ("CLIENT", "KILL", "ID", "999999"),
+    ("CLIENT", "PAUSE", "1"),
+    ("DEBUG", "SLEEP", "0"),
+    ("MODULE", "LOAD", "/nonexistent.so"),
+    ("SHUTDOWN", "ABORT"),
+    ("SAVE",),
+    ("BGSAVE",),
+    ("BGREWRITEAOF",),
+    ("ACL", "SETUSER", "x"),
+    ("ACL", "LIST"),
+    ("FAILOVER", "ABORT"),
+    ("SYNC",),
+    ("PSYNC", "?", "-1"),
+    ("CLUSTER", "RESET"),
+    ("CLUSTER", "MEET", "127.0.0.1", "1"),
+    ("SCRIPT", "KILL"),
+    ("FUNCTION", "FLUSH"),
+    ("FUNCTION", "KILL"),
+    ("FLUSHALL",),
+    ("SWAPDB", "0", "1"),
+    ("RESTORE", "k", "0", "x"),
+]
 
 
 @pytest.fixture
@@ -78,8 +100,9 @@ def test_student_user_is_refused_every_command_that_reaches_past_its_data(server
     assert student.incr("n") == 1 and student.eval("return redis.call('incr', KEYS[1])", 1, "n") == 2
     kw = student.connection_pool.connection_kwargs
     for cmd in ADMIN:  # a plain client: the course's own guard is not what is tested here
-        raw = redis.Redis(unix_socket_path=kw["path"], username=kw["username"], password=kw["password"],
-                          socket_timeout=5)
+        raw = redis.Redis(
+            unix_socket_path=kw["path"], username=kw["username"], password=kw["password"], socket_timeout=5
+        )
         with pytest.raises(redis.exceptions.NoPermissionError):
             raw.execute_command(*cmd)
         raw.close()
@@ -109,8 +132,9 @@ def test_attack_through_the_private_server_is_contained(redis6, shared):
     for leftover in Path("/tmp").glob("redteam-escape.rdb"):
         leftover.unlink()
     lab = find_lab("00")
-    res = run_lab(lab, ATTACK, visibility=("public", "hidden"), backend="redis-server",
-                  limits=Limits(call_timeout_s=10))
+    res = run_lab(
+        lab, ATTACK, visibility=("public", "hidden"), backend="redis-server", limits=Limits(call_timeout_s=10)
+    )
     accepted = [line for line in res.output.splitlines() if line.startswith("ACCEPTED")]
     assert shared.exists(KEY) == 0, "MIGRATE wrote to the shared Redis"
     assert not Path("/tmp/redteam-escape.rdb").exists(), "CONFIG SET dir + SAVE wrote a file"

@@ -12,6 +12,7 @@ An unknown key is refused (``timout_s`` would otherwise be ignored silently), wi
 most resembles.  The checks are a few lines of plain Python: a schema library would word its errors
 in its own terms (JSON paths, "is not of type"), and an author needs the key and the fix.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -31,15 +32,14 @@ class LabConfigError(ValueError):
 @dataclass(frozen=True)
 class Key:
     required: bool
-    check: Callable[[Any], str | None]   # None when the value is fine, else what it must be
+    check: Callable[[Any], str | None]  # None when the value is fine, else what it must be
     default: Any = None
 
 
 def _title(v: Any) -> str | None:
     if isinstance(v, str) and v.strip():
         return None
-    if isinstance(v, dict) and v and all(isinstance(k, str) and isinstance(t, str) and t.strip()
-                                         for k, t in v.items()):
+    if isinstance(v, dict) and v and all(isinstance(k, str) and isinstance(t, str) and t.strip() for k, t in v.items()):
         unknown = sorted(set(v) - set(LANGS))
         if unknown:
             return f"a mapping of languages {', '.join(LANGS)} (not {', '.join(unknown)})"

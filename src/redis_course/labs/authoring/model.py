@@ -13,6 +13,7 @@ Instructor edition::
 
 Student edition: ``lab.py`` (the starter, edited by the student), lab.yml, hints.yml, tests/public/.
 """
+
 from __future__ import annotations
 
 import re
@@ -193,8 +194,9 @@ def discover(root: Path | None = None) -> list[Lab]:
     root = Path(root) if root else labs_root()
     if not root.is_dir():
         return []
-    return [load_lab(p) for p in sorted(root.iterdir())
-            if p.is_dir() and LAB_DIR.match(p.name) and (p / "lab.yml").exists()]
+    return [
+        load_lab(p) for p in sorted(root.iterdir()) if p.is_dir() and LAB_DIR.match(p.name) and (p / "lab.yml").exists()
+    ]
 
 
 def find_lab(spec: str, root: Path | None = None) -> Lab:

@@ -12,6 +12,7 @@ In ``starter.py`` each region becomes ``raise NotImplementedError("count_hit: yo
 the marker's indentation; everything else is copied as it is.  ``course labs sync`` writes the
 starters; ``course labs sync --check`` (and a test) fails when one is stale.
 """
+
 from __future__ import annotations
 
 import re
@@ -76,7 +77,7 @@ def solution_lines(solution_text: str, where: str = "solution.py") -> list[str]:
     lines = solution_text.splitlines()
     found = []
     for start, end in _regions(lines, where):
-        found.extend(s for s in (line.strip() for line in lines[start + 1:end]) if s and not s.startswith("#"))
+        found.extend(s for s in (line.strip() for line in lines[start + 1 : end]) if s and not s.startswith("#"))
     return found
 
 
@@ -109,6 +110,7 @@ STARTER_CONTEXT = "starter"
 @dataclass(frozen=True)
 class Docstring:
     """A docstring of a starter: its cleaned text (the catalog's message) and where its literal is."""
+
     text: str
     lineno: int
     col: int
@@ -129,13 +131,25 @@ def docstrings(source: str) -> list[Docstring]:
         if not isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         body = node.body
-        if not (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
+        if not (
+            body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             continue
         c = body[0].value
         line = lines[c.lineno - 1]
-        out.append(Docstring(inspect.cleandoc(c.value), c.lineno, c.col_offset, c.end_lineno, c.end_col_offset,
-                             line[:len(line) - len(line.lstrip())]))
+        out.append(
+            Docstring(
+                inspect.cleandoc(c.value),
+                c.lineno,
+                c.col_offset,
+                c.end_lineno,
+                c.end_col_offset,
+                line[: len(line) - len(line.lstrip())],
+            )
+        )
     return sorted(set(out), key=lambda d: (d.lineno, d.col))
 
 
@@ -158,6 +172,7 @@ _PLACEHOLDER = re.compile(r'NotImplementedError\("(?P<name>\w+|this part): your 
 class Comment:
     """A comment of a starter: its text (the catalog's message; consecutive full-line comments with the
     same marker and indentation are one message, their lines joined by ``\\n``) and where it is."""
+
     text: str
     lineno: int
     end_lineno: int
@@ -177,13 +192,19 @@ def comments(source: str) -> list[Comment]:
             continue
         row, col = tok.start
         marker = "#: " if tok.string.startswith("#:") else "# "
-        text = tok.string[len(marker.rstrip()):].strip()
+        text = tok.string[len(marker.rstrip()) :].strip()
         if not text:
             continue
         full_line = not lines[row - 1][:col].strip()
         prev = found[-1] if found else None
-        if (full_line and prev and prev.end_lineno == row - 1 and prev.col == col and prev.marker == marker
-                and not lines[prev.lineno - 1][:prev.col].strip()):
+        if (
+            full_line
+            and prev
+            and prev.end_lineno == row - 1
+            and prev.col == col
+            and prev.marker == marker
+            and not lines[prev.lineno - 1][: prev.col].strip()
+        ):
             found[-1] = Comment(prev.text + "\n" + text, prev.lineno, row, col, marker)
         else:
             found.append(Comment(text, row, row, col, marker))
@@ -200,20 +221,26 @@ def translate_docstrings(source: str, lang: str) -> str:
     for d in docstrings(source):
         text = pgettext(STARTER_CONTEXT, d.text, lang=lang)
         if text != d.text:
-            head = lines[d.lineno - 1][:d.col]
-            tail = lines[d.end_lineno - 1][d.end_col:]
+            head = lines[d.lineno - 1][: d.col]
+            tail = lines[d.end_lineno - 1][d.end_col :]
             edits.append((d.lineno, d.end_lineno, [head + _literal(text, d.indent) + tail]))
     for c in comments(source):
         text = pgettext(STARTER_CONTEXT, c.text, lang=lang)
         if text == c.text:
             continue
-        head = lines[c.lineno - 1][:c.col]
+        head = lines[c.lineno - 1][: c.col]
         if c.lineno == c.end_lineno and head.strip():  # after code: one line
             edits.append((c.lineno, c.lineno, [head + c.marker + " ".join(text.split("\n")) + "\n"]))
         else:
             edits.append((c.lineno, c.end_lineno, [head + c.marker + ln + "\n" for ln in text.split("\n")]))
     for start, end, new in sorted(edits, reverse=True):
-        lines[start - 1:end] = new
+        lines[start - 1 : end] = new
     out = "".join(lines)
-    return _PLACEHOLDER.sub(lambda m: 'NotImplementedError("' + pgettext(
-        STARTER_CONTEXT, PLACEHOLDER, lang=lang, name=m.group("name")).replace('"', "'") + '")', out)
+    return _PLACEHOLDER.sub(
+        lambda m: (
+            'NotImplementedError("'
+            + pgettext(STARTER_CONTEXT, PLACEHOLDER, lang=lang, name=m.group("name")).replace('"', "'")
+            + '")'
+        ),
+        out,
+    )

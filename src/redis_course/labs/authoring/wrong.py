@@ -29,6 +29,7 @@ A line ``Caught by: test_name[, test_name]`` in the docstring names the tests wr
 mistake; the known-wrong matrix runs them first (``tests/grading/test_all_labs.py`` says which
 test catches a file that has no such line, or whose named test no longer fails).
 """
+
 from __future__ import annotations
 
 import ast
@@ -37,8 +38,7 @@ from pathlib import Path
 
 from .model import Lab, LabError
 
-ALLOWED = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
-           ast.AnnAssign)
+ALLOWED = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
 
 
 class WrongFileError(LabError):
@@ -58,11 +58,18 @@ def edits_of(nodes: list[ast.stmt], where: str) -> list[tuple[str, str]]:
                 pairs = ast.literal_eval(node.value)  # type: ignore[attr-defined]
             except ValueError:
                 pairs = None
-            if not (isinstance(pairs, list) and pairs and all(
+            if not (
+                isinstance(pairs, list)
+                and pairs
+                and all(
                     isinstance(p, tuple) and len(p) == 2 and all(isinstance(x, str) for x in p) and p[0] != p[1]
-                    for p in pairs)):
-                raise WrongFileError(f"{where}:{node.lineno}: {EDITS} must be a list of (old, new) pairs of "
-                                     "string literals, old and new different")
+                    for p in pairs
+                )
+            ):
+                raise WrongFileError(
+                    f"{where}:{node.lineno}: {EDITS} must be a list of (old, new) pairs of "
+                    "string literals, old and new different"
+                )
             out.extend(pairs)
     return out
 
@@ -72,8 +79,10 @@ def apply_edits(solution: str, edits: list[tuple[str, str]], where: str) -> str:
     for old, new in edits:
         count = solution.count(old)
         if count != 1:
-            raise WrongFileError(f"{where}: {EDITS} text {old[:60]!r} is in solution.py "
-                                 f"{'nowhere' if not count else f'{count} times'}: it must be there exactly once")
+            raise WrongFileError(
+                f"{where}: {EDITS} text {old[:60]!r} is in solution.py "
+                f"{'nowhere' if not count else f'{count} times'}: it must be there exactly once"
+            )
         solution = solution.replace(old, new)
     return solution
 
@@ -103,13 +112,17 @@ class Wrong:
         doc = ast.get_docstring(_parse(self.path.read_text(encoding="utf-8"), _where(self.path))) or ""
         for line in doc.splitlines():
             if line.strip().lower().startswith(CAUGHT_BY.lower()):
-                return tuple(n.strip() for n in line.strip()[len(CAUGHT_BY):].split(",") if n.strip())
+                return tuple(n.strip() for n in line.strip()[len(CAUGHT_BY) :].split(",") if n.strip())
         return ()
 
     def source(self) -> str:
         """The composed, standalone lab.py."""
-        return compose(self.lab.solution_file.read_text(encoding="utf-8"), self.path.read_text(encoding="utf-8"),
-                       where=_where(self.path), name=f"wrong/{self.path.name}")
+        return compose(
+            self.lab.solution_file.read_text(encoding="utf-8"),
+            self.path.read_text(encoding="utf-8"),
+            where=_where(self.path),
+            name=f"wrong/{self.path.name}",
+        )
 
     def write(self, directory: Path) -> Path:
         """Write the composed lab.py to ``directory/<lab>/wrong-<NAME>.py`` and return its path."""
@@ -174,8 +187,9 @@ def override_nodes(text: str, where: str) -> tuple[str, list[ast.stmt]]:
     doc = body.pop(0).value.value
     for node in body:
         if not isinstance(node, ALLOWED) or (isinstance(node, (ast.Assign, ast.AnnAssign)) and not names_of(node)):
-            raise WrongFileError(f"{where}:{node.lineno}: only imports and top-level def, class and NAME = ... "
-                                 "belong in a wrong/ file")
+            raise WrongFileError(
+                f"{where}:{node.lineno}: only imports and top-level def, class and NAME = ... belong in a wrong/ file"
+            )
     if not any(names_of(n) for n in body):
         raise WrongFileError(f"{where}: defines nothing; put the definitions that differ from solution.py here")
     return doc, body
@@ -199,12 +213,12 @@ def compose(solution: str, override: str, *, where: str = "wrong file", name: st
 class _Splice:
     """Where an override's statements go in the solution (by top-level statement index)."""
 
-    replace: dict[int, str] = field(default_factory=dict)      # statement -> new text
-    drop: set[int] = field(default_factory=set)                # statements superseded by an override
+    replace: dict[int, str] = field(default_factory=dict)  # statement -> new text
+    drop: set[int] = field(default_factory=set)  # statements superseded by an override
     before: dict[int, list[str]] = field(default_factory=dict)  # new definitions before a statement
-    tail: list[str] = field(default_factory=list)              # new definitions after everything
-    future: list[str] = field(default_factory=list)            # new ``from __future__`` imports
-    imports: list[str] = field(default_factory=list)           # other new imports
+    tail: list[str] = field(default_factory=list)  # new definitions after everything
+    future: list[str] = field(default_factory=list)  # new ``from __future__`` imports
+    imports: list[str] = field(default_factory=list)  # other new imports
 
     @classmethod
     def of(cls, sol: ast.Module, nodes: list[ast.stmt], o_lines: list[str]) -> "_Splice":
@@ -236,8 +250,9 @@ class _Splice:
     def apply(self, sol: ast.Module, sol_lines: list[str]) -> str:
         """The solution's lines with the splice made; imports after the solution's last top-level
         import (or its docstring), ``__future__`` first."""
-        last_import = max((i for i, n in enumerate(sol.body) if isinstance(n, (ast.Import, ast.ImportFrom))),
-                          default=None)
+        last_import = max(
+            (i for i, n in enumerate(sol.body) if isinstance(n, (ast.Import, ast.ImportFrom))), default=None
+        )
         future_at = 0 if sol.body and _is_docstring(sol.body[0]) else -1
         import_at = last_import if last_import is not None else future_at
         out: list[str] = []

@@ -10,6 +10,7 @@ the format of GitHub's own graders.  Points are the tests' points, so a half-don
 reporter, which sums the points and tells Classroom.  Workflow and job names are the ones Classroom
 requires ("Autograding Tests", ``run-autograding-tests``).
 """
+
 from __future__ import annotations
 
 import base64
@@ -34,17 +35,33 @@ def _test_entry(lab: Lab, test, lang: str) -> dict:
     hint = lab.hint(test.hint, lang)
     if hint and not test.passed:
         message = f"{message}\n{t('hint', lang)}: {hint}".strip()
-    return {"name": lab.test_title(test.name, lang), "status": "pass" if test.passed else "fail", "score": test.points,
-            "message": "" if test.passed else message, "line_no": 0, "filename": f"labs/{lab.id}/lab.py",
-            "test_code": f"python3 run.py check {lab.number}", "execution_time": f"{test.duration:.2f}s"}
+    return {
+        "name": lab.test_title(test.name, lang),
+        "status": "pass" if test.passed else "fail",
+        "score": test.points,
+        "message": "" if test.passed else message,
+        "line_no": 0,
+        "filename": f"labs/{lab.id}/lab.py",
+        "test_code": f"python3 run.py check {lab.number}",
+        "execution_time": f"{test.duration:.2f}s",
+    }
 
 
 def result(lab: Lab, res: LabResult, lang: str) -> dict:
     """The reporter's view of one lab's check: every counted test with its points."""
     tests = [_test_entry(lab, x, lang) for x in res.tests if x.counted]
     if res.status in ("missing", "grader-error", "import-error") and not tests:
-        tests = [{"name": lab.id, "status": "error", "score": 0, "line_no": 0, "filename": f"labs/{lab.id}/lab.py",
-                  "message": res.message.strip()[:2000], "test_code": f"python3 run.py check {lab.number}"}]
+        tests = [
+            {
+                "name": lab.id,
+                "status": "error",
+                "score": 0,
+                "line_no": 0,
+                "filename": f"labs/{lab.id}/lab.py",
+                "message": res.message.strip()[:2000],
+                "test_code": f"python3 run.py check {lab.number}",
+            }
+        ]
     if res.status == "grader-error" or (res.status != "ok" and not res.tests):
         status = "error"
     else:
@@ -65,8 +82,14 @@ def report(lab: Lab, res: LabResult, lang: str, environ: dict | None = None) -> 
         with open(target, "a", encoding="utf-8") as f:
             f.write(line)
     else:
-        print(_("(GitHub Classroom: {points} of {max_points} points; outside GitHub Actions nothing is sent.)",
-                lang=lang, points=format(res.points, "g"), max_points=format(res.max_points, "g")))
+        print(
+            _(
+                "(GitHub Classroom: {points} of {max_points} points; outside GitHub Actions nothing is sent.)",
+                lang=lang,
+                points=format(res.points, "g"),
+                max_points=format(res.max_points, "g"),
+            )
+        )
 
 
 def workflow(labs: list[Lab]) -> str:
@@ -78,20 +101,26 @@ def workflow(labs: list[Lab]) -> str:
         "    - name: Set up the course\n      run: python3 run.py doctor\n",
     ]
     for lab in labs:
-        steps.append(f"    - name: {lab.id}\n      id: {runner_id(lab)}\n"
-                     f"      run: python3 run.py check {lab.number} --classroom\n"
-                     "      continue-on-error: true\n      timeout-minutes: 15\n")
-    env = "".join(f'        {runner_id(lab).upper()}_RESULTS: "${{{{steps.{runner_id(lab)}.outputs.result}}}}"\n'
-                  for lab in labs)
-    steps.append(f"    - name: Autograding Reporter\n      uses: {REPORTER}\n      env:\n{env}"
-                 f"      with:\n        runners: {','.join(runner_id(lab) for lab in labs)}\n")
-    return ("# Checks every lab on each push with `python3 run.py check NN --classroom` (the public tests)\n"
-            "# and reports the points to GitHub Classroom.\n"
-            "name: Autograding Tests\n'on':\n- push\n- repository_dispatch\n"
-            "permissions:\n  checks: write\n  actions: read\n  contents: read\n"
-            "jobs:\n  run-autograding-tests:\n    runs-on: ubuntu-latest\n"
-            "    if: github.actor != 'github-classroom[bot]'\n    timeout-minutes: 60\n    steps:\n"
-            + "".join(steps))
+        steps.append(
+            f"    - name: {lab.id}\n      id: {runner_id(lab)}\n"
+            f"      run: python3 run.py check {lab.number} --classroom\n"
+            "      continue-on-error: true\n      timeout-minutes: 15\n"
+        )
+    env = "".join(
+        f'        {runner_id(lab).upper()}_RESULTS: "${{{{steps.{runner_id(lab)}.outputs.result}}}}"\n' for lab in labs
+    )
+    steps.append(
+        f"    - name: Autograding Reporter\n      uses: {REPORTER}\n      env:\n{env}"
+        f"      with:\n        runners: {','.join(runner_id(lab) for lab in labs)}\n"
+    )
+    return (
+        "# Checks every lab on each push with `python3 run.py check NN --classroom` (the public tests)\n"
+        "# and reports the points to GitHub Classroom.\n"
+        "name: Autograding Tests\n'on':\n- push\n- repository_dispatch\n"
+        "permissions:\n  checks: write\n  actions: read\n  contents: read\n"
+        "jobs:\n  run-autograding-tests:\n    runs-on: ubuntu-latest\n"
+        "    if: github.actor != 'github-classroom[bot]'\n    timeout-minutes: 60\n    steps:\n" + "".join(steps)
+    )
 
 
 def write_workflow(out: Path, labs: list[Lab]) -> Path:

@@ -15,6 +15,7 @@ naming the version needed instead of failing tests the student cannot fix; an ol
 ``redis-server`` gives way to fakeredis, which emulates Redis 7 (:func:`backend_for`; the grader and
 the Gradescope autograder use the same rule).
 """
+
 from __future__ import annotations
 
 import os
@@ -27,6 +28,7 @@ from ..authoring.model import Lab, discover, find_lab
 from ..engine.runner import LabResult, TestResult, run_lab
 from ..sandbox.limits import Limits
 from .texts import plain_text, t
+
 
 def _version(text: str | None) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", text or "")[:3])
@@ -62,9 +64,14 @@ def url_refusal(lab: Lab, url: str, lang: str) -> str | None:
     version = url_version(url)
     if not too_old(lab, version):
         return None
-    return _("Lab {lab} needs Redis {needed} or newer, and the server in REDIS_URL is Redis {version}: "
-             "point REDIS_URL at a newer server, or unset it to check on fakeredis.", lang=lang,
-             lab=lab.number, needed=min_redis(lab), version=version)
+    return _(
+        "Lab {lab} needs Redis {needed} or newer, and the server in REDIS_URL is Redis {version}: "
+        "point REDIS_URL at a newer server, or unset it to check on fakeredis.",
+        lang=lang,
+        lab=lab.number,
+        needed=min_redis(lab),
+        version=version,
+    )
 
 
 def backend_for(lab: Lab, backend: str, lang: str | None) -> tuple[str, str | None]:
@@ -79,21 +86,34 @@ def backend_for(lab: Lab, backend: str, lang: str | None) -> tuple[str, str | No
     if not too_old(lab, version):
         return backend, None
     if backend == "auto" and not lab.needs_real_redis:
-        return "fakeredis", _("Lab {lab} needs Redis {needed} or newer and redis-server here is {version}, "
-                              "so it runs on fakeredis.", lang=lang, lab=lab.number, needed=min_redis(lab),
-                              version=version)
-    return backend, _("Lab {lab} needs Redis {needed} or newer, and redis-server here is Redis {version}: "
-                      "install a newer one, or use --backend fakeredis.", lang=lang, lab=lab.number,
-                      needed=min_redis(lab), version=version)
+        return "fakeredis", _(
+            "Lab {lab} needs Redis {needed} or newer and redis-server here is {version}, so it runs on fakeredis.",
+            lang=lang,
+            lab=lab.number,
+            needed=min_redis(lab),
+            version=version,
+        )
+    return backend, _(
+        "Lab {lab} needs Redis {needed} or newer, and redis-server here is Redis {version}: "
+        "install a newer one, or use --backend fakeredis.",
+        lang=lang,
+        lab=lab.number,
+        needed=min_redis(lab),
+        version=version,
+    )
 
 
 NOT_STARTED = "not-implemented"
 _IMPORT_FAILURES = [  # the sandbox's English words for a module that did not load -> the student's
     (re.compile(r"^loading the module failed: (?P<error>.*)", re.S), N_("lab.py could not be imported: {error}")),
-    (re.compile(r"^the module did not load within (?P<seconds>[\d.]+) s"),
-     N_("lab.py could not be imported: loading it took more than {seconds} s")),
-    (re.compile(r"^the process ended while loading the module \((?P<error>.*)\)", re.S),
-     N_("lab.py could not be imported: the process ended while loading it ({error})")),
+    (
+        re.compile(r"^the module did not load within (?P<seconds>[\d.]+) s"),
+        N_("lab.py could not be imported: loading it took more than {seconds} s"),
+    ),
+    (
+        re.compile(r"^the process ended while loading the module \((?P<error>.*)\)", re.S),
+        N_("lab.py could not be imported: the process ended while loading it ({error})"),
+    ),
 ]
 
 
@@ -161,7 +181,7 @@ def _environment_error(failing: list[list[TestResult]]) -> str | None:
     if len(messages) != 1:
         return None
     message = messages.pop()
-    return message[len(_COURSE_ERROR):].strip() if message.startswith(_COURSE_ERROR) and "\n" not in message else None
+    return message[len(_COURSE_ERROR) :].strip() if message.startswith(_COURSE_ERROR) and "\n" not in message else None
 
 
 def _phrase(test: TestResult, lang: str) -> str:
@@ -192,9 +212,15 @@ def test_line(lab: Lab, group: list[TestResult], lang: str, title_w: int = 0, *,
     phrase = "" if said else _phrase(x, lang)  # said: the lab's head line told why every test fails
     if len(group) > 1:
         case = x.name.partition("[")[2].rstrip("]")
-        phrase = ngettext("{phrase} (case {case}; {n} case of {total} fails)",
-                          "{phrase} (case {case}; {n} cases of {total} fail)", len(failed), lang=lang,
-                          phrase=phrase, case=case, total=len(group))
+        phrase = ngettext(
+            "{phrase} (case {case}; {n} case of {total} fails)",
+            "{phrase} (case {case}; {n} cases of {total} fail)",
+            len(failed),
+            lang=lang,
+            phrase=phrase,
+            case=case,
+            total=len(group),
+        )
     hint = lab.hint(x.hint, lang)
     line = f"  ✗ {pad(title, title_w)}  {pts}  {phrase}".rstrip()
     if not hint:
@@ -219,8 +245,15 @@ def _verbose_lines(group: list[TestResult]) -> list[str]:
     return out
 
 
-def render_lab(lab: Lab, res: LabResult, lang: str = "en", *, verbose: bool = False, brief: bool = False,
-               source: Path | None = None) -> list[str]:
+def render_lab(
+    lab: Lab,
+    res: LabResult,
+    lang: str = "en",
+    *,
+    verbose: bool = False,
+    brief: bool = False,
+    source: Path | None = None,
+) -> list[str]:
     """The lines of one lab: a head line, then one line per test (or one line for the whole lab when
     it could not be imported, or, with ``brief``, when nothing in it is written yet)."""
     head = f"{lab.id}  {lab.title(lang)}"
@@ -231,29 +264,60 @@ def render_lab(lab: Lab, res: LabResult, lang: str = "en", *, verbose: bool = Fa
         first, *rest = import_failure(res.message, lang)
         n = len(res.tests)
         out = [f"{head}  {score}", f"  ✗ {first}"] + [f"    {ln}" for ln in syntax_error_lines(source)]
-        out += ["    " + ngettext("No test ran ({n} test waits): fix this line first.",
-                                 "No test ran ({n} tests wait): fix this line first.", n, lang=lang)]
+        out += [
+            "    "
+            + ngettext(
+                "No test ran ({n} test waits): fix this line first.",
+                "No test ran ({n} tests wait): fix this line first.",
+                n,
+                lang=lang,
+            )
+        ]
         return out + ([f"    {ln}" for ln in rest] if verbose else [])
     if res.status == "grader-error" or not res.tests:
         note = (res.message or "").strip().splitlines()
-        out = [f"{head}  —", f"  ✗ {t(res.status if res.status != 'ok' else 'skipped', lang)}"
-               + (f": {note[0]}" if note else "")]
+        out = [
+            f"{head}  —",
+            f"  ✗ {t(res.status if res.status != 'ok' else 'skipped', lang)}" + (f": {note[0]}" if note else ""),
+        ]
         return out + ([f"    {ln}" for ln in note[1:]] if verbose else [])
     groups = _groups(res.tests)
     failing = [g for g in groups if any(not x.passed and x.outcome != "skipped" for x in g)]
-    if brief and failing and len(failing) == len(groups) and all(
-            x.event == NOT_STARTED for g in groups for x in g if not x.passed):
-        return [f"{head}  {score}", "  ✗ " + _("not started: every test fails because the functions still raise "
-                                                "NotImplementedError. Run `python3 run.py check {number}` to "
-                                                "see them one by one.", lang=lang, number=lab.number)]
+    if (
+        brief
+        and failing
+        and len(failing) == len(groups)
+        and all(x.event == NOT_STARTED for g in groups for x in g if not x.passed)
+    ):
+        return [
+            f"{head}  {score}",
+            "  ✗ "
+            + _(
+                "not started: every test fails because the functions still raise "
+                "NotImplementedError. Run `python3 run.py check {number}` to "
+                "see them one by one.",
+                lang=lang,
+                number=lab.number,
+            ),
+        ]
     title_w = max(width(lab.test_title(g[0].name.split("[")[0], lang)) for g in groups)
     out = [f"{head}  {score}"]
-    said = bool(failing) and len(failing) == len(groups) and not verbose and all(
-        x.event == NOT_STARTED for g in groups for x in g if not x.passed)
+    said = (
+        bool(failing)
+        and len(failing) == len(groups)
+        and not verbose
+        and all(x.event == NOT_STARTED for g in groups for x in g if not x.passed)
+    )
     environment = _environment_error(failing) if len(failing) == len(groups) and not verbose else None
     if said:  # an untouched starter: say it once, then each test with its hint
-        out.append("  " + _("Nothing is written yet: every function still raises NotImplementedError. "
-                            "Start with the first test; its hint says how.", lang=lang))
+        out.append(
+            "  "
+            + _(
+                "Nothing is written yet: every function still raises NotImplementedError. "
+                "Start with the first test; its hint says how.",
+                lang=lang,
+            )
+        )
     elif environment:  # Redis unreachable or REDIS_URL wrong: the same sentence for every test, once and whole
         out.append(f"  ✗ {environment}")
         said = True
@@ -266,8 +330,13 @@ def render_lab(lab: Lab, res: LabResult, lang: str = "en", *, verbose: bool = Fa
     return out
 
 
-def render(results: list[tuple[Lab, LabResult]], lang: str = "en", *, verbose: bool = False,
-           sources: dict[str, Path] | None = None) -> str:
+def render(
+    results: list[tuple[Lab, LabResult]],
+    lang: str = "en",
+    *,
+    verbose: bool = False,
+    sources: dict[str, Path] | None = None,
+) -> str:
     """The whole check: each lab, then the total and how many tests fail (``sources``: lab id -> the
     file checked, to show the line of a syntax error)."""
     brief = len(results) > 1 and not verbose
@@ -278,13 +347,24 @@ def render(results: list[tuple[Lab, LabResult]], lang: str = "en", *, verbose: b
         out += render_lab(lab, res, lang, verbose=verbose, brief=brief, source=(sources or {}).get(lab.id))
     total = sum(r.points for _, r in results)
     max_total = sum(r.max_points for _, r in results)
-    failing = sum(1 for _, r in results if r.status not in ("import-error", "missing") for g in _groups(r.tests)
-                  if any(not x.passed and x.outcome != "skipped" for x in g))
+    failing = sum(
+        1
+        for _, r in results
+        if r.status not in ("import-error", "missing")
+        for g in _groups(r.tests)
+        if any(not x.passed and x.outcome != "skipped" for x in g)
+    )
     unloaded = sum(1 for _, r in results if r.status in ("import-error", "missing"))
-    out += ["", f"{t('total', lang)}  {fmt_points(total)}/{fmt_points(max_total)}"
-            + ("  " + ngettext("({n} test fails)", "({n} tests fail)", failing, lang=lang) if failing else "")
-            + ("  " + ngettext("({n} lab could not be imported)", "({n} labs could not be imported)", unloaded,
-                               lang=lang) if unloaded else "")]
+    out += [
+        "",
+        f"{t('total', lang)}  {fmt_points(total)}/{fmt_points(max_total)}"
+        + ("  " + ngettext("({n} test fails)", "({n} tests fail)", failing, lang=lang) if failing else "")
+        + (
+            "  " + ngettext("({n} lab could not be imported)", "({n} labs could not be imported)", unloaded, lang=lang)
+            if unloaded
+            else ""
+        ),
+    ]
     return "\n".join(out)
 
 
@@ -305,13 +385,20 @@ def _check_labs(labs, url, backend, lang, source, limits, results, sources, note
         file = source if source is not None else lab.student_file
         sources[lab.id] = file
         lim = limits or Limits(call_timeout_s=lab.timeout_s, lab_budget_s=lab.budget_s)
-        results.append((lab, run_lab(lab, file, visibility=("public",), backend=lab_backend, url=url,
-                                     limits=lim)))
+        results.append((lab, run_lab(lab, file, visibility=("public",), backend=lab_backend, url=url, limits=lim)))
 
 
-def run_check(lab_spec: str | None = None, *, lang: str = "en", backend: str = "auto",
-              source: Path | None = None, root: Path | None = None, limits: Limits | None = None,
-              url: str | None = None, verbose: bool = False) -> tuple[list[tuple[Lab, LabResult]], str]:
+def run_check(
+    lab_spec: str | None = None,
+    *,
+    lang: str = "en",
+    backend: str = "auto",
+    source: Path | None = None,
+    root: Path | None = None,
+    limits: Limits | None = None,
+    url: str | None = None,
+    verbose: bool = False,
+) -> tuple[list[tuple[Lab, LabResult]], str]:
     labs = [find_lab(lab_spec, root)] if lab_spec else discover(root)
     if url is None:
         url = os.environ.get("REDIS_URL") or None
@@ -326,8 +413,9 @@ def run_check(lab_spec: str | None = None, *, lang: str = "en", backend: str = "
     return results, "\n".join([*notes, *([table] if table else [])])
 
 
-def main(lab_spec: str | None, lang: str, backend: str = "auto", source: Path | None = None,
-         verbose: bool = False) -> int:
+def main(
+    lab_spec: str | None, lang: str, backend: str = "auto", source: Path | None = None, verbose: bool = False
+) -> int:
     results, table = run_check(lab_spec, lang=lang, backend=backend, source=source, verbose=verbose)
 
     from ...core.backend import _describe_url

@@ -1,5 +1,6 @@
 """Words of the lab commands' tables and feedback, in the course's three languages, and what of a
 student's text they show (:func:`plain_text`: nothing that steers a terminal, a spreadsheet or XML)."""
+
 from __future__ import annotations
 
 import re
@@ -34,19 +35,33 @@ TEXTS: dict[str, dict[str, str]] = {
     "missing": {"en": "no lab.py", "ru": "нет lab.py", "zh": "缺少 lab.py"},
     "grader-error": {"en": "grader error", "ru": "ошибка проверки", "zh": "评分程序出错"},
     "backend": {"en": "Redis used", "ru": "Redis для проверки", "zh": "使用的 Redis"},
-    "all_passed": {"en": "All public tests pass. The grader also runs hidden tests.",
-                   "ru": "Все открытые тесты пройдены. При оценке запускаются ещё и скрытые тесты.",
-                   "zh": "所有公开测试均已通过。评分时还会运行隐藏测试。"},
-    "some_failed": {"en": "Fix the failing tests and run the check again.",
-                    "ru": "Исправьте непройденные тесты и запустите проверку снова.",
-                    "zh": "请修复未通过的测试，然后再次运行检查。"},
-    "feedback_title": {"en": "Feedback for {student}", "ru": "Результаты проверки: {student}", "zh": "{student} 的反馈"},
-    "score_line": {"en": "Score: **{points:g} / {max_points:g}**", "ru": "Итог: **{points:g} из {max_points:g}**",
-                   "zh": "得分：**{points:g} / {max_points:g}**"},
+    "all_passed": {
+        "en": "All public tests pass. The grader also runs hidden tests.",
+        "ru": "Все открытые тесты пройдены. При оценке запускаются ещё и скрытые тесты.",
+        "zh": "所有公开测试均已通过。评分时还会运行隐藏测试。",
+    },
+    "some_failed": {
+        "en": "Fix the failing tests and run the check again.",
+        "ru": "Исправьте непройденные тесты и запустите проверку снова.",
+        "zh": "请修复未通过的测试，然后再次运行检查。",
+    },
+    "feedback_title": {
+        "en": "Feedback for {student}",
+        "ru": "Результаты проверки: {student}",
+        "zh": "{student} 的反馈",
+    },
+    "score_line": {
+        "en": "Score: **{points:g} / {max_points:g}**",
+        "ru": "Итог: **{points:g} из {max_points:g}**",
+        "zh": "得分：**{points:g} / {max_points:g}**",
+    },
     "hidden_test": {"en": "hidden test", "ru": "скрытый тест", "zh": "隐藏测试"},
     "what_happened": {"en": "What happened", "ru": "Что произошло", "zh": "发生了什么"},
-    "your_output": {"en": "What your code printed (end)", "ru": "Что напечатал ваш код (конец)",
-                    "zh": "你的代码输出（末尾）"},
+    "your_output": {
+        "en": "What your code printed (end)",
+        "ru": "Что напечатал ваш код (конец)",
+        "zh": "你的代码输出（末尾）",
+    },
 }
 
 
@@ -67,5 +82,5 @@ def plain_text(value: object, *, one_line: bool = False, limit: int | None = Non
     if one_line:
         s = " ".join(s.split("\n"))
     if limit is not None and len(s) > limit:
-        s = "…" + s[-(limit - 1):] if tail else s[:limit - 1] + "…"
+        s = "…" + s[-(limit - 1) :] if tail else s[: limit - 1] + "…"
     return s

@@ -5,6 +5,7 @@ records every call it sends, and fails with the shortest sequence and what the c
 :func:`same` compares replies in value and type; :func:`model_settings` fixes the seed and bounds the
 time a test (and its shrinking) may take.  Runs in the grader: nothing here reaches student code.
 """
+
 from __future__ import annotations
 
 from hypothesis import HealthCheck, settings
@@ -22,8 +23,15 @@ _engine.MAX_SHRINKING_SECONDS = 10
 def model_settings(max_examples: int, steps: int = 12) -> settings:
     """The same examples on every run (``derandomize``: the same submission gets the same score), no
     deadline (a call's time is the sandbox's business), no example database, no health checks."""
-    return settings(max_examples=max_examples, stateful_step_count=steps, derandomize=True, deadline=None,
-                    database=None, suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+    return settings(
+        max_examples=max_examples,
+        stateful_step_count=steps,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+    )
 
 
 def same(a, b) -> bool:
@@ -74,8 +82,15 @@ class ContractModel(RuleBasedStateMachine):
 
     def expect(self, seen, expected, item: str) -> None:
         if seen[0] != expected[0] or not same(seen[1], expected[1]):
-            self.fail(_("{call} gave {seen}, the contract ({item}) expects {expected}", call=self.steps[-1],
-                        seen=shown(seen), item=item, expected=shown(expected)))
+            self.fail(
+                _(
+                    "{call} gave {seen}, the contract ({item}) expects {expected}",
+                    call=self.steps[-1],
+                    seen=shown(seen),
+                    item=item,
+                    expected=shown(expected),
+                )
+            )
         self.check_keys()
 
     def check_keys(self) -> None:

@@ -6,6 +6,7 @@ the JSON-decoded result.  ``lab.parallel(n)`` gives ``n`` proxies with a process
 ``lab.traffic()`` is what this process has sent to Redis (connections, round trips, commands; units on the run's keys);
 ``lab.call_between(...)`` runs the grader's write at a chosen point inside one call.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,6 +17,7 @@ from ..sandbox.errors import StudentCrash, StudentError, StudentTimeout
 from ..sandbox.process import StudentProcess
 
 CAUGHT = (StudentError, StudentTimeout, StudentCrash)  # what a student's call may end with: the test's to judge
+
 
 class _Function:
     """``lab.count_view``: prints as ``lab.count_view`` in assertion messages."""
@@ -50,8 +52,9 @@ class _Faults:
 
 
 class LabProxy:
-    def __init__(self, new_process: Callable[[], StudentProcess], process: StudentProcess | None = None,
-                 server: int = 1) -> None:
+    def __init__(
+        self, new_process: Callable[[], StudentProcess], process: StudentProcess | None = None, server: int = 1
+    ) -> None:
         self._new_process = new_process
         self._process = process
         self._server = server
@@ -112,8 +115,9 @@ class LabProxy:
             pytest.skip("counting round trips needs the lab's private Redis; there is none with REDIS_URL")
         return got
 
-    def call_between(self, name: str, args: Sequence, *, after_key: str,
-                     between: Callable[[], Any]) -> tuple[Any, bool]:
+    def call_between(
+        self, name: str, args: Sequence, *, after_key: str, between: Callable[[], Any]
+    ) -> tuple[Any, bool]:
         """Call ``name(r, *args)`` and force one interleaving: once the call has sent a request
         naming ``after_key`` (a full key name, ``redis.key(...)``), its next request on the run's
         keys waits at the box's fault proxy while the grader runs ``between()`` (its own write, on

@@ -8,6 +8,7 @@ markers ``points``, ``hint`` and ``real_redis``, and writes every test's outcome
 results file.  The tests come from the trusted repository; the submission's folder is never on
 pytest's path, so no conftest.py or plugin from a submission can load.
 """
+
 from __future__ import annotations
 
 import copy
@@ -68,9 +69,17 @@ class LabRun:
 
         cluster = load_lab(self.lab_dir).redis_mode == "cluster"
         external = self.url if self.backend == "url" else None
-        self.box = Box(self.source, self.run_dir, self.prefix, self.limits, backend=self.backend, cluster=cluster,
-                       mode=os.environ.get(ENV_ISOLATION) or None, hide=tuple(self.cfg.get("hide", ())),
-                       url=external)
+        self.box = Box(
+            self.source,
+            self.run_dir,
+            self.prefix,
+            self.limits,
+            backend=self.backend,
+            cluster=cluster,
+            mode=os.environ.get(ENV_ISOLATION) or None,
+            hide=tuple(self.cfg.get("hide", ())),
+            url=external,
+        )
         self.box.start()
         if self.server is not None:
             self.backend = self.server.backend
@@ -158,10 +167,14 @@ class LabRun:
         import_error = None
         if self.first is not None and self.first.import_failure is not None:
             import_error = self.first.import_failure.detail
-        data = {"lab": self.lab_dir.name, "backend": self.backend, "import_error": import_error,
-                "isolation": self.box.mode if self.box is not None else "",
-                "output": self.first.output_tail() if self.first is not None else "",
-                "tests": [self.records[n] for n in self.order]}
+        data = {
+            "lab": self.lab_dir.name,
+            "backend": self.backend,
+            "import_error": import_error,
+            "isolation": self.box.mode if self.box is not None else "",
+            "output": self.first.output_tail() if self.first is not None else "",
+            "tests": [self.records[n] for n in self.order],
+        }
         tmp = self.results_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
         tmp.replace(self.results_path)
@@ -229,10 +242,15 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         name = item.name
         _run.order.append(item.nodeid)
         _run.records[item.nodeid] = {
-            "name": name, "visibility": _visibility(item),
-            "max_points": float(pts.args[0]) if pts and pts.args else 0.0, "points": 0.0,
-            "hint": hint.args[0] if hint and hint.args else None, "outcome": "not-run", "message": "",
-            "event": None, "duration": 0.0
+            "name": name,
+            "visibility": _visibility(item),
+            "max_points": float(pts.args[0]) if pts and pts.args else 0.0,
+            "points": 0.0,
+            "hint": hint.args[0] if hint and hint.args else None,
+            "outcome": "not-run",
+            "message": "",
+            "event": None,
+            "duration": 0.0,
         }
         if item.get_closest_marker("real_redis") and _run.is_fake:
             item.add_marker(pytest.mark.skip(reason="needs a real Redis server"))
@@ -321,7 +339,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 def _short(value: object, n: int = 80) -> str:
     text = repr(value)
-    return text if len(text) <= n else text[:n - 1] + "…"
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _not_written(exc: StudentError) -> bool:
@@ -332,8 +350,13 @@ def _student_errors(frame_locals: dict) -> list[StudentError]:
     """StudentErrors a test kept in its variables (``errors = [r for r in results if ...]``)."""
     found = []
     for value in frame_locals.values():
-        items = value if isinstance(value, (list, tuple, set)) else \
-            list(value.values()) if isinstance(value, dict) else [value]
+        items = (
+            value
+            if isinstance(value, (list, tuple, set))
+            else list(value.values())
+            if isinstance(value, dict)
+            else [value]
+        )
         found += [x for x in list(items)[:1000] if isinstance(x, StudentError)]
     return found
 
@@ -366,18 +389,22 @@ def _describe(exc: BaseException, excinfo=None) -> tuple[str, str | None]:
     if isinstance(exc, StudentImportError):
         return _("lab.py could not be imported: {detail}", detail=exc.detail), "import-error"
     if isinstance(exc, StudentTimeout):
-        return _("{function}() did not finish within {seconds} s.", function=exc.function,
-                 seconds=format(exc.seconds, "g")), "timeout"
+        return _(
+            "{function}() did not finish within {seconds} s.", function=exc.function, seconds=format(exc.seconds, "g")
+        ), "timeout"
     if isinstance(exc, StudentCrash):
         return _("{function}() ended its process: {detail}", function=exc.function, detail=exc.detail), "crash"
     if isinstance(exc, StudentError):
         if _not_written(exc):
-            return _("{function}() is not written yet (it raises NotImplementedError).",
-                     function=exc.function), "not-implemented"
+            return _(
+                "{function}() is not written yet (it raises NotImplementedError).", function=exc.function
+            ), "not-implemented"
         where = exc.traceback.strip().splitlines()
         loc = f" ({where[-1].split(':')[0].strip()})" if where else ""
-        head = _("{function}() raised {type}: {message}", function=exc.function, type=exc.type,
-                 message=exc.message[:200]) + loc
+        head = (
+            _("{function}() raised {type}: {message}", function=exc.function, type=exc.type, message=exc.message[:200])
+            + loc
+        )
         return "\n".join([head] + _student_traceback(exc)), None
     if isinstance(exc, AssertionError):
         return _describe_assertion(exc, excinfo)
@@ -398,28 +425,30 @@ def _describe_assertion(exc: AssertionError, excinfo=None) -> tuple[str, str | N
     if isinstance(cause, StudentError):
         kept = [cause] + (kept or [])
     if kept and all(_not_written(e) for e in kept):
-        return _("{function}() is not written yet (it raises NotImplementedError).",
-                 function=kept[0].function), "not-implemented"
+        return _(
+            "{function}() is not written yet (it raises NotImplementedError).", function=kept[0].function
+        ), "not-implemented"
     message, sep, _explanation = text.partition("\nassert ")
     if sep or not text.startswith("assert "):  # the test's own message
         lines = [ln[:300] for ln in message.strip().splitlines()] or [_("a check failed")]
         return "\n".join(lines[:5]), None
     if kept:
         e = kept[0]
-        return _("{function}() raised {type}: {message}", function=e.function, type=e.type,
-                 message=e.message[:200]), None
+        return _(
+            "{function}() raised {type}: {message}", function=e.function, type=e.type, message=e.message[:200]
+        ), None
     expr = _assertion_source(excinfo) if excinfo is not None else None
     if _compared and _compared[-1][0] == "==":
         _op, left, right = _compared[-1]
         if expr:
-            return _("{expr}: expected {expected}, got {seen}", expr=expr, expected=_short(right),
-                     seen=_short(left)), None
+            return _(
+                "{expr}: expected {expected}, got {seen}", expr=expr, expected=_short(right), seen=_short(left)
+            ), None
         return _("expected {expected}, got {seen}", expected=_short(right), seen=_short(left)), None
     if _compared:
         op, left, right = _compared[-1]
-        return _("expected {left} {op} {right}, which is false", left=_short(left), op=op,
-                 right=_short(right)), None
-    first = text.splitlines()[0][len("assert "):]
+        return _("expected {left} {op} {right}, which is false", left=_short(left), op=op, right=_short(right)), None
+    first = text.splitlines()[0][len("assert ") :]
     errors = re.findall(r"Student\w+\('((?:[^'\\]|\\.)*)'", first)
     if errors:  # the repr of a kept StudentError is pytest's, not the student's: keep its text only
         first = "; ".join(errors)

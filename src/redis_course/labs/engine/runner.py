@@ -11,6 +11,7 @@ Redis and the student's sandboxed process; it is killed with its session if the 
 its wall time (SIGTERM: it stops its boxes; SIGKILL three seconds later), and dies when its parent
 does.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,6 +31,7 @@ from ..sandbox import cgroups
 from ..sandbox import launch as iso
 from ..sandbox.limits import WATCH_PERIOD_S, Limits
 
+
 @dataclass
 class TestResult:
     __test__ = False  # not a pytest test class
@@ -38,7 +40,7 @@ class TestResult:
     visibility: str
     points: float
     max_points: float
-    outcome: str            # passed | failed | error | skipped | not-run
+    outcome: str  # passed | failed | error | skipped | not-run
     hint: str | None = None
     message: str = ""
     event: str | None = None  # timeout | crash | import-error
@@ -79,15 +81,28 @@ class LabResult:
         return sum(t.max_points for t in self.tests if t.counted)
 
     def to_dict(self) -> dict:
-        return {"lab": self.lab, "status": self.status, "backend": self.backend, "message": self.message,
-                "points": self.points, "max_points": self.max_points, "seconds": round(self.seconds, 3),
-                "tests": [t.__dict__ for t in self.tests]}
+        return {
+            "lab": self.lab,
+            "status": self.status,
+            "backend": self.backend,
+            "message": self.message,
+            "points": self.points,
+            "max_points": self.max_points,
+            "seconds": round(self.seconds, 3),
+            "tests": [t.__dict__ for t in self.tests],
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> "LabResult":
         tests = [TestResult(**t) for t in d.get("tests", [])]
-        return cls(lab=d["lab"], status=d["status"], tests=tests, backend=d.get("backend", ""),
-                   message=d.get("message", ""), seconds=d.get("seconds", 0.0))
+        return cls(
+            lab=d["lab"],
+            status=d["status"],
+            tests=tests,
+            backend=d.get("backend", ""),
+            message=d.get("message", ""),
+            seconds=d.get("seconds", 0.0),
+        )
 
 
 INI = "[pytest]\naddopts =\nconsider_namespace_packages = false\n"
@@ -110,10 +125,21 @@ def wall_timeout(lab: Lab, limits: Limits, n_tests: int) -> float:
     return 60 + limits.start_timeout_s + limits.lab_budget_s + n_tests * 2
 
 
-def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] = ("public",),
-            backend: str = "auto", url: str | None = None, limits: Limits | None = None,
-            hide: tuple[str, ...] = (), run_dir: Path | None = None, keep_dir: bool = False,
-            keep_log: Path | None = None, isolate: bool = True, first_failure: bool = False) -> LabResult:
+def run_lab(
+    lab: Lab,
+    source_file: Path | None,
+    *,
+    visibility: tuple[str, ...] = ("public",),
+    backend: str = "auto",
+    url: str | None = None,
+    limits: Limits | None = None,
+    hide: tuple[str, ...] = (),
+    run_dir: Path | None = None,
+    keep_dir: bool = False,
+    keep_log: Path | None = None,
+    isolate: bool = True,
+    first_failure: bool = False,
+) -> LabResult:
     """Grade ``source_file`` (the student's lab.py) with the lab's tests of the given visibilities.
 
     ``backend``: ``auto`` / ``redis-server`` / ``fakeredis`` (a private server for this run), or
@@ -137,16 +163,28 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     own_dir = run_dir is None
     run_dir = make_run_dir() if run_dir is None else run_dir
     results = run_dir / "results.json"
-    cfg = {"lab_dir": str(lab.path), "source_file": str(source_file), "run_dir": str(run_dir),
-           "results": str(results), "limits": limits.to_dict(), "backend": "url" if url else backend,
-           "url": url or "", "hide": [str(h) for h in hide]}
+    cfg = {
+        "lab_dir": str(lab.path),
+        "source_file": str(source_file),
+        "run_dir": str(run_dir),
+        "results": str(results),
+        "limits": limits.to_dict(),
+        "backend": "url" if url else backend,
+        "url": url or "",
+        "hide": [str(h) for h in hide],
+    }
     _private_write(run_dir / "run.json", json.dumps(cfg))  # hidden-test names: the grader's eyes only
     _private_write(run_dir / "pytest.ini", INI)
     mode = iso.mode(isolate)
     log = run_dir / "pytest.log"
-    returncode = _run_pytest(_pytest_command(lab, run_dir, files, first_failure), run_dir, log, mode,
-                             first_line=describe(mode, limits),
-                             timeout=wall_timeout(lab, limits, len(files) * TESTS_PER_FILE_ESTIMATE))
+    returncode = _run_pytest(
+        _pytest_command(lab, run_dir, files, first_failure),
+        run_dir,
+        log,
+        mode,
+        first_line=describe(mode, limits),
+        timeout=wall_timeout(lab, limits, len(files) * TESTS_PER_FILE_ESTIMATE),
+    )
     result = _read_results(lab, results, log, timed_out=returncode is None)
     if returncode not in (None, 0, 1) and result.status == "ok":
         tail = log.read_text(encoding="utf-8", errors="replace")[-3000:] if log.exists() else ""
@@ -159,9 +197,15 @@ def run_lab(lab: Lab, source_file: Path | None, *, visibility: tuple[str, ...] =
     return result
 
 
-def run_variants(lab: Lab, files: list[tuple[Path, tuple[str, ...]]], *, backend: str = "auto",
-                 visibility: tuple[str, ...] = ("public", "hidden"), limits: Limits | None = None,
-                 isolate: bool = True) -> list[LabResult]:
+def run_variants(
+    lab: Lab,
+    files: list[tuple[Path, tuple[str, ...]]],
+    *,
+    backend: str = "auto",
+    visibility: tuple[str, ...] = ("public", "hidden"),
+    limits: Limits | None = None,
+    isolate: bool = True,
+) -> list[LabResult]:
     """Whether each of ``files`` (the course's own known-wrong files or mutants, never a student's:
     they share one grader process) loses points: one grader process and one private server for all,
     each file in a box of its own started anew, the server reset before each test, and each file's
@@ -174,18 +218,38 @@ def run_variants(lab: Lab, files: list[tuple[Path, tuple[str, ...]]], *, backend
         return [LabResult(lab.id, "ok", message="this lab has no tests of that kind") for _ in files]
     run_dir = make_run_dir()
     try:
-        variants = [{"source_file": str(Path(p).resolve()), "results": str(run_dir / f"results-{i}.json"),
-                     "first_tests": list(first)} for i, (p, first) in enumerate(files)]
-        cfg = {"lab_dir": str(lab.path), "source_file": variants[0]["source_file"], "run_dir": str(run_dir),
-               "results": variants[0]["results"], "limits": limits.to_dict(), "backend": backend, "url": "",
-               "hide": [str(paths.ROOT)], "variants": variants}
+        variants = [
+            {
+                "source_file": str(Path(p).resolve()),
+                "results": str(run_dir / f"results-{i}.json"),
+                "first_tests": list(first),
+            }
+            for i, (p, first) in enumerate(files)
+        ]
+        cfg = {
+            "lab_dir": str(lab.path),
+            "source_file": variants[0]["source_file"],
+            "run_dir": str(run_dir),
+            "results": variants[0]["results"],
+            "limits": limits.to_dict(),
+            "backend": backend,
+            "url": "",
+            "hide": [str(paths.ROOT)],
+            "variants": variants,
+        }
         _private_write(run_dir / "run.json", json.dumps(cfg))
         _private_write(run_dir / "pytest.ini", INI)
         mode = iso.mode(isolate)
         log = run_dir / "pytest.log"
         wall = wall_timeout(lab, limits, len(tests) * TESTS_PER_FILE_ESTIMATE) * len(files)
-        returncode = _run_pytest(_pytest_command(lab, run_dir, tests, first_failure=False), run_dir, log, mode,
-                                 first_line=describe(mode, limits), timeout=wall)
+        returncode = _run_pytest(
+            _pytest_command(lab, run_dir, tests, first_failure=False),
+            run_dir,
+            log,
+            mode,
+            first_line=describe(mode, limits),
+            timeout=wall,
+        )
         out = []
         for v in variants:
             result = _read_results(lab, Path(v["results"]), log, timed_out=returncode is None)
@@ -204,10 +268,25 @@ TESTS_PER_FILE_ESTIMATE = 10
 
 def _pytest_command(lab: Lab, run_dir: Path, files: list[str], first_failure: bool) -> list[str]:
     """The grader's pytest arguments: the course's plugin, the run's own ini, no cache, no plugin from elsewhere."""
-    return ["-p", "redis_course.labs.engine.pytest_plugin", "-p", "no:cacheprovider",
-            "-c", str(run_dir / "pytest.ini"), "--rootdir", str(lab.path), "--confcutdir", str(lab.path),
-            "--import-mode=importlib", "-q", "--no-header", "-p", "no:randomly",
-            *(["-x"] if first_failure else []), *files]
+    return [
+        "-p",
+        "redis_course.labs.engine.pytest_plugin",
+        "-p",
+        "no:cacheprovider",
+        "-c",
+        str(run_dir / "pytest.ini"),
+        "--rootdir",
+        str(lab.path),
+        "--confcutdir",
+        str(lab.path),
+        "--import-mode=importlib",
+        "-q",
+        "--no-header",
+        "-p",
+        "no:randomly",
+        *(["-x"] if first_failure else []),
+        *files,
+    ]
 
 
 _running: set[int] = set()  # the graders running now (each the leader of its own session)
@@ -220,8 +299,7 @@ def running_graders() -> list[int]:
         return sorted(_running)
 
 
-def _run_pytest(args: list[str], run_dir: Path, log: Path, mode: str, *, first_line: str,
-                timeout: float) -> int | None:
+def _run_pytest(args: list[str], run_dir: Path, log: Path, mode: str, *, first_line: str, timeout: float) -> int | None:
     """Run one grader: ``pytest args`` forked from the caller's zygote (:mod:`.zygote`; one of its own
     when it has none and runs in the main thread), else a plain ``python -m pytest`` process; its
     output into ``log`` (owner-only) after ``first_line``.  Its exit code, or None when it ran out of
@@ -234,9 +312,13 @@ def _run_pytest(args: list[str], run_dir: Path, log: Path, mode: str, *, first_l
             return _run_pytest(args, run_dir, log, mode, first_line=first_line, timeout=timeout)
     forked = z is not None and z.usable
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COURSE_LAB_"))}
-    env.update(COURSE_LAB_RUN=str(run_dir / "run.json"), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
-               PYTHONDONTWRITEBYTECODE="1", **{ENV_ISOLATION: mode},
-               COURSE_LAB_PARENT=str(z.pid if forked else os.getpid()))  # the grader dies with it
+    env.update(
+        COURSE_LAB_RUN=str(run_dir / "run.json"),
+        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+        PYTHONDONTWRITEBYTECODE="1",
+        **{ENV_ISOLATION: mode},
+        COURSE_LAB_PARENT=str(z.pid if forked else os.getpid()),
+    )  # the grader dies with it
     if not forked:
         why = (z.error or "the zygote ended") if z is not None else "no zygote: not called from the main thread"
         first_line += f"; grader: a python process of its own ({why})"
@@ -251,14 +333,22 @@ def _run_pytest(args: list[str], run_dir: Path, log: Path, mode: str, *, first_l
                 pid.append(p)
                 with _running_lock:
                     _running.add(p)
+
             try:
                 return z.run(args, env, str(run_dir), str(log), timeout, started=started)
             finally:
                 with _running_lock:
                     _running.difference_update(pid)
-        proc = subprocess.Popen([sys.executable, "-m", "pytest", *args], stdout=out, stderr=subprocess.STDOUT,
-                                env=env, cwd=run_dir, start_new_session=True, stdin=subprocess.DEVNULL,
-                                umask=0o077)  # results.json and the rest: the grader's only
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=run_dir,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            umask=0o077,
+        )  # results.json and the rest: the grader's only
         with _running_lock:
             _running.add(proc.pid)
         try:
@@ -274,15 +364,20 @@ def _run_pytest(args: list[str], run_dir: Path, log: Path, mode: str, *, first_l
 def describe(mode: str, limits: Limits) -> str:
     """The grading log's first line: how student code was isolated and limited."""
     cg = cgroups.cgroup_version()
-    how = (f"cgroup {cg} for the box (memory {limits.memory_mb} MiB and its Redis's, {limits.nproc} processes, one CPU) "
-           "and rlimits"
-           if cg else f"no writable cgroup: rlimits (address space {limits.memory_mb} MiB per process, "
-                      f"{limits.nproc} processes) and the grader's memory watchdog (the box's processes "
-                      f"together {limits.memory_mb} MiB resident and in kernel buffers, checked at least every "
-                      f"{WATCH_PERIOD_S:g} s and more often near the limit)")
+    how = (
+        f"cgroup {cg} for the box (memory {limits.memory_mb} MiB and its Redis's, {limits.nproc} processes, one CPU) "
+        "and rlimits"
+        if cg
+        else f"no writable cgroup: rlimits (address space {limits.memory_mb} MiB per process, "
+        f"{limits.nproc} processes) and the grader's memory watchdog (the box's processes "
+        f"together {limits.memory_mb} MiB resident and in kernel buffers, checked at least every "
+        f"{WATCH_PERIOD_S:g} s and more often near the limit)"
+    )
     scratch = f", writable space tmpfs {limits.tmp_mb} MiB" if mode != "none" else ""
-    return (f"isolation: {iso.describe_mode(mode)}; limits: {how}, CPU {limits.cpu_s:g} s{scratch}; "
-            f"time: {limits.call_timeout_s:g} s per call, {limits.lab_budget_s:g} s for the lab")
+    return (
+        f"isolation: {iso.describe_mode(mode)}; limits: {how}, CPU {limits.cpu_s:g} s{scratch}; "
+        f"time: {limits.call_timeout_s:g} s per call, {limits.lab_budget_s:g} s for the lab"
+    )
 
 
 def _private_write(path: Path, text: str) -> None:
@@ -318,16 +413,33 @@ def _read_results(lab: Lab, results: Path, log: Path, timed_out: bool) -> LabRes
         data = json.loads(results.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         tail = log.read_text(encoding="utf-8", errors="replace")[-2000:] if log.exists() else ""
-        return LabResult(lab.id, "timeout" if timed_out else "grader-error",
-                         message=f"the grader produced no results\n{tail}")
-    tests = [TestResult(name=t["name"], visibility=t["visibility"], points=float(t["points"]),
-                        max_points=float(t["max_points"]), outcome=t["outcome"], hint=t.get("hint"),
-                        message=t.get("message", ""), event=t.get("event"), duration=t.get("duration", 0.0))
-             for t in data.get("tests", [])]
+        return LabResult(
+            lab.id, "timeout" if timed_out else "grader-error", message=f"the grader produced no results\n{tail}"
+        )
+    tests = [
+        TestResult(
+            name=t["name"],
+            visibility=t["visibility"],
+            points=float(t["points"]),
+            max_points=float(t["max_points"]),
+            outcome=t["outcome"],
+            hint=t.get("hint"),
+            message=t.get("message", ""),
+            event=t.get("event"),
+            duration=t.get("duration", 0.0),
+        )
+        for t in data.get("tests", [])
+    ]
     if timed_out:
         for t in tests:
             if t.outcome == "not-run":
                 t.outcome, t.event, t.message = "failed", "timeout", "the lab's time limit ran out"
     status = "timeout" if timed_out else _status(tests, data.get("import_error"))
-    return LabResult(lab.id, status, tests, backend=data.get("backend", ""),
-                     message=data.get("import_error") or "", output=data.get("output", ""))
+    return LabResult(
+        lab.id,
+        status,
+        tests,
+        backend=data.get("backend", ""),
+        message=data.get("import_error") or "",
+        output=data.get("output", ""),
+    )

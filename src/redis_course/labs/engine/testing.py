@@ -10,6 +10,7 @@
 ``student_raises("ValueError")`` checks that the student's function raised that exception type (a
 timeout or a crash does not count).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -20,8 +21,17 @@ import pytest
 from ...l10n import _
 from ..sandbox.errors import InjectedCrash, StudentCrash, StudentError, StudentImportError, StudentTimeout
 
-__all__ = ["points", "hint", "contract", "student_raises", "StudentError", "StudentTimeout", "StudentCrash",
-           "StudentImportError", "InjectedCrash"]
+__all__ = [
+    "points",
+    "hint",
+    "contract",
+    "student_raises",
+    "StudentError",
+    "StudentTimeout",
+    "StudentCrash",
+    "StudentImportError",
+    "InjectedCrash",
+]
 
 
 def points(n: float):
@@ -54,8 +64,14 @@ def student_raises(type_name: str) -> Iterator[list[StudentError]]:
         if exc.type == "NotImplementedError" and type_name != exc.type:
             raise  # the function is not written yet: the report says so, not "expected ValueError"
         if exc.type != type_name:
-            raise AssertionError(_("expected {expected}, the function raised {type}: {message}", expected=type_name,
-                                   type=exc.type, message=exc.message)) from None
+            raise AssertionError(
+                _(
+                    "expected {expected}, the function raised {type}: {message}",
+                    expected=type_name,
+                    type=exc.type,
+                    message=exc.message,
+                )
+            ) from None
         caught.append(exc)
     else:
         raise AssertionError(_("expected the function to raise {expected}, it returned normally", expected=type_name))

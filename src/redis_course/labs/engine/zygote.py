@@ -28,6 +28,7 @@ folders) :func:`..sandbox.sweep` removes at the next zygote's start.
 Where the fork server cannot start (no main thread, no fork server on this system), the grader is a
 plain ``python -m pytest`` process, as before, and the log's first line says why.
 """
+
 from __future__ import annotations
 
 import io
@@ -41,13 +42,32 @@ from multiprocessing.context import reduction, set_spawning_popen
 from typing import Iterator
 
 #: What the zygote imports once: everything a grader needs before its first test.
-PRELOAD = ["redis_course.labs.engine.zygote", "pytest", "_pytest.python", "_pytest.fixtures", "_pytest.main",
-           "_pytest.assertion.rewrite", "_pytest.junitxml", "_pytest.terminal", "_pytest.logging",
-           "_pytest.capture", "_pytest.skipping", "redis", "hypothesis",
-           "redis_course.labs.engine.pytest_plugin", "redis_course.labs.engine.testing",
-           "redis_course.labs.authoring.model", "redis_course.core.backend", "redis_course.labs.sandbox.faultproxy",
-           "redis_course.labs.sandbox.inbox", "redis_course.labs.sandbox.fakeserver",
-           "redis_course.labs.engine.modeltest", "hypothesis.stateful", "pdb", "email.parser"]
+PRELOAD = [
+    "redis_course.labs.engine.zygote",
+    "pytest",
+    "_pytest.python",
+    "_pytest.fixtures",
+    "_pytest.main",
+    "_pytest.assertion.rewrite",
+    "_pytest.junitxml",
+    "_pytest.terminal",
+    "_pytest.logging",
+    "_pytest.capture",
+    "_pytest.skipping",
+    "redis",
+    "hypothesis",
+    "redis_course.labs.engine.pytest_plugin",
+    "redis_course.labs.engine.testing",
+    "redis_course.labs.authoring.model",
+    "redis_course.core.backend",
+    "redis_course.labs.sandbox.faultproxy",
+    "redis_course.labs.sandbox.inbox",
+    "redis_course.labs.sandbox.fakeserver",
+    "redis_course.labs.engine.modeltest",
+    "hypothesis.stateful",
+    "pdb",
+    "email.parser",
+]
 
 START_TIMEOUT_S = 60.0  # the zygote's imports on a loaded machine
 PR_SET_PDEATHSIG = 1
@@ -154,8 +174,11 @@ class Zygote:
                 probe.join(5)
             probe.close()
             if code != 0:
-                raise ZygoteError({None: "it did not fork in time", 3: "its imports failed",
-                                   4: "it had a thread when it forked"}.get(code, f"its first fork ended {code}"))
+                raise ZygoteError(
+                    {None: "it did not fork in time", 3: "its imports failed", 4: "it had a thread when it forked"}.get(
+                        code, f"its first fork ended {code}"
+                    )
+                )
         except Exception as exc:  # noqa: BLE001 - the grader then runs as a plain process, said in its log
             self.error = f"the zygote could not start: {exc}"
             self.stop()
@@ -174,8 +197,7 @@ class Zygote:
     def _process(self, target, args: tuple) -> "_GraderProcess":
         return _GraderProcess(target=target, args=args, name="course-grader", daemon=True)
 
-    def run(self, args: list[str], env: dict[str, str], cwd: str, log: str, timeout: float,
-            started=None) -> int | None:
+    def run(self, args: list[str], env: dict[str, str], cwd: str, log: str, timeout: float, started=None) -> int | None:
         """One grader: its exit code (negative: the signal), or None when it ran out of ``timeout``
         and was killed with its whole session (SIGTERM, SIGKILL three seconds later).  ``started(pid)``
         is called once it runs."""

@@ -10,6 +10,7 @@ folder, or the student's repository), read like any submission (:mod:`.intake`: 
 1 MiB), and graded by the same :func:`..engine.runner.run_lab` as ``course grade``, with public and hidden
 tests.  When none is found, the starter is graded to list every test at 0 points.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,8 +32,9 @@ from ..sandbox import make_run_dir
 LAYOUTS = ("lab.py", "{lab}/lab.py", "labs/{lab}/lab.py")
 
 
-def grade_submission(lab: Lab, submission: Path, lang: str, hide: tuple[str, ...] = (),
-                     backend: str = "auto") -> LabResult:
+def grade_submission(
+    lab: Lab, submission: Path, lang: str, hide: tuple[str, ...] = (), backend: str = "auto"
+) -> LabResult:
     """The result of the submission in ``submission`` (a folder), or a ``missing`` one."""
     found, problems = from_folder(submission, {lab.id}, lang, LAYOUTS) if submission.is_dir() else ({}, [])
     work = make_run_dir("course-autograder-")
@@ -40,8 +42,7 @@ def grade_submission(lab: Lab, submission: Path, lang: str, hide: tuple[str, ...
         if lab.id in found:
             staged = work / "lab.py"
             staged.write_bytes(found[lab.id])
-            return run_lab(lab, staged, visibility=("public", "hidden"), hide=(str(submission), *hide),
-                           backend=backend)
+            return run_lab(lab, staged, visibility=("public", "hidden"), hide=(str(submission), *hide), backend=backend)
         listing = run_lab(lab, lab.student_file, visibility=("public", "hidden"), hide=hide, backend=backend)
         return missing(lab, listing, problems, lang)
     finally:
@@ -54,10 +55,16 @@ def results_json(lab: Lab, res: LabResult, lang: str, seconds: float) -> dict:
     data["execution_time"] = round(seconds, 1)
     from .grade import describe_isolation, isolation_mode
 
-    data["output"] = _("{lab}: {points} of {max_points} points ({status}; Redis: {backend}; isolation: {isolation}).",
-                       lang=lang, lab=lab.id, points=format(res.points, "g"), max_points=format(res.max_points, "g"),
-                       status=res.status, backend=res.backend or "-",
-                       isolation=describe_isolation(isolation_mode(), lang=lang))
+    data["output"] = _(
+        "{lab}: {points} of {max_points} points ({status}; Redis: {backend}; isolation: {isolation}).",
+        lang=lang,
+        lab=lab.id,
+        points=format(res.points, "g"),
+        max_points=format(res.max_points, "g"),
+        status=res.status,
+        backend=res.backend or "-",
+        isolation=describe_isolation(isolation_mode(), lang=lang),
+    )
     data["stdout_visibility"] = "hidden"
     return data
 
@@ -73,8 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     from ..check.selfcheck import backend_for
 
     backend, note = backend_for(lab, "auto", lang)  # Ubuntu 22.04's Redis 6.0: fakeredis for a 7.0 lab
-    res = grade_submission(lab, root / "submission", lang, hide=(str(root / "source"), str(root / "results")),
-                           backend=backend)
+    res = grade_submission(
+        lab, root / "submission", lang, hide=(str(root / "source"), str(root / "results")), backend=backend
+    )
     out = root / "results"
     out.mkdir(parents=True, exist_ok=True)
     data = results_json(lab, res, lang, time.monotonic() - started)

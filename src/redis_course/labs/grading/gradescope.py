@@ -17,6 +17,7 @@ uses too).  The zip holds::
 (default ``$AUTOGRADER_ROOT/venv/bin/python``), so it can be tried on a local folder laid out like
 Gradescope's.
 """
+
 from __future__ import annotations
 
 import json
@@ -113,7 +114,12 @@ def main(lab_spec: str, out: str, lang: str) -> int:
     except LabError as exc:
         raise GradingError(str(exc)) from None
     path = build(lab, Path(out), lang=lang)
-    print(_("Gradescope autograder for {lab} written to {path}. Upload it as the assignment's autograder "
-            "(zip file); students hand in {lab}/lab.py.", lab=lab.id, path=path))
+    print(
+        _(
+            "Gradescope autograder for {lab} written to {path}. Upload it as the assignment's autograder "
+            "(zip file); students hand in {lab}/lab.py.",
+            lab=lab.id,
+            path=path,
+        )
+    )
     return 0
-

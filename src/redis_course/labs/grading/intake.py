@@ -6,6 +6,7 @@ SUBMISSIONS holds one entry per student: a folder that is a copy of the student 
 most 1 MiB (zip members: no absolute paths, no ``..``, no links, size checked while reading); tests,
 hints and lab.yml always come from the course.  Names are given by :mod:`.names`.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,7 +35,7 @@ class Submission:
     student: Student
     entry: Path
     files: dict[str, Path] = field(default_factory=dict)  # lab id -> staged copy of lab.py
-    problems: list[str] = field(default_factory=list)     # what was refused, in the feedback's language
+    problems: list[str] = field(default_factory=list)  # what was refused, in the feedback's language
     lang: str | None = None  # the language of the edition its lab.py files came from, when they tell
 
 
@@ -51,8 +52,9 @@ def entries(submissions: Path) -> list[tuple[Path, Student]]:
         elif entry.is_file() and entry.name.lower().endswith(".zip") and len(entry.name) > 4:
             found.append((entry, "zip"))
     if not found:
-        raise GradingError(_("The submissions folder {path} holds no student folder or zip: nothing to grade.",
-                             path=submissions))
+        raise GradingError(
+            _("The submissions folder {path} holds no student folder or zip: nothing to grade.", path=submissions)
+        )
     students = assign([(p.name, kind) for p, kind in found])
     return sorted(zip((p for p, _kind in found), students), key=lambda pair: sort_key(pair[1]))
 
@@ -74,8 +76,9 @@ def read_no_follow(path: Path, base: Path) -> bytes | None:
         os.close(fd)
 
 
-def from_folder(folder: Path, lab_ids: set[str], lang: str,
-                layouts: tuple[str, ...] = ("{lab}/lab.py", "labs/{lab}/lab.py")) -> tuple[dict[str, bytes], list[str]]:
+def from_folder(
+    folder: Path, lab_ids: set[str], lang: str, layouts: tuple[str, ...] = ("{lab}/lab.py", "labs/{lab}/lab.py")
+) -> tuple[dict[str, bytes], list[str]]:
     """Each lab's ``lab.py`` under ``folder``, in the first of ``layouts`` that has one."""
     found, problems = {}, []
     for lab_id in sorted(lab_ids):
@@ -84,15 +87,22 @@ def from_folder(folder: Path, lab_ids: set[str], lang: str,
             if cand.exists() or cand.is_symlink():
                 data = read_no_follow(cand, folder)
                 if data is None:
-                    problems.append(_("{file} refused: a link, not a file, or over 1 MiB.",
-                                      file=layout.format(lab=lab_id), lang=lang))
+                    problems.append(
+                        _(
+                            "{file} refused: a link, not a file, or over 1 MiB.",
+                            file=layout.format(lab=lab_id),
+                            lang=lang,
+                        )
+                    )
                 else:
                     found[lab_id] = data
                 break
     return found, problems
 
 
-def _zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, lab_ids: set[str], lang: str) -> tuple[str | None, bytes | str | None]:
+def _zip_member(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, lab_ids: set[str], lang: str
+) -> tuple[str | None, bytes | str | None]:
     """``(lab id, bytes)`` for a lab.py member, ``(None, problem)`` for a refused one, ``(None, None)`` else."""
     name = info.filename.replace("\\", "/")
     if name.startswith("/") or ".." in name.split("/") or re.match(r"^[A-Za-z]:", name):
@@ -139,8 +149,9 @@ def stage_files(sub: Submission, files: dict[str, bytes], stage: Path) -> None:
         sub.files[lab_id] = dest
 
 
-def collect(submissions: Path, stage: Path, labs: list[Lab], *, lang: str = "en",
-            only: Student | None = None) -> list[Submission]:
+def collect(
+    submissions: Path, stage: Path, labs: list[Lab], *, lang: str = "en", only: Student | None = None
+) -> list[Submission]:
     """Every student's submission (or ``only`` that one), its files staged under ``stage/<n>/``."""
     lab_ids = {lab.id for lab in labs}
     subs = []
@@ -149,8 +160,9 @@ def collect(submissions: Path, stage: Path, labs: list[Lab], *, lang: str = "en"
             continue
         reader = from_folder if entry.is_dir() else from_zip
         files, problems = reader(entry, lab_ids, lang)
-        sub = Submission(student, entry, problems=problems,
-                         lang=edition_lang(files, {lab.id: lab.starter_file for lab in labs}))
+        sub = Submission(
+            student, entry, problems=problems, lang=edition_lang(files, {lab.id: lab.starter_file for lab in labs})
+        )
         stage_files(sub, files, stage / str(n))
         subs.append(sub)
     return subs

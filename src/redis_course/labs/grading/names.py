@@ -20,6 +20,7 @@ file system accepts (``/ \\ : * ? " < > |`` and control characters) replaced by 
 or space, no Windows device name (``CON``, ``NUL``...), at most 200 bytes.  It can never leave its
 folder.
 """
+
 from __future__ import annotations
 
 import re
@@ -39,9 +40,9 @@ STEERING = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-
 
 @dataclass(frozen=True)
 class Student:
-    name: str    # what grades.csv, feedback, Gradescope and JUnit show
+    name: str  # what grades.csv, feedback, Gradescope and JUnit show
     folder: str  # the entry in SUBMISSIONS this name stands for, its bytes escaped (escape_entry)
-    file: str    # the stem of this student's files under RESULTS
+    file: str  # the stem of this student's files under RESULTS
     raw: str = ""  # the entry's name as the file system has it (surrogate escapes for non-UTF-8 bytes)
 
     def matches(self, wanted: str) -> bool:
@@ -74,8 +75,9 @@ def escape_entry(raw: str) -> str:
             out.append(f"\\x{cp - 0xDC00:02x}")
         elif ch == "\\":
             out.append("\\\\")
-        elif not ch.isprintable() or (not composed and (unicodedata.category(ch).startswith("M")
-                                                         or unicodedata.normalize("NFC", ch) != ch)):
+        elif not ch.isprintable() or (
+            not composed and (unicodedata.category(ch).startswith("M") or unicodedata.normalize("NFC", ch) != ch)
+        ):
             out.append(f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}")
         else:
             out.append(ch)
@@ -157,10 +159,18 @@ def _telling_lines(starter: Path) -> dict[str, frozenset[str]]:
         texts = [d.text for d in docstrings(starter.read_text(encoding="utf-8"))]
     except (OSError, SyntaxError, ValueError):
         return {}
-    lines = {lang: {ln.strip() for text in texts for ln in pgettext(STARTER_CONTEXT, text, lang=lang).splitlines()
-                    if len(ln.strip()) >= MIN_TELLING_LINE} for lang in LANGS}
-    return {lang: frozenset(own - set().union(*(v for k, v in lines.items() if k != lang)))
-            for lang, own in lines.items()}
+    lines = {
+        lang: {
+            ln.strip()
+            for text in texts
+            for ln in pgettext(STARTER_CONTEXT, text, lang=lang).splitlines()
+            if len(ln.strip()) >= MIN_TELLING_LINE
+        }
+        for lang in LANGS
+    }
+    return {
+        lang: frozenset(own - set().union(*(v for k, v in lines.items() if k != lang))) for lang, own in lines.items()
+    }
 
 
 def edition_lang(files: dict[str, bytes], starters: dict[str, Path]) -> str | None:

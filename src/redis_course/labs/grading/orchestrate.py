@@ -8,6 +8,7 @@ list of tests and points for labs a student did not hand in.  The grader's log o
 end ``ok`` is kept under ``RESULTS/logs/`` (owner-only, written after the run, when no student
 process is left; the sandbox hides RESULTS from student code).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -63,9 +64,17 @@ class Progress:
             from tqdm import tqdm
 
             # delay: no 0/N line before the first run; off a terminal, update() says when to draw
-            self.bar = tqdm(total=total, desc=_("grading"), bar_format=self.FORMAT, ascii=".#", leave=True,
-                            file=sys.stderr if self.tty else _Lines(sys.stderr), dynamic_ncols=self.tty,
-                            delay=1e-9, mininterval=0.1 if self.tty else float("inf"))
+            self.bar = tqdm(
+                total=total,
+                desc=_("grading"),
+                bar_format=self.FORMAT,
+                ascii=".#",
+                leave=True,
+                file=sys.stderr if self.tty else _Lines(sys.stderr),
+                dynamic_ncols=self.tty,
+                delay=1e-9,
+                mininterval=0.1 if self.tty else float("inf"),
+            )
 
     def update(self, status: str) -> None:
         with self.lock:
@@ -78,8 +87,11 @@ class Progress:
                 self.bar.set_postfix_str(extra, refresh=False)
             self.bar.update(1)
             now = time.monotonic()
-            if not self.tty and (self.done in (1, self.total) or self.done % max(1, self.total // 20) == 0
-                                 or now - self.last >= self.every_s):
+            if not self.tty and (
+                self.done in (1, self.total)
+                or self.done % max(1, self.total // 20) == 0
+                or now - self.last >= self.every_s
+            ):
                 self.bar.refresh()
                 self.last = now
 
@@ -131,8 +143,10 @@ class Journal:
         result = {**res.to_dict(), "output": res.output}
         # ASCII only: a student's text (names, output) is escaped, so no bidi override or control
         # character reaches the terminal of whoever reads the log with cat or tail
-        line = json.dumps({"key": self.key, "who": who, "lab": lab, "sha256": sha, "result": result},
-                          ensure_ascii=True) + "\n"
+        line = (
+            json.dumps({"key": self.key, "who": who, "lab": lab, "sha256": sha, "result": result}, ensure_ascii=True)
+            + "\n"
+        )
         with self.lock:
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "a", encoding="utf-8") as f:
@@ -151,8 +165,9 @@ def settings_key(plan: "Plan") -> str:
     h = hashlib.sha256()
     for lab in sorted(plan.labs, key=lambda x: x.id):
         h.update(lab.id.encode() + b"\0")
-        for f in sorted(p for p in Path(lab.path).rglob("*") if p.is_file() and "__pycache__" not in p.parts
-                        and p.name != "lab.py"):
+        for f in sorted(
+            p for p in Path(lab.path).rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.name != "lab.py"
+        ):
             h.update(str(f.relative_to(lab.path)).encode() + b"\0" + f.read_bytes() + b"\0")
     limits = plan.limits.to_dict() if plan.limits else None
     h.update(json.dumps([plan.backend, plan.lang, plan.isolate, limits], sort_keys=True).encode())
@@ -177,6 +192,7 @@ def _signal_groups(pids: list[int], sig: int) -> None:
 @dataclass
 class Plan:
     """How to grade: which labs, on which backend, with how many workers, limits and hidden paths."""
+
     labs: list[Lab]
     backend: str = "auto"
     workers: int = 0
@@ -195,12 +211,12 @@ class Plan:
 @dataclass
 class Outcome:
     reference: dict[str, LabResult] = field(default_factory=dict)  # lab id -> the reference's result
-    problems: list[str] = field(default_factory=list)              # labs whose reference is not perfect
+    problems: list[str] = field(default_factory=list)  # labs whose reference is not perfect
     results: dict[tuple[int, str], LabResult] = field(default_factory=dict)  # (submission index, lab id)
     logs: int = 0
-    runs: int = 0             # runs this grading had to do (kept ones not counted)
-    done: int = 0             # of those, the ones that ended
-    resumed: int = 0          # results taken from the journal of an earlier run
+    runs: int = 0  # runs this grading had to do (kept ones not counted)
+    done: int = 0  # of those, the ones that ended
+    resumed: int = 0  # results taken from the journal of an earlier run
     interrupted: bool = False  # Ctrl+C: the runs still to do were not started, the running ones stopped
     complete: set[int] = field(default_factory=set)  # submissions whose every run ended
 
@@ -208,9 +224,14 @@ class Outcome:
 def _reference_problem(lab: Lab, res: LabResult) -> str | None:
     if res.status == "ok" and res.points == res.max_points and res.tests:
         return None
-    return _("{lab}: the reference solution scores {points}/{max_points} ({status}) on this backend; "
-             "check the lab before trusting its grades.", lab=lab.id, points=format(res.points, "g"),
-             max_points=format(res.max_points, "g"), status=res.status)
+    return _(
+        "{lab}: the reference solution scores {points}/{max_points} ({status}) on this backend; "
+        "check the lab before trusting its grades.",
+        lab=lab.id,
+        points=format(res.points, "g"),
+        max_points=format(res.max_points, "g"),
+        status=res.status,
+    )
 
 
 #: After the first Ctrl+C the running graders get SIGTERM (they stop their student processes and
@@ -239,8 +260,16 @@ class Grader:
         limits = self.plan.limits or Limits(call_timeout_s=lab.timeout_s, lab_budget_s=lab.budget_s)
         if log is not None:
             log.unlink(missing_ok=True)  # an earlier run's log of this (student, lab): this run decides
-        res = run_lab(lab, file, visibility=("public", "hidden"), backend=self.plan.backend, limits=limits,
-                      hide=self.plan.hide, keep_log=log, isolate=self.plan.isolate)
+        res = run_lab(
+            lab,
+            file,
+            visibility=("public", "hidden"),
+            backend=self.plan.backend,
+            limits=limits,
+            hide=self.plan.hide,
+            keep_log=log,
+            isolate=self.plan.isolate,
+        )
         return res, time.monotonic()
 
     def _log_path(self, sub: Submission | None, lab: Lab) -> Path | None:
@@ -252,14 +281,16 @@ class Grader:
     def _on_sigint(self, *_signal: object) -> None:
         if self.stop_at is None:
             self.stop_at = time.monotonic()
-            sys.stderr.write("\n" + _("Stopping: no new run starts; the running ones are stopped now "
-                                       "(Ctrl+C again stops them at once).") + "\n")
+            sys.stderr.write(
+                "\n"
+                + _("Stopping: no new run starts; the running ones are stopped now (Ctrl+C again stops them at once).")
+                + "\n"
+            )
             sys.stderr.flush()
         else:
             self.kills = max(self.kills, 2)
 
-    def run(self, subs: list[Submission],
-            on_complete: Callable[[int, Outcome], None] | None = None) -> Outcome:
+    def run(self, subs: list[Submission], on_complete: Callable[[int, Outcome], None] | None = None) -> Outcome:
         """The reference runs first in the queue, the students right behind them: no core waits.
         ``on_complete(i, outcome)`` is called (in this thread) when submission ``i`` has every result
         and the references are in: its files can be written."""
@@ -281,7 +312,11 @@ class Grader:
                             self._reference(lab, res, out)
                         else:
                             tasks[pool.submit(self.run_one, lab, lab.solution_file, self._log_path(None, lab))] = (
-                                None, lab, "", sha)
+                                None,
+                                lab,
+                                "",
+                                sha,
+                            )
                 waiting: dict[int, int] = {}
                 for i, sub in enumerate(subs):
                     waiting[i] = 0
@@ -295,7 +330,11 @@ class Grader:
                             out.resumed += 1
                         else:
                             tasks[pool.submit(self.run_one, lab, sub.files[lab.id], self._log_path(sub, lab))] = (
-                                i, lab, sub.student.file, sha)
+                                i,
+                                lab,
+                                sub.student.file,
+                                sha,
+                            )
                             waiting[i] += 1
                 out.runs = sum(1 for i, *_rest in tasks.values() if i is not None)
                 self._gather(tasks, waiting, out, on_complete)
@@ -312,8 +351,13 @@ class Grader:
         if problem:
             out.problems.append(problem)
 
-    def _gather(self, tasks: dict[Future, tuple[int | None, Lab, str, str]], waiting: dict[int, int],
-                out: Outcome, on_complete: Callable[[int, Outcome], None] | None) -> None:
+    def _gather(
+        self,
+        tasks: dict[Future, tuple[int | None, Lab, str, str]],
+        waiting: dict[int, int],
+        out: Outcome,
+        on_complete: Callable[[int, Outcome], None] | None,
+    ) -> None:
         bar = Progress(out.runs, self.plan.progress and out.runs > 0)
         refs_left = sum(1 for i, *_rest in tasks.values() if i is None)
         ready: list[int] = [i for i, n in waiting.items() if n == 0]  # every result kept from before
@@ -336,8 +380,10 @@ class Grader:
                 except _Cancelled:
                     continue
                 except Exception as exc:  # noqa: BLE001 - one broken run must not stop the batch
-                    res, ended = LabResult(lab.id, "grader-error", message=f"{type(exc).__name__}: {exc}"), \
-                        time.monotonic()
+                    res, ended = (
+                        LabResult(lab.id, "grader-error", message=f"{type(exc).__name__}: {exc}"),
+                        time.monotonic(),
+                    )
                 if self.stop_at is not None and ended >= self.stop_at:
                     continue  # stopped by Ctrl+C: not a result; the next run grades it again
                 if self.journal is not None and res.status != "grader-error":
@@ -382,8 +428,18 @@ class _Cancelled(Exception):
 def missing(lab: Lab, reference: LabResult | None, problems: list[str], lang: str) -> LabResult:
     """The result of a lab a student did not hand in: every test of the reference run, at 0."""
     message = "\n".join([_("No lab.py was handed in for this lab.", lang=lang), *problems])
-    tests = [TestResult(name=x.name, visibility=x.visibility, points=0.0, max_points=x.max_points,
-                        outcome="failed", hint=None, message=message) for x in (reference.tests if reference else [])]
+    tests = [
+        TestResult(
+            name=x.name,
+            visibility=x.visibility,
+            points=0.0,
+            max_points=x.max_points,
+            outcome="failed",
+            hint=None,
+            message=message,
+        )
+        for x in (reference.tests if reference else [])
+    ]
     return LabResult(lab.id, "missing", tests, backend=reference.backend if reference else "", message=message)
 
 

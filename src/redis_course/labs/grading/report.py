@@ -25,6 +25,7 @@ Names are kept exactly (see :mod:`.names`); a student's files are named by ``Stu
 cannot leave its folder.  grades.csv is UTF-8 with a byte-order mark, so that Excel shows Cyrillic
 and Chinese names (Python reads it with ``encoding="utf-8-sig"``, pandas and LibreOffice as it is).
 """
+
 from __future__ import annotations
 
 import csv
@@ -49,15 +50,27 @@ from ..check.texts import plain_text, t
 
 CSV_FIELDS = ["student", "lab", "points", "max_points", "status", "folder", "lang"]
 CSV_ENCODING = "utf-8-sig"  # with a BOM: Excel reads UTF-8 only then
-CSV_SEPARATORS = ",;|\t"    # what a spreadsheet may split a line on (its locale's list separator)
+CSV_SEPARATORS = ",;|\t"  # what a spreadsheet may split a line on (its locale's list separator)
 GRADESCOPE_VISIBILITY = {"public": "visible", "hidden": "after_published"}
 #: The top-level fields of results.json in Gradescope's specification (gradescope-autograders.readthedocs.io).
-GRADESCOPE_FIELDS = frozenset({"score", "execution_time", "output", "output_format", "test_output_format",
-                               "test_name_format", "visibility", "stdout_visibility", "extra_data", "tests",
-                               "leaderboard"})
-MAX_NAME = 300       # characters of a name or title in an XML attribute or a JSON string
-MAX_MESSAGE = 4000   # characters of one test's message
-MAX_OUTPUT = 1500    # characters of the end of what a student's code printed
+GRADESCOPE_FIELDS = frozenset(
+    {
+        "score",
+        "execution_time",
+        "output",
+        "output_format",
+        "test_output_format",
+        "test_name_format",
+        "visibility",
+        "stdout_visibility",
+        "extra_data",
+        "tests",
+        "leaderboard",
+    }
+)
+MAX_NAME = 300  # characters of a name or title in an XML attribute or a JSON string
+MAX_MESSAGE = 4000  # characters of one test's message
+MAX_OUTPUT = 1500  # characters of the end of what a student's code printed
 
 # A piece of a cell starts at the cell's start or after a separator or line break, then any spaces
 # and quotes (which spreadsheets may strip); there a formula would begin with = + - @.
@@ -71,6 +84,7 @@ _ID_KEY = secrets.token_bytes(16)  # grader-error ids: the same within a run, an
 @dataclass
 class GradeRow:
     """One line of grades.csv: a student's result in one lab."""
+
     student: str
     lab: str
     points: float
@@ -110,16 +124,34 @@ def write_csv(path: Path, rows: list[GradeRow]) -> None:
         w = csv.writer(f)
         w.writerow(CSV_FIELDS)
         for r in rows:
-            w.writerow([csv_cell(r.student), csv_cell(r.lab), _num(r.points), _num(r.max_points), csv_cell(r.status),
-                        csv_cell(r.folder), csv_cell(r.lang)])
+            w.writerow(
+                [
+                    csv_cell(r.student),
+                    csv_cell(r.lab),
+                    _num(r.points),
+                    _num(r.max_points),
+                    csv_cell(r.status),
+                    csv_cell(r.folder),
+                    csv_cell(r.lang),
+                ]
+            )
 
 
 def read_csv(path: Path) -> list[GradeRow]:
     """The rows of a grades.csv written by :func:`write_csv` (also one without ``folder`` or ``lang``)."""
     with open(path, newline="", encoding=CSV_ENCODING) as f:
-        return [GradeRow(csv_uncell(d["student"]), csv_uncell(d["lab"]), float(d["points"]), float(d["max_points"]),
-                         csv_uncell(d["status"]), csv_uncell(d.get("folder") or ""), csv_uncell(d.get("lang") or ""))
-                for d in csv.DictReader(f)]
+        return [
+            GradeRow(
+                csv_uncell(d["student"]),
+                csv_uncell(d["lab"]),
+                float(d["points"]),
+                float(d["max_points"]),
+                csv_uncell(d["status"]),
+                csv_uncell(d.get("folder") or ""),
+                csv_uncell(d.get("lang") or ""),
+            )
+            for d in csv.DictReader(f)
+        ]
 
 
 # ------------------------------------------------------------------------------------ grader errors
@@ -132,8 +164,12 @@ def grader_error_id(lab_id: str, res: LabResult) -> str:
 
 def grader_error_note(lab_id: str, res: LabResult, lang: str) -> str:
     """What a student reads about a grader error: a fixed sentence and the id, nothing of the grader."""
-    return _("The grader failed on this lab, so it has no grade yet. This is not a message about your "
-             "code; give your instructor this id: {id}.", id=grader_error_id(lab_id, res), lang=lang)
+    return _(
+        "The grader failed on this lab, so it has no grade yet. This is not a message about your "
+        "code; give your instructor this id: {id}.",
+        id=grader_error_id(lab_id, res),
+        lang=lang,
+    )
 
 
 def grader_error_log(lab_id: str, res: LabResult) -> str:
@@ -183,12 +219,20 @@ def md_fence(text: str) -> str:
 def feedback_markdown(student: str, results: list[tuple[Lab, LabResult]], lang: str) -> str:
     total = sum(r.points for _lab, r in results)
     max_total = sum(r.max_points for _lab, r in results)
-    out = [f"# {t('feedback_title', lang, student=md_inline(student))}", "",
-           t("score_line", lang, points=total, max_points=max_total), ""]
+    out = [
+        f"# {t('feedback_title', lang, student=md_inline(student))}",
+        "",
+        t("score_line", lang, points=total, max_points=max_total),
+        "",
+    ]
     for lab, res in results:
-        out += [f"## {lab.id}: {lab.title(lang)}", "",
-                t("score_line", lang, points=res.points, max_points=res.max_points)
-                + ("" if res.status == "ok" else f" — {t(res.status, lang)}"), ""]
+        out += [
+            f"## {lab.id}: {lab.title(lang)}",
+            "",
+            t("score_line", lang, points=res.points, max_points=res.max_points)
+            + ("" if res.status == "ok" else f" — {t(res.status, lang)}"),
+            "",
+        ]
         if res.status == "grader-error":
             out += [grader_error_note(lab.id, res, lang), ""]
         elif res.status in ("missing", "import-error") and res.message:
@@ -196,7 +240,8 @@ def feedback_markdown(student: str, results: list[tuple[Lab, LabResult]], lang: 
         out += [f"| {t('test', lang)} | {t('points', lang)} | {t('result', lang)} |", "|---|---|---|"]
         for test in res.tests:
             title = lab.test_title(test.name, lang).replace("|", "/") + (
-                f" ({t('hidden_test', lang)})" if test.visibility == "hidden" else "")
+                f" ({t('hidden_test', lang)})" if test.visibility == "hidden" else ""
+            )
             outcome = test.event if (test.event and not test.passed) else test.outcome
             mark = "✓" if test.passed else ("–" if test.outcome == "skipped" else "✗")
             out.append(f"| {title} | {test.points:g} / {test.max_points:g} | {mark} {t(outcome, lang)} |")
@@ -206,8 +251,12 @@ def feedback_markdown(student: str, results: list[tuple[Lab, LabResult]], lang: 
             if text and not test.passed:
                 out += [f"### ✗ {lab.test_title(test.name, lang)}", "", md_fence(text), ""]
         if res.output.strip():
-            out += [f"### {t('your_output', lang)}", "",
-                    md_fence(plain_text(res.output.strip(), limit=MAX_OUTPUT, tail=True)), ""]
+            out += [
+                f"### {t('your_output', lang)}",
+                "",
+                md_fence(plain_text(res.output.strip(), limit=MAX_OUTPUT, tail=True)),
+                "",
+            ]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -219,17 +268,28 @@ def gradescope_results(results: list[tuple[Lab, LabResult]], lang: str) -> dict:
         for test in res.tests:
             if test.outcome == "skipped":
                 continue
-            tests.append({
-                "name": plain_text(f"{lab.id}: {lab.test_title(test.name, lang)}", one_line=True, limit=MAX_NAME),
-                "score": _num(test.points), "max_score": _num(test.max_points),
-                "status": "passed" if test.passed else "failed",
-                "output": test_output(test, lab, lang),
-                "visibility": GRADESCOPE_VISIBILITY.get(test.visibility, "after_published"),
-            })
+            tests.append(
+                {
+                    "name": plain_text(f"{lab.id}: {lab.test_title(test.name, lang)}", one_line=True, limit=MAX_NAME),
+                    "score": _num(test.points),
+                    "max_score": _num(test.max_points),
+                    "status": "passed" if test.passed else "failed",
+                    "output": test_output(test, lab, lang),
+                    "visibility": GRADESCOPE_VISIBILITY.get(test.visibility, "after_published"),
+                }
+            )
         note = {"missing": lambda: t("missing", lang), "grader-error": lambda: grader_error_note(lab.id, res, lang)}
         if res.status in note:
-            tests.append({"name": f"{lab.id}: lab.py", "score": 0, "max_score": 0, "status": "failed",
-                          "output": note[res.status](), "visibility": "visible"})
+            tests.append(
+                {
+                    "name": f"{lab.id}: lab.py",
+                    "score": 0,
+                    "max_score": 0,
+                    "status": "failed",
+                    "output": note[res.status](),
+                    "visibility": "visible",
+                }
+            )
     return {"score": _num(sum(r.points for _lab, r in results)), "tests": tests}
 
 
@@ -237,6 +297,7 @@ def gradescope_results(results: list[tuple[Lab, LabResult]], lang: str) -> dict:
 def junit_xml(student: str, results: list[tuple[Lab, LabResult]], lang: str) -> bytes:
     """JUnit XML that any XML parser reads: ElementTree escapes, :func:`plain_text` drops what XML
     cannot hold at all, and every attribute is bounded."""
+
     def attr(s: object) -> str:
         return plain_text(s, one_line=True, limit=MAX_NAME)
 
@@ -246,9 +307,16 @@ def junit_xml(student: str, results: list[tuple[Lab, LabResult]], lang: str) -> 
         failures = sum(1 for x in counted if x.outcome == "failed")
         errors = sum(1 for x in counted if x.outcome in ("error", "not-run"))
         skipped = sum(1 for x in counted if x.outcome == "skipped")
-        suite = ET.SubElement(suites, "testsuite", name=attr(f"{student}.{lab.id}"), tests=str(len(counted)),
-                              failures=str(failures), errors=str(errors), skipped=str(skipped),
-                              time=f"{res.seconds:.3f}")
+        suite = ET.SubElement(
+            suites,
+            "testsuite",
+            name=attr(f"{student}.{lab.id}"),
+            tests=str(len(counted)),
+            failures=str(failures),
+            errors=str(errors),
+            skipped=str(skipped),
+            time=f"{res.seconds:.3f}",
+        )
         props = ET.SubElement(suite, "properties")
         ET.SubElement(props, "property", name="points", value=f"{res.points:g}/{res.max_points:g}")
         if res.status != "ok":
@@ -256,8 +324,13 @@ def junit_xml(student: str, results: list[tuple[Lab, LabResult]], lang: str) -> 
         if res.status == "grader-error":
             ET.SubElement(props, "property", name="grader-error", value=grader_error_id(lab.id, res))
         for x in counted:
-            case = ET.SubElement(suite, "testcase", classname=attr(f"{lab.id}.{x.visibility}"), name=attr(x.name),
-                                 time=f"{x.duration:.3f}")
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=attr(f"{lab.id}.{x.visibility}"),
+                name=attr(x.name),
+                time=f"{x.duration:.3f}",
+            )
             text = test_output(x, lab, lang)
             first = (plain_text(x.message or "").strip().splitlines() or [""])[0]
             if x.outcome == "failed":
@@ -272,12 +345,16 @@ def junit_xml(student: str, results: list[tuple[Lab, LabResult]], lang: str) -> 
 # ------------------------------------------------------------------------------------ files
 def student_files(out: Path, student: Student) -> list[Path]:
     """Where a student's feedback, Gradescope results, JUnit XML and logs of failed runs are."""
-    return [out / "feedback" / f"{student.file}.md", out / "gradescope" / student.file,
-            out / "junit" / f"{student.file}.xml", out / "logs" / "students" / student.file]
+    return [
+        out / "feedback" / f"{student.file}.md",
+        out / "gradescope" / student.file,
+        out / "junit" / f"{student.file}.xml",
+        out / "logs" / "students" / student.file,
+    ]
 
 
 def remove_student(out: Path, student: Student, *, logs: bool = True) -> None:
-    for p in student_files(out, student)[:None if logs else 3]:
+    for p in student_files(out, student)[: None if logs else 3]:
         if p.is_dir():
             shutil.rmtree(p)
         else:
@@ -290,7 +367,8 @@ def write_student(out: Path, student: Student, results: list[tuple[Lab, LabResul
     feedback.parent.mkdir(parents=True, exist_ok=True)
     feedback.write_text(feedback_markdown(student.name, results, lang), encoding="utf-8")
     gs.mkdir(parents=True, exist_ok=True)
-    (gs / "results.json").write_text(json.dumps(gradescope_results(results, lang), ensure_ascii=False, indent=1),
-                                     encoding="utf-8")
+    (gs / "results.json").write_text(
+        json.dumps(gradescope_results(results, lang), ensure_ascii=False, indent=1), encoding="utf-8"
+    )
     junit.parent.mkdir(parents=True, exist_ok=True)
     junit.write_bytes(junit_xml(student.name, results, lang))

@@ -6,6 +6,7 @@ the locale) with the plural forms of that language; a student's name in it is pl
 at most :data:`NAME_COLUMNS` columns wide (:func:`.report.fit_columns`), so no name can steer the
 instructor's terminal.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -64,16 +65,26 @@ class Summary:
         for labs in by_student.values():
             total = sum(r.max_points for r in labs)
             percents.append(100 * sum(r.points for r in labs) / total if total else 0.0)
-        regraded = [{"student": name, "points": sum(r.points for r in by_student.get(name, [])),
-                     "max_points": sum(r.max_points for r in by_student.get(name, []))}
-                    for name in run.pop("regraded", None) or []]  # type: ignore[union-attr]
-        return cls(students=len(by_student), regraded=regraded, feedback_langs=dict(sorted(feedback_langs.items())),
-                   lab_runs=sum(1 for r in rows if r.status != "missing"),
-                   statuses=statuses, percents=percents,
-                   students_timed_out=sum(any(r.status == "timeout" for r in v) for v in by_student.values()),
-                   students_crashed=sum(any(r.status == "crash" for r in v) for v in by_student.values()),
-                   students_unimportable=sum(any(r.status == "import-error" for r in v) for v in by_student.values()),
-                   **run)  # type: ignore[arg-type]
+        regraded = [
+            {
+                "student": name,
+                "points": sum(r.points for r in by_student.get(name, [])),
+                "max_points": sum(r.max_points for r in by_student.get(name, [])),
+            }
+            for name in run.pop("regraded", None) or []
+        ]  # type: ignore[union-attr]
+        return cls(
+            students=len(by_student),
+            regraded=regraded,
+            feedback_langs=dict(sorted(feedback_langs.items())),
+            lab_runs=sum(1 for r in rows if r.status != "missing"),
+            statuses=statuses,
+            percents=percents,
+            students_timed_out=sum(any(r.status == "timeout" for r in v) for v in by_student.values()),
+            students_crashed=sum(any(r.status == "crash" for r in v) for v in by_student.values()),
+            students_unimportable=sum(any(r.status == "import-error" for r in v) for v in by_student.values()),
+            **run,
+        )  # type: ignore[arg-type]
 
     @property
     def ok(self) -> bool:
@@ -86,17 +97,26 @@ class Summary:
         return [(f"{i * 10:3d}-{i * 10 + 9 if i < 9 else 100:3d}%", n) for i, n in enumerate(buckets)]
 
     def to_dict(self) -> dict:
-        return {"students": self.students, "lab_runs": self.lab_runs, "seconds": round(self.seconds, 2),
-                "workers": self.workers, "backend": self.backend, "lang": self.lang,
-                "feedback_lang": self.feedback_lang or self.lang, "feedback_langs": self.feedback_langs,
-                "statuses": self.statuses,
-                "students_timed_out": self.students_timed_out, "students_crashed": self.students_crashed,
-                "students_unimportable": self.students_unimportable,
-                "distribution": dict(self.distribution()),
-                "mean_percent": round(statistics.mean(self.percents), 1) if self.percents else None,
-                "median_percent": round(statistics.median(self.percents), 1) if self.percents else None,
-                "reference_problems": self.reference_problems, "failed_run_logs": self.logs,
-                "regraded": self.regraded}
+        return {
+            "students": self.students,
+            "lab_runs": self.lab_runs,
+            "seconds": round(self.seconds, 2),
+            "workers": self.workers,
+            "backend": self.backend,
+            "lang": self.lang,
+            "feedback_lang": self.feedback_lang or self.lang,
+            "feedback_langs": self.feedback_langs,
+            "statuses": self.statuses,
+            "students_timed_out": self.students_timed_out,
+            "students_crashed": self.students_crashed,
+            "students_unimportable": self.students_unimportable,
+            "distribution": dict(self.distribution()),
+            "mean_percent": round(statistics.mean(self.percents), 1) if self.percents else None,
+            "median_percent": round(statistics.median(self.percents), 1) if self.percents else None,
+            "reference_problems": self.reference_problems,
+            "failed_run_logs": self.logs,
+            "regraded": self.regraded,
+        }
 
     def _headline(self) -> str:
         if self.regraded:  # the class as grades.csv has it now; this run's time is one student's
@@ -105,21 +125,33 @@ class Summary:
             return _("grades.csv now holds {students} ({runs}).", students=students, runs=runs)
         rate = self.students / self.seconds * 60 if self.seconds else 0.0
         graded = ngettext("Graded {n} student", "Graded {n} students", self.students)
-        runs = ngettext("{n} lab run", "{n} lab runs", self.lab_runs)      # apart: Babel does not extract
-        workers = ngettext("{n} worker", "{n} workers", self.workers)      # a marker inside another's call
-        return _("{graded} ({runs}) in {seconds} s with {workers} on {backend}: {rate} per minute.",
-                 graded=graded, runs=runs, seconds=format(self.seconds, ".1f"), workers=workers,
-                 backend=self.backend, rate=format(rate, ".1f"))
+        runs = ngettext("{n} lab run", "{n} lab runs", self.lab_runs)  # apart: Babel does not extract
+        workers = ngettext("{n} worker", "{n} workers", self.workers)  # a marker inside another's call
+        return _(
+            "{graded} ({runs}) in {seconds} s with {workers} on {backend}: {rate} per minute.",
+            graded=graded,
+            runs=runs,
+            seconds=format(self.seconds, ".1f"),
+            workers=workers,
+            backend=self.backend,
+            rate=format(rate, ".1f"),
+        )
 
     def _statuses(self) -> str:
         """Students whose code timed out, crashed or could not be imported, then lab runs by status:
         each a count with the plural form of the instructor's language; zero counts are left out."""
-        parts = [ngettext("{n} student timed out", "{n} students timed out", self.students_timed_out),
-                 ngettext("{n} student crashed", "{n} students crashed", self.students_crashed),
-                 ngettext("{n} student's code could not be imported", "{n} students' code could not be imported",
-                          self.students_unimportable)]
-        parts = [p for p, n in zip(parts, (self.students_timed_out, self.students_crashed, self.students_unimportable))
-                 if n]
+        parts = [
+            ngettext("{n} student timed out", "{n} students timed out", self.students_timed_out),
+            ngettext("{n} student crashed", "{n} students crashed", self.students_crashed),
+            ngettext(
+                "{n} student's code could not be imported",
+                "{n} students' code could not be imported",
+                self.students_unimportable,
+            ),
+        ]
+        parts = [
+            p for p, n in zip(parts, (self.students_timed_out, self.students_crashed, self.students_unimportable)) if n
+        ]
         runs = []
         for status, n in sorted(self.statuses.items()):
             if status in STATUS_COUNTS:
@@ -130,9 +162,15 @@ class Summary:
 
     def render(self) -> str:
         d = self.to_dict()
-        lines = [_("Regraded {student}: {points} of {max_points} points.",
-                   student=fit_columns(r["student"], NAME_COLUMNS),
-                   points=format(r["points"], "g"), max_points=format(r["max_points"], "g")) for r in self.regraded]
+        lines = [
+            _(
+                "Regraded {student}: {points} of {max_points} points.",
+                student=fit_columns(r["student"], NAME_COLUMNS),
+                points=format(r["points"], "g"),
+                max_points=format(r["max_points"], "g"),
+            )
+            for r in self.regraded
+        ]
         lines += [self._headline(), self._statuses(), _("Score distribution (percent of the maximum):")]
         top = max((n for _label, n in self.distribution()), default=0) or 1
         for label, n in self.distribution():
@@ -140,12 +178,20 @@ class Summary:
         if self.percents:
             lines.append("  " + _("mean {mean}%, median {median}%", mean=d["mean_percent"], median=d["median_percent"]))
         if self.feedback_lang == "auto" and self.feedback_langs:
-            lines.append(_("Feedback in each student's language: {counts}.",
-                           counts=", ".join(f"{lang} {n}" for lang, n in self.feedback_langs.items())))
+            lines.append(
+                _(
+                    "Feedback in each student's language: {counts}.",
+                    counts=", ".join(f"{lang} {n}" for lang, n in self.feedback_langs.items()),
+                )
+            )
         lines += [_("Warning: {problem}", problem=p) for p in self.reference_problems]
         lines.append(_("Written to {out}: grades.csv, feedback/, gradescope/, junit/, summary.json.", out=self.out))
         if self.logs:
-            lines.append(ngettext("The grader's log of {n} failed run is in logs/.",
-                                  "The grader's logs of {n} failed runs are in logs/.", self.logs))
+            lines.append(
+                ngettext(
+                    "The grader's log of {n} failed run is in logs/.",
+                    "The grader's logs of {n} failed runs are in logs/.",
+                    self.logs,
+                )
+            )
         return "\n".join(lines)
-

@@ -26,6 +26,7 @@ A release is a list of steps (:data:`STEPS`) over one :class:`Edition`; files ar
 :data:`TRANSFORMS`.  A new option is a field of ``Edition`` read by the step that needs it; new
 files are a new step.
 """
+
 from __future__ import annotations
 
 import json
@@ -44,9 +45,17 @@ from ..authoring.starter import BEGIN, make_starter, translate_docstrings
 
 SKIP_TOP = {".git", ".venv", "build", "site", "test-artifacts", ".pytest_cache", "node_modules", ".ci-cache"}
 SKIP_NAMES = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".DS_Store"}
-INSTRUCTOR_ONLY = {"tests/grading", "bench/grading_bench.py", "README.md", "labs/README.md", ".github",
-                   "INSTRUCTORS.md", "CONTRIBUTING.md",  # grading, solutions, wrong/: not for students
-                   "bench/mutation_bench.py", "bench/mutation_equivalent.txt"}  # mutants are diffs of solutions
+INSTRUCTOR_ONLY = {
+    "tests/grading",
+    "bench/grading_bench.py",
+    "README.md",
+    "labs/README.md",
+    ".github",
+    "INSTRUCTORS.md",
+    "CONTRIBUTING.md",  # grading, solutions, wrong/: not for students
+    "bench/mutation_bench.py",
+    "bench/mutation_equivalent.txt",
+}  # mutants are diffs of solutions
 LAB_PRIVATE = {"solution.py", "starter.py", "wrong", "tests/hidden", "contract.yml"}  # contract.yml names hidden tests
 MD_SOLUTION = re.compile(r"[ \t]*<!--\s*BEGIN SOLUTION\s*-->.*?<!--\s*END SOLUTION\s*-->[ \t]*\n?", re.S)
 GENERATED_MD = re.compile(r"^docs/[^/]+/[^/]+/(notebook\.md|notebook_files/.*|.*\.ipynb)$")
@@ -95,18 +104,18 @@ def strip_percent_script(text: str) -> str:
 
 def strip_notebook(text: str) -> str:
     nb = json.loads(text)
-    nb["cells"] = [c for c in nb.get("cells", [])
-                   if not set(c.get("metadata", {}).get("tags", [])) & SOLUTION_TAGS]
+    nb["cells"] = [c for c in nb.get("cells", []) if not set(c.get("metadata", {}).get("tags", [])) & SOLUTION_TAGS]
     return json.dumps(nb, ensure_ascii=False, indent=1) + "\n"
 
 
 @dataclass
 class Edition:
     """One student edition being written: where from, where to, with which options."""
+
     root: Path
     out: Path
     force: bool = False
-    lang: str = "en"   # the language of lab.py's docstrings, the README's first section and `check`
+    lang: str = "en"  # the language of lab.py's docstrings, the README's first section and `check`
 
 
 #: How a copied file changes on the way out: (does it apply to this relative path, new text from old).
@@ -121,8 +130,7 @@ def prepare(ed: Edition) -> None:
     """Refuse an OUT inside the repository or not empty (unless forced); create it."""
     root, out = ed.root, ed.out
     if out == root or root in out.parents and not _skipped(str(out.relative_to(root))):
-        raise ReleaseError(_("{out} is inside the course's repository; write the student edition elsewhere.",
-                             out=out))
+        raise ReleaseError(_("{out} is inside the course's repository; write the student edition elsewhere.", out=out))
     if out.exists():
         if not ed.force and (not out.is_dir() or any(out.iterdir())):
             raise ReleaseError(_("{out} exists and is not empty (use --force to replace it).", out=out))
@@ -153,8 +161,9 @@ def write_labs(ed: Edition) -> None:
         if LAB_DIR.match(lab_dir.name) and solution.exists():
             (ed.out / "labs" / lab_dir.name).mkdir(parents=True, exist_ok=True)
             starter = make_starter(solution.read_text(encoding="utf-8"), str(solution))
-            (ed.out / "labs" / lab_dir.name / "lab.py").write_text(translate_docstrings(starter, ed.lang),
-                                                                   encoding="utf-8")
+            (ed.out / "labs" / lab_dir.name / "lab.py").write_text(
+                translate_docstrings(starter, ed.lang), encoding="utf-8"
+            )
 
 
 def _private_location(path: str) -> bool:
@@ -180,7 +189,11 @@ def strip_catalog(text: str) -> str:
     out = []
     for entry in re.split(r"\n{2,}", text.strip("\n")):
         lines = entry.split("\n")
-        if not out and any(ln.startswith('msgid ""') for ln in lines) and not any(ln.startswith("msgctxt") for ln in lines):
+        if (
+            not out
+            and any(ln.startswith('msgid ""') for ln in lines)
+            and not any(ln.startswith("msgctxt") for ln in lines)
+        ):
             out.append(entry)  # the header
             continue
         locations = [loc for ln in lines if ln.startswith("#: ") for loc in ln[3:].split()]

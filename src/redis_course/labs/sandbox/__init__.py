@@ -14,6 +14,7 @@ Modules, by what they hold:
 * :mod:`.clock`      — a machine clock set off for one process (a fault applied before it runs)
 * :mod:`.errors`     — what a test sees when the student's code does not return normally
 """
+
 from __future__ import annotations
 
 import os

@@ -24,6 +24,7 @@ inside it (:mod:`.tasks`), faults and time zones are applied outside the student
 On a machine where no namespace can be made (a container without CAP_SYS_ADMIN, as on Gradescope)
 the container is the box: the same processes and proxy, without bubblewrap (:func:`.launch.mode`).
 """
+
 from __future__ import annotations
 
 import json
@@ -40,13 +41,13 @@ from . import launch as ln
 from .limits import WATCH_HEADROOM, WATCH_MIN_PERIOD_S, WATCH_PERIOD_S, WATCH_RATE, Limits
 from .server import RunRedis, ServerWalls, children, process_tree
 
-BOX_SOCKET_DIR = "/run/redis"   # where the box sees the proxy's socket (under bubblewrap)
+BOX_SOCKET_DIR = "/run/redis"  # where the box sees the proxy's socket (under bubblewrap)
 SECOND_SOCKET = "redis-2.sock"  # the second address of the same server (:attr:`Box.second_url`)
-BOX_ROOT = "/box"               # the box's writable tmpfs (under bubblewrap)
-SERVER_MEMORY_MB = 512          # what the box's cgroup allows its Redis beside the student's processes
-SERVER_PROCESSES = 64           # and processes and threads: the Redis, the fork server, bubblewrap
-NPROC_SHARED_UID = 2048          # processes a box may add to its user's when boxes share one uid
-STARTUP_TIMEOUT_S = 60.0         # the box's own start (its fork server's imports) on a loaded machine
+BOX_ROOT = "/box"  # the box's writable tmpfs (under bubblewrap)
+SERVER_MEMORY_MB = 512  # what the box's cgroup allows its Redis beside the student's processes
+SERVER_PROCESSES = 64  # and processes and threads: the Redis, the fork server, bubblewrap
+NPROC_SHARED_UID = 2048  # processes a box may add to its user's when boxes share one uid
+STARTUP_TIMEOUT_S = 60.0  # the box's own start (its fork server's imports) on a loaded machine
 
 
 class BoxError(RuntimeError):
@@ -56,9 +57,19 @@ class BoxError(RuntimeError):
 class Box:
     """``start()``, ``spawn(...)``, ``reap()``, ``reset()``, ``stop()``; ``redis`` is the box's server."""
 
-    def __init__(self, source: bytes, run_dir: Path, prefix: str, limits: Limits | None = None, *,
-                 backend: str = "auto", cluster: bool = False, mode: str | None = None,
-                 hide: tuple[str, ...] = (), url: str | None = None) -> None:
+    def __init__(
+        self,
+        source: bytes,
+        run_dir: Path,
+        prefix: str,
+        limits: Limits | None = None,
+        *,
+        backend: str = "auto",
+        cluster: bool = False,
+        mode: str | None = None,
+        hide: tuple[str, ...] = (),
+        url: str | None = None,
+    ) -> None:
         self.source = source
         self.run_dir = Path(run_dir)
         self.prefix = prefix
@@ -82,7 +93,7 @@ class Box:
         self._ctl: socket.socket | None = None
         self._lock = threading.Lock()
         self.proc = None
-        self.box_pid: int | None = None   # the fork server's pid on this machine
+        self.box_pid: int | None = None  # the fork server's pid on this machine
         self.alive = False
         self._owners: dict[int, object] = {}
         self.watch: MemoryWatch | None = None  # the box's memory as a whole, where no cgroup holds it
@@ -154,8 +165,9 @@ class Box:
 
         if resolve_backend(self.backend) == "fakeredis":
             rl["RLIMIT_AS"] = FAKE_MEMORY_MB << 20
-        walls = ServerWalls(self.mode if self.mode == "bwrap" else "plain", launch, rl,
-                            read_only=ln.python_paths(), hide=self.hide)
+        walls = ServerWalls(
+            self.mode if self.mode == "bwrap" else "plain", launch, rl, read_only=ln.python_paths(), hide=self.hide
+        )
         self.redis = RunRedis(self.dir / "redis", self.backend, cluster=self.cluster, walls=walls)
         self.redis.start()
 
@@ -164,11 +176,17 @@ class Box:
 
         pdir = self.dir / "proxy"
         _mkdir(pdir, 0o711)
-        self.proxy = FaultProxy(str(pdir / "redis.sock"), str(self.redis.socket_path), self.prefix,
-                                owner_of=self._owner_of, on_crash=self._on_crash).start()
+        self.proxy = FaultProxy(
+            str(pdir / "redis.sock"),
+            str(self.redis.socket_path),
+            self.prefix,
+            owner_of=self._owner_of,
+            on_crash=self._on_crash,
+        ).start()
         os.chmod(pdir / "redis.sock", 0o777)
-        self.second_proxy = FaultProxy(str(pdir / SECOND_SOCKET), str(self.redis.socket_path), self.prefix,
-                                       owner_of=self._owner_of).start()
+        self.second_proxy = FaultProxy(
+            str(pdir / SECOND_SOCKET), str(self.redis.socket_path), self.prefix, owner_of=self._owner_of
+        ).start()
         os.chmod(pdir / SECOND_SOCKET, 0o777)
 
     def _start_box(self) -> None:
@@ -182,12 +200,19 @@ class Box:
         if self.uid is not None:
             os.chown(work, self.uid, self.uid)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        cfg = {"work": self.work, "alone": self.uid is not None or self.isolated,
-               "module": self.module_path, "prefix": self.prefix, "url": self.student_url,
-               "second_url": self.second_url,
-               "limits": self.limits.to_dict(), "tmp": "/tmp" if self.isolated else str(work),
-               "scratch": ["/tmp", "/dev/shm"] if self.isolated else [],
-               "import_path": ln.import_path(), "faketime": faketime_library()}
+        cfg = {
+            "work": self.work,
+            "alone": self.uid is not None or self.isolated,
+            "module": self.module_path,
+            "prefix": self.prefix,
+            "url": self.student_url,
+            "second_url": self.second_url,
+            "limits": self.limits.to_dict(),
+            "tmp": "/tmp" if self.isolated else str(work),
+            "scratch": ["/tmp", "/dev/shm"] if self.isolated else [],
+            "import_path": ln.import_path(),
+            "faketime": faketime_library(),
+        }
         from . import inbox
 
         argv = [_python(), "-I", "-S", "-c", inbox.BOOT, ln.import_path(), str(theirs.fileno())]
@@ -195,11 +220,26 @@ class Box:
         info_r = info_w = None
         if self.isolated:
             info_r, info_w = os.pipe()
-            args = ln.bwrap_args(launch, read_only=ln.python_paths(), hide=self.hide,
-                                 tmp_mb=self.limits.tmp_mb, info_fd=info_w)
-            args += ["--perms", "0755", "--size", str(self.limits.tmp_mb << 20), "--tmpfs", BOX_ROOT,
-                     "--ro-bind", str(host_box / "lab.py"), self.module_path,
-                     "--perms", "0700", "--dir", self.work, "--chdir", self.work]
+            args = ln.bwrap_args(
+                launch, read_only=ln.python_paths(), hide=self.hide, tmp_mb=self.limits.tmp_mb, info_fd=info_w
+            )
+            args += [
+                "--perms",
+                "0755",
+                "--size",
+                str(self.limits.tmp_mb << 20),
+                "--tmpfs",
+                BOX_ROOT,
+                "--ro-bind",
+                str(host_box / "lab.py"),
+                self.module_path,
+                "--perms",
+                "0700",
+                "--dir",
+                self.work,
+                "--chdir",
+                self.work,
+            ]
             if self.proxy is not None:
                 args += ["--ro-bind", str(self.dir / "proxy"), BOX_SOCKET_DIR]
             args += self._own_cgroup() + self._external_redis()
@@ -210,9 +250,16 @@ class Box:
 
         err = os.open(self.dir / "box.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         try:
-            self.proc = subprocess.Popen(command, pass_fds=tuple(keep), stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
-                                         env={}, cwd="/")
+            self.proc = subprocess.Popen(
+                command,
+                pass_fds=tuple(keep),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                start_new_session=True,
+                env={},
+                cwd="/",
+            )
         finally:
             os.close(err)
         theirs.close()
@@ -527,9 +574,11 @@ class MemoryWatch(threading.Thread):
     def _kill(self, used: int) -> None:
         """Every process below the fork server, round after round until none is left (the fork
         server adopts orphans, and starts none meanwhile: :meth:`settled` holds a new one back)."""
-        why = (f"the box's processes together held {(used + (1 << 20) - 1) >> 20} MiB of memory and kernel buffers, "
-               f"past the {self.threshold >> 20} MiB at which a box with a limit of {self.limit >> 20} MiB is "
-               "stopped: they were stopped by SIGKILL (out of memory)")
+        why = (
+            f"the box's processes together held {(used + (1 << 20) - 1) >> 20} MiB of memory and kernel buffers, "
+            f"past the {self.threshold >> 20} MiB at which a box with a limit of {self.limit >> 20} MiB is "
+            "stopped: they were stopped by SIGKILL (out of memory)"
+        )
         top = self.box.box_pid
         with self._lock:
             for _ in range(200):
@@ -605,8 +654,12 @@ def resident_upper(pid: int) -> int:
         return 0
 
 
-FAKETIME = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
-            "/usr/lib/faketime/libfaketime.so.1", "/usr/local/lib/faketime/libfaketime.so.1")
+FAKETIME = (
+    "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+    "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+    "/usr/lib/faketime/libfaketime.so.1",
+    "/usr/local/lib/faketime/libfaketime.so.1",
+)
 
 
 def faketime_library() -> str | None:
@@ -703,7 +756,10 @@ def _new_cgroup(limits: Limits) -> "cgroups.CGroup | None":
     if cgroups.cgroup_version() is None:
         return None
     try:
-        return cgroups.CGroup(f"box-{os.getpid()}-{secrets.token_hex(6)}", limits.memory_mb + SERVER_MEMORY_MB,
-                              limits.nproc + SERVER_PROCESSES)
+        return cgroups.CGroup(
+            f"box-{os.getpid()}-{secrets.token_hex(6)}",
+            limits.memory_mb + SERVER_MEMORY_MB,
+            limits.nproc + SERVER_PROCESSES,
+        )
     except OSError:
         return None

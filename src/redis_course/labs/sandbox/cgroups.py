@@ -5,10 +5,10 @@ tree in a :class:`CGroup` of its own; elsewhere rlimits bound each process and t
 watchdog (:class:`.box.MemoryWatch`) the box's memory as a whole, and the grading log's first line
 says so (:func:`cgroup_version` is None).
 """
+
 from __future__ import annotations
 
 import os
-
 
 
 CGROUP_ROOT = "/sys/fs/cgroup"
@@ -181,4 +181,3 @@ def sweep(gone) -> list[str]:
             if not os.path.exists(d):
                 removed.append(d)
     return removed
-

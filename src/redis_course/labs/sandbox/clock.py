@@ -12,6 +12,7 @@ Written here rather than with the ``time-machine`` package: the student's proces
 (``python -I -S``, only redis, fakeredis and this package on its path), and two functions of the
 ``time`` module are all a skewed clock needs.  Cost: one addition per call.
 """
+
 from __future__ import annotations
 
 import time

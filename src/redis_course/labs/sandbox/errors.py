@@ -4,6 +4,7 @@ None of these is a subclass of another: a test written as ``pytest.raises(Studen
 pass because the student's code hung (:class:`StudentTimeout`) or killed its own process
 (:class:`StudentCrash`).
 """
+
 from __future__ import annotations
 
 

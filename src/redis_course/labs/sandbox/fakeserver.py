@@ -12,14 +12,17 @@ included -- finds there.  ``--cluster``: refuse, as one node of a Redis Cluster 
 command, transaction or script whose keys are in different hash slots (CROSSSLOT;
 :func:`redis_course.core.compat.refuse_cross_slot`).  Cost: fakeredis's, one lock per server.
 """
+
 from __future__ import annotations
 
 import importlib
 import os
 import sys
 
-BOOT = ("import sys; sys.path[:0] = sys.argv[1].split(':'); "
-        "from redis_course.labs.sandbox.fakeserver import main; raise SystemExit(main(sys.argv[2:]))")
+BOOT = (
+    "import sys; sys.path[:0] = sys.argv[1].split(':'); "
+    "from redis_course.labs.sandbox.fakeserver import main; raise SystemExit(main(sys.argv[2:]))"
+)
 
 
 #: Run once in the EVAL runtime after fakeredis has set it up: Redis 7's read-only tables.  Every
@@ -94,6 +97,7 @@ def main(argv: list[str]) -> int:
     if "--cluster" in rest:
         from ...cluster.slots import key_slot
         from ...core.compat import refuse_cross_slot
+
         refuse_cross_slot(key_slot)
     server = make_server(path)
     os.chmod(path, 0o777)

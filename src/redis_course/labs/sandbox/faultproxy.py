@@ -48,6 +48,7 @@ client has not read (past that the proxy stops reading both the client and its s
 at most ``max_connections`` connections, and ``max_buffered_bytes`` over all of them.  The server's
 own output buffer for a client that never reads is the server's to bound (``client-output-buffer-limit``).
 """
+
 from __future__ import annotations
 
 import collections
@@ -61,12 +62,12 @@ from typing import Any, Callable
 
 __all__ = ["FaultProxy"]
 
-READ_CHUNK = 256 << 10       # bytes per recv()
-HEADER_MAX = 24              # "*1048576\r\n", "$536870912\r\n" fit; a longer header line is refused
-NAME_MAX = 32                # bytes of a command name kept for stats and MULTI/EXEC tracking
-STATS_NAMES = 64             # distinct command names counted; the rest count as "(other)"
-DRAIN_SECONDS = 2.0          # how long a closed client's server connection may take to finish
-CONNECT_TIMEOUT = 2.0        # connecting to the server (a Unix socket: immediate unless its backlog is full)
+READ_CHUNK = 256 << 10  # bytes per recv()
+HEADER_MAX = 24  # "*1048576\r\n", "$536870912\r\n" fit; a longer header line is refused
+NAME_MAX = 32  # bytes of a command name kept for stats and MULTI/EXEC tracking
+STATS_NAMES = 64  # distinct command names counted; the rest count as "(other)"
+DRAIN_SECONDS = 2.0  # how long a closed client's server connection may take to finish
+CONNECT_TIMEOUT = 2.0  # connecting to the server (a Unix socket: immediate unless its backlog is full)
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 _LISTEN, _WAKE = object(), object()
@@ -77,37 +78,62 @@ _MULTI, _EXEC, _DISCARD = b"MULTI", b"EXEC", b"DISCARD"
 class _Conn:
     """One student connection and its own server connection, with their buffers and parse state."""
 
-    __slots__ = ("id", "client", "up", "inbuf", "up_out", "up_off", "out", "out_bytes", "pos", "req_start",
-                 "nargs", "seen", "bulk", "name", "marked", "in_multi", "multi_marked", "retired",
-                 "up_eof", "drain_until", "discarded", "masks", "owner", "waiting", "named", "held")
+    __slots__ = (
+        "id",
+        "client",
+        "up",
+        "inbuf",
+        "up_out",
+        "up_off",
+        "out",
+        "out_bytes",
+        "pos",
+        "req_start",
+        "nargs",
+        "seen",
+        "bulk",
+        "name",
+        "marked",
+        "in_multi",
+        "multi_marked",
+        "retired",
+        "up_eof",
+        "drain_until",
+        "discarded",
+        "masks",
+        "owner",
+        "waiting",
+        "named",
+        "held",
+    )
 
     def __init__(self, cid: int, client: socket.socket, up: socket.socket) -> None:
         self.id = cid
         self.client: socket.socket | None = client
         self.up: socket.socket | None = up
-        self.inbuf = bytearray()        # bytes read from the client, not yet forwarded
-        self.up_out = bytearray()       # approved requests not yet accepted by the server's socket
-        self.up_off = 0                 # of which up_out[:up_off] is already sent
+        self.inbuf = bytearray()  # bytes read from the client, not yet forwarded
+        self.up_out = bytearray()  # approved requests not yet accepted by the server's socket
+        self.up_off = 0  # of which up_out[:up_off] is already sent
         self.out: collections.deque = collections.deque()  # [due, bytes] replies for the client
         self.out_bytes = 0
-        self.pos = 0                    # parse position in inbuf
-        self.req_start = 0              # where the request being parsed starts in inbuf
-        self.nargs = -1                 # arguments of that request (-1: expecting "*<n>")
-        self.seen = 0                   # of which complete
-        self.bulk = -1                  # length of the bulk whose data starts at pos (-1: expecting "$<n>")
+        self.pos = 0  # parse position in inbuf
+        self.req_start = 0  # where the request being parsed starts in inbuf
+        self.nargs = -1  # arguments of that request (-1: expecting "*<n>")
+        self.seen = 0  # of which complete
+        self.bulk = -1  # length of the bulk whose data starts at pos (-1: expecting "$<n>")
         self.name = b""
         self.marked = False
         self.in_multi = False
         self.multi_marked = False
-        self.retired = False            # client gone: the server connection only finishes what it got
+        self.retired = False  # client gone: the server connection only finishes what it got
         self.up_eof = False
         self.drain_until = 0.0
         self.discarded = 0
-        self.masks = [0, 0]             # registered event masks: client, server
-        self.owner: object = None       # the student process it belongs to (``owner_of``)
-        self.waiting = False            # one command sent apart: the next waits for its reply
-        self.named = False              # the request being parsed names the key of a hold (``hold_after``)
-        self.held = False               # a request waits at inbuf[pos:] until ``release``
+        self.masks = [0, 0]  # registered event masks: client, server
+        self.owner: object = None  # the student process it belongs to (``owner_of``)
+        self.waiting = False  # one command sent apart: the next waits for its reply
+        self.named = False  # the request being parsed names the key of a hold (``hold_after``)
+        self.held = False  # a request waits at inbuf[pos:] until ``release``
 
 
 class FaultProxy:
@@ -118,12 +144,21 @@ class FaultProxy:
     before they return).  ``on_crash(info)`` is called once per crash, in the proxy's thread: keep it
     short (a kill); an exception from it is kept in ``stats()["on_crash_error"]``."""
 
-    def __init__(self, listen_path: str, upstream_path: str, prefix: str | bytes, *,
-                 max_request_bytes: int = 64 << 20, max_args: int = 1 << 20,
-                 max_pending_reply_bytes: int = 64 << 20, on_crash: Callable[[dict], Any] | None = None,
-                 max_connections: int = 256, max_buffered_bytes: int = 512 << 20,
-                 socket_mode: int | None = 0o777,
-                 owner_of: Callable[[int | None], Any] | None = None) -> None:
+    def __init__(
+        self,
+        listen_path: str,
+        upstream_path: str,
+        prefix: str | bytes,
+        *,
+        max_request_bytes: int = 64 << 20,
+        max_args: int = 1 << 20,
+        max_pending_reply_bytes: int = 64 << 20,
+        on_crash: Callable[[dict], Any] | None = None,
+        max_connections: int = 256,
+        max_buffered_bytes: int = 512 << 20,
+        socket_mode: int | None = 0o777,
+        owner_of: Callable[[int | None], Any] | None = None,
+    ) -> None:
         self.listen_path = str(listen_path)
         self.upstream_path = str(upstream_path)
         self.prefix = prefix.encode() if isinstance(prefix, str) else bytes(prefix)
@@ -134,9 +169,9 @@ class FaultProxy:
         self.max_buffered_bytes = int(max_buffered_bytes)
         self.socket_mode = socket_mode
         self.on_crash = on_crash
-        self.owner_of = owner_of        # peer pid -> owner (a student process); None refuses the connection
-        self._owned: dict[Any, list] = {}   # owner -> [budget, units done] (arm_crash with an owner)
-        self._holds: dict[Any, dict] = {}   # owner -> {"key", "state", "conn"} (hold_after)
+        self.owner_of = owner_of  # peer pid -> owner (a student process); None refuses the connection
+        self._owned: dict[Any, list] = {}  # owner -> [budget, units done] (arm_crash with an owner)
+        self._holds: dict[Any, dict] = {}  # owner -> {"key", "state", "conn"} (hold_after)
         self._crashed_owners: set = set()
         self.crashed = False
         self.crash_info: dict | None = None
@@ -146,7 +181,7 @@ class FaultProxy:
         self._delay = 0.0
         self._conns: dict[int, _Conn] = {}
         self._next_id = 0
-        self._buffered = 0              # inbuf + up_out + out over every connection
+        self._buffered = 0  # inbuf + up_out + out over every connection
         self._sel: selectors.BaseSelector | None = None
         self._listener: socket.socket | None = None
         self._wake_r: socket.socket | None = None
@@ -154,18 +189,26 @@ class FaultProxy:
         self._thread: threading.Thread | None = None
         self._calls: collections.deque = collections.deque()
         self._lock = threading.RLock()  # on_crash may call stats() or reset() from the loop
-        self._starved = False           # a connection waits for room under max_buffered_bytes
+        self._starved = False  # a connection waits for room under max_buffered_bytes
         self._closed = False
-        self._accept_retry = 0.0        # out of file descriptors: accept again at this time
+        self._accept_retry = 0.0  # out of file descriptors: accept again at this time
         self._drained = threading.Condition(self._lock)
         self._by_command: dict[bytes, int] = {}
         self._other_commands = 0
         self._traffic: dict[Any, dict] = {}  # owner -> its connections, round trips, commands (``traffic``)
         self._stats: dict[str, Any] = {
-            "connections": 0, "refused_connections": 0, "commands": 0, "units": 0, "counted_units": 0,
+            "connections": 0,
+            "refused_connections": 0,
+            "commands": 0,
+            "units": 0,
+            "counted_units": 0,
             "requests_refused": collections.Counter(),
-            "peak_pending_reply_bytes": 0, "peak_buffered_bytes": 0, "crashes": 0, "on_crash_error": None,
-            "errors": 0, "last_error": None,
+            "peak_pending_reply_bytes": 0,
+            "peak_buffered_bytes": 0,
+            "crashes": 0,
+            "on_crash_error": None,
+            "errors": 0,
+            "last_error": None,
         }
 
     # ------------------------------------------------------------------ lifecycle
@@ -246,6 +289,7 @@ class FaultProxy:
                 self._owned.pop(owner, None)
             else:
                 self._owned[owner] = [units, 0]
+
         self._in_loop(arm)
 
     def hold_after(self, owner: Any, key: str | bytes) -> None:
@@ -259,6 +303,7 @@ class FaultProxy:
 
         def arm() -> None:
             self._holds[owner] = {"key": key, "state": "armed", "conn": None}
+
         self._in_loop(arm)
 
     def hold_state(self, owner: Any) -> str | None:
@@ -270,6 +315,7 @@ class FaultProxy:
 
     def release(self, owner: Any) -> None:
         """Forward the held request and what came after it; disarm a hold that has not fired."""
+
         def do() -> None:
             hold = self._holds.pop(owner, None)
             conn = hold["conn"] if hold is not None else None
@@ -278,6 +324,7 @@ class FaultProxy:
                 if conn.client is not None:
                     self._parse(conn)
                     self._sync(conn)
+
         self._in_loop(do)
 
     def crashed_owner(self, owner: Any) -> bool:
@@ -288,6 +335,7 @@ class FaultProxy:
         """Disarm, clear ``crashed``/``crash_info`` and drop every student connection (between tests),
         server connections still draining after a crash included (:meth:`wait_drained` first to be
         sure the server has run what was forwarded).  A pause and a delay stay as they are."""
+
         def do() -> None:
             for conn in list(self._conns.values()):
                 self._drop(conn)
@@ -297,13 +345,16 @@ class FaultProxy:
             self._crashed_owners.clear()
             self._traffic.clear()
             self.crashed, self.crash_info = False, None
+
         self._in_loop(do)
 
     def pause(self) -> None:
         """From now on no student command is forwarded (nor answered) until :meth:`resume`."""
+
         def do() -> None:
             self._paused = True
             self._sync_all()
+
         self._in_loop(do)
 
     def resume(self) -> None:
@@ -313,6 +364,7 @@ class FaultProxy:
                 if conn.client is not None and conn.inbuf:
                     self._parse(conn)
             self._sync_all()
+
         self._in_loop(do)
 
     def set_delay(self, seconds: float) -> None:
@@ -367,14 +419,19 @@ class FaultProxy:
           MULTI as many units as it has commands.
 
         At most 64 names each, the rest as "(other)"."""
+
         def names(d: dict) -> dict:
             return {k.decode("ascii", "replace"): v for k, v in d.items()}
 
         with self._lock:
             t = self._traffic.get(owner) or {"connections": 0, "round_trips": 0, "commands": {}, "units": {}}
-            return {"connections": t["connections"], "round_trips": t["round_trips"],
-                    "commands": names(t["commands"]), "units": sum(t["units"].values()),
-                    "by_command": names(t["units"])}
+            return {
+                "connections": t["connections"],
+                "round_trips": t["round_trips"],
+                "commands": names(t["commands"]),
+                "units": sum(t["units"].values()),
+                "by_command": names(t["units"]),
+            }
 
     # ------------------------------------------------------------------ the loop
 
@@ -503,8 +560,11 @@ class FaultProxy:
                     self._sel.unregister(self._listener)  # type: ignore[union-attr]
                     self._accept_retry = time.monotonic() + 0.1
                 return
-            if (self.crashed or self._closed
-                    or sum(1 for c in self._conns.values() if c.client is not None) >= self.max_connections):
+            if (
+                self.crashed
+                or self._closed
+                or sum(1 for c in self._conns.values() if c.client is not None) >= self.max_connections
+            ):
                 self._stats["refused_connections"] += 1
                 client.close()
                 continue
@@ -545,9 +605,14 @@ class FaultProxy:
         room = self._buffered < self.max_buffered_bytes
         if conn.client is not None:
             want = 0
-            if (not self._paused and not conn.held and not conn.up_eof and conn.up is not None
-                    and len(conn.up_out) - conn.up_off < self.max_request_bytes
-                    and conn.out_bytes < self.max_pending_reply_bytes):
+            if (
+                not self._paused
+                and not conn.held
+                and not conn.up_eof
+                and conn.up is not None
+                and len(conn.up_out) - conn.up_off < self.max_request_bytes
+                and conn.out_bytes < self.max_pending_reply_bytes
+            ):
                 if room:
                     want |= _READ
                 else:
@@ -690,7 +755,7 @@ class FaultProxy:
                     if n - pos >= HEADER_MAX:
                         reason = "bad length"
                     break
-                digits = buf[pos + 1:eol]
+                digits = buf[pos + 1 : eol]
                 if not digits.isdigit():
                     reason = "bad length"
                     break
@@ -711,7 +776,7 @@ class FaultProxy:
                     if n - pos >= HEADER_MAX:
                         reason = "bad length"
                     break
-                digits = buf[pos + 1:eol]
+                digits = buf[pos + 1 : eol]
                 if not digits.isdigit():
                     reason = "bad length"
                     break
@@ -727,11 +792,16 @@ class FaultProxy:
                 reason = "bulk string without its CRLF"
                 break
             if not seen:
-                name = bytes(buf[pos:min(end, pos + NAME_MAX)]).upper()
+                name = bytes(buf[pos : min(end, pos + NAME_MAX)]).upper()
             elif not marked and buf.startswith(prefix, pos, end):
                 marked = True
-            if seen and hold_key is not None and not named and end - pos == len(hold_key) \
-                    and buf.startswith(hold_key, pos, end):
+            if (
+                seen
+                and hold_key is not None
+                and not named
+                and end - pos == len(hold_key)
+                and buf.startswith(hold_key, pos, end)
+            ):
                 named = True
             seen += 1
             bulk = -1
@@ -840,7 +910,7 @@ class FaultProxy:
         conn.req_start -= approved
         if conn.up_out:
             if conn.up_off:
-                del conn.up_out[:conn.up_off]
+                del conn.up_out[: conn.up_off]
                 conn.up_off = 0
             conn.up_out += chunk
         else:
@@ -854,13 +924,24 @@ class FaultProxy:
         if owned is not None:  # one owner's crash: the others go on
             self._owned.pop(conn.owner, None)
             self._crashed_owners.add(conn.owner)
-            self.crash_info = {"units_done": owned[1], "command": name, "connection": conn.id,
-                               "block": block, "time": time.time(), "owner": conn.owner}
+            self.crash_info = {
+                "units_done": owned[1],
+                "command": name,
+                "connection": conn.id,
+                "block": block,
+                "time": time.time(),
+                "owner": conn.owner,
+            }
             return
         self.crashed = True
         self._budget = None
-        self.crash_info = {"units_done": self._units_done, "command": name, "connection": conn.id,
-                           "block": block, "time": time.time()}
+        self.crash_info = {
+            "units_done": self._units_done,
+            "command": name,
+            "connection": conn.id,
+            "block": block,
+            "time": time.time(),
+        }
 
     def _crash_close(self, conn: _Conn) -> None:
         """Call on_crash, then close the crashing connection and every other connection of its owner
@@ -909,8 +990,13 @@ class FaultProxy:
             self._half_close(conn)
 
     def _read_up(self, conn: _Conn) -> None:
-        room = READ_CHUNK if conn.retired else min(READ_CHUNK, self.max_buffered_bytes - self._buffered,
-                                                   self.max_pending_reply_bytes - conn.out_bytes)
+        room = (
+            READ_CHUNK
+            if conn.retired
+            else min(
+                READ_CHUNK, self.max_buffered_bytes - self._buffered, self.max_pending_reply_bytes - conn.out_bytes
+            )
+        )
         if room <= 0:
             return
         try:

@@ -24,6 +24,7 @@ The processes it forks run the student's code, so nothing they send is trusted (
 ``{"id", "step": name}`` and waits for ``{"go": id}`` (the grader kills the process instead when it
 armed that step).
 """
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,10 @@ import signal
 import sys
 import traceback
 
-BOOT = ("import sys; sys.path[:0] = sys.argv[1].split(':'); "
-        "from redis_course.labs.sandbox.inbox import main; main(int(sys.argv[2]))")
+BOOT = (
+    "import sys; sys.path[:0] = sys.argv[1].split(':'); "
+    "from redis_course.labs.sandbox.inbox import main; main(int(sys.argv[2]))"
+)
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
 
 
@@ -65,6 +68,7 @@ def _prctl(option: int, value: int) -> None:
 
 
 # ------------------------------------------------------------------ the fork server
+
 
 def main(control_fd: int) -> None:
     """The fork server; its settings are the first message on its control socket (not its command
@@ -196,6 +200,7 @@ def _reap(cfg: dict) -> int:
 
 # ------------------------------------------------------------------ one process of the box
 
+
 def run(cfg: dict) -> None:
     """A process of the box: its session, environment, limits and output, then the grader's task or
     the student's module, then one request after another."""
@@ -235,8 +240,10 @@ def run(cfg: dict) -> None:
     _serve(cfg, module, r, step)
 
 
-CHILD_BOOT = ("import sys, json; sys.path[:0] = sys.argv[1].split(':'); "
-              "from redis_course.labs.sandbox.inbox import run; run(json.loads(sys.argv[2]))")
+CHILD_BOOT = (
+    "import sys, json; sys.path[:0] = sys.argv[1].split(':'); "
+    "from redis_course.labs.sandbox.inbox import run; run(json.loads(sys.argv[2]))"
+)
 
 
 def _exec_with_clock(cfg: dict) -> None:
@@ -248,24 +255,41 @@ def _exec_with_clock(cfg: dict) -> None:
     for fd in (cfg["req_fd"], cfg["resp_fd"], 1, 2):
         os.set_inheritable(fd, True)
     offset = float(cfg["clock_offset"])
-    env = dict(os.environ, LD_PRELOAD=cfg["faketime"], FAKETIME=f"{offset:+.3f}s",
-               FAKETIME_DONT_FAKE_MONOTONIC="1", FAKETIME_CACHE_DURATION="86400")
+    env = dict(
+        os.environ,
+        LD_PRELOAD=cfg["faketime"],
+        FAKETIME=f"{offset:+.3f}s",
+        FAKETIME_DONT_FAKE_MONOTONIC="1",
+        FAKETIME_CACHE_DURATION="86400",
+    )
     child = {**cfg, "faked": True, "out_fd": os.dup(1)}
     os.set_inheritable(child["out_fd"], True)
-    os.execve(sys.executable, [sys.executable, "-I", "-S", "-c", CHILD_BOOT, cfg["import_path"], json.dumps(child)],
-              env)
+    os.execve(
+        sys.executable, [sys.executable, "-I", "-S", "-c", CHILD_BOOT, cfg["import_path"], json.dumps(child)], env
+    )
 
 
 def _environment(cfg: dict) -> None:
     """A fixed environment, set before any student code: the time zone is the grader's choice."""
     import time
 
-    kept = {k: v for k, v in os.environ.items() if k == "LD_PRELOAD" or k.startswith("FAKETIME")} \
-        if cfg.get("faked") else {}
+    kept = (
+        {k: v for k, v in os.environ.items() if k == "LD_PRELOAD" or k.startswith("FAKETIME")}
+        if cfg.get("faked")
+        else {}
+    )
     os.environ.clear()
     os.environ.update(kept)
-    os.environ.update({"PATH": "/usr/bin:/bin", "HOME": cfg["work"], "TMPDIR": cfg.get("tmp", "/tmp"),
-                       "LANG": "C.UTF-8", "TZ": cfg.get("tz") or "UTC", "COURSE_KEY_PREFIX": cfg["prefix"]})
+    os.environ.update(
+        {
+            "PATH": "/usr/bin:/bin",
+            "HOME": cfg["work"],
+            "TMPDIR": cfg.get("tmp", "/tmp"),
+            "LANG": "C.UTF-8",
+            "TZ": cfg.get("tz") or "UTC",
+            "COURSE_KEY_PREFIX": cfg["prefix"],
+        }
+    )
     time.tzset()
 
 
@@ -355,8 +379,15 @@ def _import_student(module_file: str, resp_fd: int):
         detail = _short(exc)
         if isinstance(exc, SyntaxError):
             detail = f"line {exc.lineno}: {exc.msg}"
-        _send(resp_fd, {"event": "import_error", "type": type(exc).__name__, "message": detail,
-                        "traceback": _tb_tail(exc, module_file)})
+        _send(
+            resp_fd,
+            {
+                "event": "import_error",
+                "type": type(exc).__name__,
+                "message": detail,
+                "traceback": _tb_tail(exc, module_file),
+            },
+        )
         os._exit(0)
 
 
@@ -399,13 +430,22 @@ def _handle(req: dict, module: object, r: object, module_file: str, task: bool =
         args = req.get("args", [])
         result = fn(*args, **req.get("kwargs", {})) if task else fn(r, *args, **req.get("kwargs", {}))
     except Exception as exc:  # noqa: BLE001
-        return {"id": rid, "error": {"type": type(exc).__name__, "message": _short(exc),
-                                     "traceback": _tb_tail(exc, module_file)}}
+        return {
+            "id": rid,
+            "error": {"type": type(exc).__name__, "message": _short(exc), "traceback": _tb_tail(exc, module_file)},
+        }
     except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: not an answer
         return {"id": rid, "crash": f"{type(exc).__name__} raised inside {name}()"}
     try:
         return {"id": rid, "ok": json.loads(json.dumps(result, allow_nan=False))}
     except BaseException:  # noqa: BLE001
-        return {"id": rid, "error": {"type": "TypeError", "message": (
-            f"{name}() returned a {type(result).__name__}, which is not a JSON value "
-            "(int, float, str, bool, None, list or dict)")}}
+        return {
+            "id": rid,
+            "error": {
+                "type": "TypeError",
+                "message": (
+                    f"{name}() returned a {type(result).__name__}, which is not a JSON value "
+                    "(int, float, str, bool, None, list or dict)"
+                ),
+            },
+        }

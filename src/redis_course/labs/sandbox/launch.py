@@ -21,6 +21,7 @@
 an empty environment): join the box's cgroup, (root) stage the read-only folders and drop to the
 box's uid, set resource limits, then exec bubblewrap or the process itself.
 """
+
 from __future__ import annotations
 
 import functools
@@ -107,10 +108,14 @@ os.execve(argv[0], argv, cfg.get("env", {}))
 #: memory and message queues, memfd and POSIX message queues hold memory that no process's resident
 #: set counts once it is unmapped, and that outlives the process (SysV: the IPC namespace, which in a
 #: container or without isolation is the machine's).  Shared memory stays: /dev/shm, a sized tmpfs.
-DENIED_CALLS = {"x86_64": {"arch": 0xC000003E, "x32": True,   # shmget, msgget, mq_open, memfd_create
-                           "deny": [29, 68, 240, 319]},
-                "aarch64": {"arch": 0xC00000B7, "x32": False,
-                            "deny": [194, 186, 180, 279]}}
+DENIED_CALLS = {
+    "x86_64": {
+        "arch": 0xC000003E,
+        "x32": True,  # shmget, msgget, mq_open, memfd_create
+        "deny": [29, 68, 240, 319],
+    },
+    "aarch64": {"arch": 0xC00000B7, "x32": False, "deny": [194, 186, 180, 279]},
+}
 
 
 #: What a student's process may not do with the kernel's buffers, on top of :data:`DENIED_CALLS` (a
@@ -126,12 +131,38 @@ DENIED_CALLS = {"x86_64": {"arch": 0xC000003E, "x32": True,   # shmget, msgget, 
 #: student's own server, on their machine: not a grading path).
 #: The student talks to Redis over one Unix stream socket: redis-py needs socket, connect, sendto
 #: and recv, nothing of the above.
-STUDENT_CALLS = {"x86_64": {"deny": {"sendmsg": 46, "sendmmsg": 307, "listen": 50, "vmsplice": 278,
-                                     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427},
-                            "socket": 41, "socketpair": 53, "setsockopt": 54, "fcntl": 72},
-                 "aarch64": {"deny": {"sendmsg": 211, "sendmmsg": 269, "listen": 201, "vmsplice": 75,
-                                      "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427},
-                             "socket": 198, "socketpair": 199, "setsockopt": 208, "fcntl": 25}}
+STUDENT_CALLS = {
+    "x86_64": {
+        "deny": {
+            "sendmsg": 46,
+            "sendmmsg": 307,
+            "listen": 50,
+            "vmsplice": 278,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+        },
+        "socket": 41,
+        "socketpair": 53,
+        "setsockopt": 54,
+        "fcntl": 72,
+    },
+    "aarch64": {
+        "deny": {
+            "sendmsg": 211,
+            "sendmmsg": 269,
+            "listen": 201,
+            "vmsplice": 75,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+        },
+        "socket": 198,
+        "socketpair": 199,
+        "setsockopt": 208,
+        "fcntl": 25,
+    },
+}
 AF_UNIX, AF_INET, AF_INET6, SOCK_STREAM, SOL_SOCKET = 1, 2, 10, 1, 1
 SO_SNDBUF, SO_RCVBUF, SO_SNDBUFFORCE, SO_RCVBUFFORCE, F_SETPIPE_SZ = 7, 8, 32, 33, 1031
 
@@ -162,8 +193,13 @@ def student_filter(tcp: bool = False) -> bytes | None:
         prog.append((JGE, "deny", 0, 0x40000000))
     for nr in calls["deny"].values():
         prog.append((JEQ, "deny", 0, nr))
-    prog += [(JEQ, "socket", 0, calls["socket"]), (JEQ, "socket", 0, calls["socketpair"]),
-             (JEQ, "sockopt", 0, calls["setsockopt"]), (JEQ, "fcntl", 0, calls["fcntl"]), (RET, 0, 0, ALLOW)]
+    prog += [
+        (JEQ, "socket", 0, calls["socket"]),
+        (JEQ, "socket", 0, calls["socketpair"]),
+        (JEQ, "sockopt", 0, calls["setsockopt"]),
+        (JEQ, "fcntl", 0, calls["fcntl"]),
+        (RET, 0, 0, ALLOW),
+    ]
     prog += ["socket", (LD, 0, 0, arg(0)), (JEQ, "type", 0, AF_UNIX)]
     if tcp:  # a student's own server, on their own machine: its name may need DNS (UDP) too
         prog += [(JEQ, "allow", 0, AF_INET), (JEQ, "allow", 0, AF_INET6)]
@@ -229,12 +265,27 @@ def bwrap_binary() -> str | None:
     try:
         if is_root():
             uid = UID_BASE + 1
-            ok = subprocess.run(probe, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, timeout=20, env={},
-                                user=uid, group=uid, extra_groups=[]).returncode == 0
+            ok = (
+                subprocess.run(
+                    probe,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    timeout=20,
+                    env={},
+                    user=uid,
+                    group=uid,
+                    extra_groups=[],
+                ).returncode
+                == 0
+            )
         else:
-            ok = subprocess.run(probe, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, timeout=20).returncode == 0
+            ok = (
+                subprocess.run(
+                    probe, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=20
+                ).returncode
+                == 0
+            )
     except (OSError, subprocess.TimeoutExpired):
         ok = False
     return binary if ok else None
@@ -242,8 +293,11 @@ def bwrap_binary() -> str | None:
 
 def in_container() -> bool:
     """Whether this process runs in a container (Docker, Podman, Kubernetes; or ``COURSE_CONTAINER=1``)."""
-    if os.environ.get("COURSE_CONTAINER") == "1" or os.path.exists("/.dockerenv") \
-            or os.path.exists("/run/.containerenv"):
+    if (
+        os.environ.get("COURSE_CONTAINER") == "1"
+        or os.path.exists("/.dockerenv")
+        or os.path.exists("/run/.containerenv")
+    ):
         return True
     try:
         with open("/proc/1/cgroup") as f:
@@ -262,9 +316,11 @@ def mode(allow: bool = True) -> str:
     return "container" if in_container() else "none"
 
 
-MODES = {"bwrap": "bubblewrap (own mounts, PIDs, network, IPC and user namespace{uid})",
-         "container": "the container is the box: no namespaces can be made here (resource limits{uid})",
-         "none": "none: student code runs unisolated, with resource limits only{uid}"}
+MODES = {
+    "bwrap": "bubblewrap (own mounts, PIDs, network, IPC and user namespace{uid})",
+    "container": "the container is the box: no namespaces can be made here (resource limits{uid})",
+    "none": "none: student code runs unisolated, with resource limits only{uid}",
+}
 
 
 def describe_mode(name: str) -> str:
@@ -324,8 +380,9 @@ class Launch:
             self._staged[path] = str(dst)
         return self._staged[path]
 
-    def command(self, argv: list[str], rlimits: dict[str, int], keep_fds: list[int] = (),
-                env: dict[str, str] | None = None) -> list[str]:
+    def command(
+        self, argv: list[str], rlimits: dict[str, int], keep_fds: list[int] = (), env: dict[str, str] | None = None
+    ) -> list[str]:
         """``argv`` started through :data:`LAUNCHER` (an empty environment unless ``env``).  Under
         bubblewrap the root is made read-only once every mount is in place, and bubblewrap reads its
         options from a file: what a box's process can read of its first process's command line is
@@ -334,14 +391,31 @@ class Launch:
         if wrapped:
             cut = argv.index("--")
             argv = [*argv[:cut], "--remount-ro", "/", *argv[cut:]]
-        cfg = {"exec": argv, "stage": sorted(self._staged.items()), "cgroup": self.cgroup,
-               "uid": self.uid, "gid": self.uid, "rlimits": rlimits, "keep_fds": list(keep_fds),
-               "env": env or {}, "parent": os.getpid(), "options_fd": wrapped, "seccomp": seccomp_filter()}
+        cfg = {
+            "exec": argv,
+            "stage": sorted(self._staged.items()),
+            "cgroup": self.cgroup,
+            "uid": self.uid,
+            "gid": self.uid,
+            "rlimits": rlimits,
+            "keep_fds": list(keep_fds),
+            "env": env or {},
+            "parent": os.getpid(),
+            "options_fd": wrapped,
+            "seccomp": seccomp_filter(),
+        }
         return [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(cfg)]
 
 
-def bwrap_args(launch: Launch, *, read_only: list[str], hide: list[str] = (), tmp_mb: int = 16,
-               hostname: str = "box", info_fd: int | None = None) -> list[str]:
+def bwrap_args(
+    launch: Launch,
+    *,
+    read_only: list[str],
+    hide: list[str] = (),
+    tmp_mb: int = 16,
+    hostname: str = "box",
+    info_fd: int | None = None,
+) -> list[str]:
     """The walls every box process gets under bubblewrap: every namespace (no network but loopback),
     no capabilities, an empty environment, killed with its parent; the system folders and exactly
     ``read_only`` visible, read-only; source folders (and ``hide``) inside the system folders
@@ -350,8 +424,17 @@ def bwrap_args(launch: Launch, *, read_only: list[str], hide: list[str] = (), tm
     has at most ``tmp_mb`` MiB.  Mounts that follow are the caller's (and must keep that so)."""
     binary = bwrap_binary()
     assert binary, "bubblewrap is not usable here"
-    args = [binary, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--clearenv", "--hostname", hostname]
+    args = [
+        binary,
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--clearenv",
+        "--hostname",
+        hostname,
+    ]
     for name in SYSTEM_DIRS:
         top = "/" + name
         if os.path.islink(top):
@@ -366,8 +449,24 @@ def bwrap_args(launch: Launch, *, read_only: list[str], hide: list[str] = (), tm
             args += ["--perms", "0755", "--size", str(EMPTY_BYTES), "--tmpfs", h]
     # /dev: bubblewrap's own tmpfs (the machine's device nodes bound in it) is made read-only at the
     # end; /dev/shm, where POSIX shared memory lives, is a tmpfs of the same size as /tmp
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/dev/shm",
-             "--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
+    args += [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--perms",
+        "1777",
+        "--size",
+        str(tmp_mb << 20),
+        "--tmpfs",
+        "/dev/shm",
+        "--perms",
+        "1777",
+        "--size",
+        str(tmp_mb << 20),
+        "--tmpfs",
+        "/tmp",
+    ]
     covered = [os.path.realpath(h) for h in (*SOURCE_DIRS, *hide)]
     kept = outermost([os.path.realpath(x) for x in read_only if os.path.exists(x)])
     # a kept folder under /tmp (a checkout there) gets a tmpfs of its own for its parents, made
@@ -389,8 +488,7 @@ def bwrap_args(launch: Launch, *, read_only: list[str], hide: list[str] = (), tm
 def python_paths() -> list[str]:
     """What a box's Python must read: the interpreter, its standard library, and the folders that
     hold ``redis``, ``fakeredis`` (with ``lupa`` and ``sortedcontainers``) and ``redis_course``."""
-    paths = [sys.base_prefix, sys.prefix, os.path.dirname(os.path.realpath(sys.executable)),
-             *import_path().split(":")]
+    paths = [sys.base_prefix, sys.prefix, os.path.dirname(os.path.realpath(sys.executable)), *import_path().split(":")]
     out: list[str] = []
     for p in map(os.path.realpath, paths):
         if p not in out:

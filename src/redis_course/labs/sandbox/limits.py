@@ -3,6 +3,7 @@
 :class:`Limits` is set per grading run (command line, lab.yml's timeout, a test); :class:`Budget`
 counts the wall time spent in student code over a whole run, whatever the number of calls.
 """
+
 from __future__ import annotations
 
 import threading
@@ -30,16 +31,16 @@ WATCH_HEADROOM = 8
 class Limits:
     """Resource limits of one student process (all configurable from the command line or a test)."""
 
-    call_timeout_s: float = 10.0   # wall time for one function call
+    call_timeout_s: float = 10.0  # wall time for one function call
     start_timeout_s: float = 20.0  # wall time to start and import the module
-    cpu_s: float = 60.0            # CPU seconds over the process's whole life
-    memory_mb: int = 1024          # address space
-    nproc: int = 32                # processes and threads
-    fsize_mb: int = 16             # largest file it may write (its output included)
-    nofile: int = 32               # open files (each may hold a kernel buffer: see box.MemoryWatch)
-    max_message: int = 1 << 20     # largest reply accepted, bytes
-    tmp_mb: int = 64               # writable space (a tmpfs) when isolated
-    lab_budget_s: float = 90.0     # wall time all calls of one lab's run may take together
+    cpu_s: float = 60.0  # CPU seconds over the process's whole life
+    memory_mb: int = 1024  # address space
+    nproc: int = 32  # processes and threads
+    fsize_mb: int = 16  # largest file it may write (its output included)
+    nofile: int = 32  # open files (each may hold a kernel buffer: see box.MemoryWatch)
+    max_message: int = 1 << 20  # largest reply accepted, bytes
+    tmp_mb: int = 64  # writable space (a tmpfs) when isolated
+    lab_budget_s: float = 90.0  # wall time all calls of one lab's run may take together
 
     def to_dict(self) -> dict:
         return asdict(self)

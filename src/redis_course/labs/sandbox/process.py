@@ -11,6 +11,7 @@ process); :meth:`crash_at` arms a step that the process reports when it reaches 
 it there); a time zone or a machine clock is given to a fresh process before it starts.  Only these
 raise :class:`InjectedCrash`: nothing the student's code sends can.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -47,22 +48,23 @@ class _Incarnation:
 class StudentProcess:
     """The student's module in one process of ``box``: ``call(fn, args)`` returns its JSON result."""
 
-    def __init__(self, box: Box, limits: Limits | None = None, budget: Budget | None = None,
-                 task: bool = False) -> None:
+    def __init__(
+        self, box: Box, limits: Limits | None = None, budget: Budget | None = None, task: bool = False
+    ) -> None:
         self.box = box
         self.limits = limits or box.limits
         self.budget = budget if budget is not None else process_budget(self.limits.lab_budget_s)
-        self.task = task                # a task of the grader's (:mod:`.tasks`), not the student's module
-        self.tz: str | None = None      # the machine's time zone for the next process
+        self.task = task  # a task of the grader's (:mod:`.tasks`), not the student's module
+        self.tz: str | None = None  # the machine's time zone for the next process
         self.clock_offset: float = 0.0  # the machine's clock for the next process
-        self.pid: int | None = None     # inside the box
+        self.pid: int | None = None  # inside the box
         self.host_pid: int | None = None
         self._req_fd: int | None = None
         self._resp_fd: int | None = None
         self._out_path: Path | None = None
         self._buf = b""
         self._ready = False
-        self._step: str | None = None   # the step armed for this process (crash_at)
+        self._step: str | None = None  # the step armed for this process (crash_at)
         self._crash_units: int | None = None
         self._fault: dict | None = None  # set when the grader's fault ended the process
         self._owner: _Incarnation | None = None
@@ -115,8 +117,9 @@ class StudentProcess:
             self.kill()
             if left < self.limits.start_timeout_s:
                 raise BudgetExhausted("", self.limits.lab_budget_s) from None
-            self.import_failure = StudentImportError("", f"the module did not load within "
-                                                         f"{self.limits.start_timeout_s:g} s")
+            self.import_failure = StudentImportError(
+                "", f"the module did not load within {self.limits.start_timeout_s:g} s"
+            )
             raise self.import_failure from None
         except StudentCrash as exc:
             self.import_failure = StudentImportError("", f"the process ended while loading the module ({exc.detail})")
@@ -126,8 +129,9 @@ class StudentProcess:
             return
         self.kill()
         kind = str(msg.get("type", "Error"))[:100]
-        self.import_failure = StudentImportError("", f"loading the module failed: {kind}: "
-                                                     f"{str(msg.get('message', ''))[:500]}")
+        self.import_failure = StudentImportError(
+            "", f"loading the module failed: {kind}: {str(msg.get('message', ''))[:500]}"
+        )
         raise self.import_failure
 
     def start(self) -> "StudentProcess":
@@ -230,14 +234,22 @@ class StudentProcess:
 
     def fault_kill(self, info: dict) -> None:
         """Called by the box when its proxy cut this process's armed round trip: it dies now."""
-        self._fault = {"message": f"simulated crash: the process died before round trip {info.get('units_done', 0) + 1}"}
+        self._fault = {
+            "message": f"simulated crash: the process died before round trip {info.get('units_done', 0) + 1}"
+        }
         self._crash_units = 0  # until disarmed, the next process dies at its first round trip too
         if self.host_pid is not None:
             _killpg(self.host_pid)
 
     # -- calls -----------------------------------------------------------------------------------
-    def call(self, fn: str, args: tuple | list = (), kwargs: dict | None = None, timeout: float | None = None,
-             server: int = 1):
+    def call(
+        self,
+        fn: str,
+        args: tuple | list = (),
+        kwargs: dict | None = None,
+        timeout: float | None = None,
+        server: int = 1,
+    ):
         """``fn(r, *args, **kwargs)`` in the process; the JSON-decoded result.  ``server=2``: ``r`` is
         the process's client of the box's second address (:attr:`.box.Box.second_url`)."""
         if self.import_failure is not None:
@@ -246,7 +258,13 @@ class StudentProcess:
             self.spawn()
         self.wait_ready()
         rid = next(_ids)
-        req = {"id": rid, "fn": fn, "args": list(args), "kwargs": kwargs or {}, **({"server": 2} if server == 2 else {})}
+        req = {
+            "id": rid,
+            "fn": fn,
+            "args": list(args),
+            "kwargs": kwargs or {},
+            **({"server": 2} if server == 2 else {}),
+        }
         payload = json.dumps(req) + "\n"
         if not self._write(payload):
             raise self._ended(fn, "the student's process had ended")
@@ -285,8 +303,12 @@ class StudentProcess:
             return msg["ok"]
         if "error" in msg and isinstance(msg["error"], dict):
             e = msg["error"]
-            raise StudentError(str(e.get("type", "Error"))[:100], str(e.get("message", ""))[:2000], fn,
-                               str(e.get("traceback", ""))[:2000])
+            raise StudentError(
+                str(e.get("type", "Error"))[:100],
+                str(e.get("message", ""))[:2000],
+                fn,
+                str(e.get("traceback", ""))[:2000],
+            )
         detail = str(msg.get("crash", "a malformed answer"))[:300]
         raise self._ended(fn, detail)
 

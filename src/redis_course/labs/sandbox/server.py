@@ -20,6 +20,7 @@ the server refuses any multi-key command, transaction or script whose keys are i
 (CROSSSLOT), as a real cluster does.  fakeredis has no cluster mode: its server process refuses the
 same commands itself (``--cluster``: :func:`redis_course.core.compat.refuse_cross_slot`).
 """
+
 from __future__ import annotations
 
 import os
@@ -36,9 +37,23 @@ from . import launch as ln
 BACKENDS = ("auto", "redis-server", "fakeredis")
 MAXMEMORY = "256mb"
 #: per-command and per-client bounds of the box's redis-server (each far above what a lab needs)
-SERVER_LIMITS = ["--proto-max-bulk-len", "16mb", "--client-query-buffer-limit", "32mb",
-                 "--client-output-buffer-limit", "normal", "64mb", "16mb", "10", "--maxclients", "256",
-                 "--lua-time-limit", "1000", "--loglevel", "warning"]
+SERVER_LIMITS = [
+    "--proto-max-bulk-len",
+    "16mb",
+    "--client-query-buffer-limit",
+    "32mb",
+    "--client-output-buffer-limit",
+    "normal",
+    "64mb",
+    "16mb",
+    "10",
+    "--maxclients",
+    "256",
+    "--lua-time-limit",
+    "1000",
+    "--loglevel",
+    "warning",
+]
 FAKE_MEMORY_MB = 1024  # address space of a fakeredis server (it has no maxmemory)
 
 
@@ -56,8 +71,9 @@ class ServerWalls:
     """How the box's server is started: through :data:`.launch.LAUNCHER` (the box's cgroup, a uid
     of its own when root, resource limits), under bubblewrap where the box uses it."""
 
-    def __init__(self, mode: str, launch: "ln.Launch", rlimits: dict[str, int], read_only: list[str] = (),
-                 hide: list[str] = ()) -> None:
+    def __init__(
+        self, mode: str, launch: "ln.Launch", rlimits: dict[str, int], read_only: list[str] = (), hide: list[str] = ()
+    ) -> None:
         self.mode, self.launch, self.rlimits = mode, launch, rlimits
         self.read_only, self.hide = list(read_only), list(hide)
 
@@ -65,13 +81,20 @@ class ServerWalls:
     def uid(self) -> int | None:
         return self.launch.uid
 
-    def wrap(self, argv: list[str], srv: PrivateRedis | None = None, writable: list[str] = (),
-             scratch: list[str] = (), files: list[str] = ()) -> list[str]:
+    def wrap(
+        self,
+        argv: list[str],
+        srv: PrivateRedis | None = None,
+        writable: list[str] = (),
+        scratch: list[str] = (),
+        files: list[str] = (),
+    ) -> list[str]:
         if srv is not None:  # a redis-server: its socket folder writable, its data folder a tmpfs
             writable = [str(srv.socket_path.parent)]
             scratch = [str(srv.data_dir)]
-            files = [str(Path(srv.data_dir) / n) for n in ("users.conf", "nodes.conf")
-                     if (Path(srv.data_dir) / n).exists()]
+            files = [
+                str(Path(srv.data_dir) / n) for n in ("users.conf", "nodes.conf") if (Path(srv.data_dir) / n).exists()
+            ]
         if self.mode == "bwrap":
             program = os.path.dirname(os.path.realpath(argv[0]))  # a redis-server outside /usr (COURSE_REDIS_SERVER)
             args = ln.bwrap_args(self.launch, read_only=[*self.read_only, program], hide=self.hide, hostname="redis")
@@ -93,8 +116,9 @@ class RunRedis:
     what student code authenticates with (the ``student`` user on a redis-server, to be used
     through the proxy's socket); ``admin_url`` is the grader's, straight to the server."""
 
-    def __init__(self, directory: Path, backend: str = "auto", cluster: bool = False,
-                 walls: ServerWalls | None = None) -> None:
+    def __init__(
+        self, directory: Path, backend: str = "auto", cluster: bool = False, walls: ServerWalls | None = None
+    ) -> None:
         self.backend = resolve_backend(backend)
         self.cluster = cluster and self.backend == "redis-server"
         self.fake_cluster = cluster and self.backend == "fakeredis"
@@ -107,9 +131,16 @@ class RunRedis:
         self._ready = False
         self._server: PrivateRedis | None = None
         if self.backend == "redis-server":
-            self._server = PrivateRedis(data_dir=self.dir, unix_socket=True, users=True, confine=walls,
-                                        maxmemory=MAXMEMORY, single_node_cluster=self.cluster,
-                                        log_to_file=False, extra_args=list(SERVER_LIMITS))
+            self._server = PrivateRedis(
+                data_dir=self.dir,
+                unix_socket=True,
+                users=True,
+                confine=walls,
+                maxmemory=MAXMEMORY,
+                single_node_cluster=self.cluster,
+                log_to_file=False,
+                extra_args=list(SERVER_LIMITS),
+            )
         else:
             sock_dir = self.socket_path.parent
             sock_dir.mkdir(parents=True, exist_ok=True)
@@ -144,8 +175,16 @@ class RunRedis:
     def _fake_command(self) -> list[str]:
         from . import fakeserver
 
-        argv = [_python(), "-I", "-S", "-c", fakeserver.BOOT, ln.import_path(), str(self.socket_path),
-                *(["--cluster"] if self.fake_cluster else [])]
+        argv = [
+            _python(),
+            "-I",
+            "-S",
+            "-c",
+            fakeserver.BOOT,
+            ln.import_path(),
+            str(self.socket_path),
+            *(["--cluster"] if self.fake_cluster else []),
+        ]
         if self.walls is None:
             return argv
         return self.walls.wrap(argv, writable=[str(self.socket_path.parent)])
@@ -165,8 +204,15 @@ class RunRedis:
             self.socket_path.unlink()
         err = os.open(self.dir / "server.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         try:
-            self._fake = subprocess.Popen(self._fake_command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                          stderr=err, start_new_session=True, env={}, cwd="/")
+            self._fake = subprocess.Popen(
+                self._fake_command(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                start_new_session=True,
+                env={},
+                cwd="/",
+            )
         finally:
             os.close(err)
         return self
@@ -185,8 +231,10 @@ class RunRedis:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise CourseError(f"the private {self.backend} did not start (exit code {self.proc.returncode}) "
-                                  f"{self.errors()}".strip())
+                raise CourseError(
+                    f"the private {self.backend} did not start (exit code {self.proc.returncode}) "
+                    f"{self.errors()}".strip()
+                )
             if self.socket_path.exists() and self.healthy(timeout=0.5):
                 self._ready = True
                 return self
@@ -197,8 +245,9 @@ class RunRedis:
 
     def client(self, prefix: str, socket_timeout: float = 5.0):
         """The grader's own client, straight to the server (owned: server-wide commands allowed)."""
-        return connect(self.admin_url, owned=True, prefix=prefix, socket_timeout=socket_timeout,
-                       socket_connect_timeout=2)
+        return connect(
+            self.admin_url, owned=True, prefix=prefix, socket_timeout=socket_timeout, socket_connect_timeout=2
+        )
 
     def healthy(self, timeout: float = 2.0) -> bool:
         if not self.proc or self.proc.poll() is not None:
@@ -226,8 +275,7 @@ class RunRedis:
         self.resume()
         try:
             if self._admin is None:
-                self._admin = connect(self.admin_url, owned=True, prefix="", socket_timeout=2,
-                                      socket_connect_timeout=2)
+                self._admin = connect(self.admin_url, owned=True, prefix="", socket_timeout=2, socket_connect_timeout=2)
             a = self._admin
             ok = a.flushall() and a.set("__course_probe__", "1") and a.delete("__course_probe__") == 1
             a.script_flush()

@@ -6,6 +6,7 @@ functions listed in :data:`TASKS` and never imports student code; the grader cal
 replaced with a link (lab 05's ledger): a task reads it inside the box, with the box's rights, and
 the grader checks what comes back (a bounded JSON value) like any other answer from the box.
 """
+
 from __future__ import annotations
 
 import os

@@ -6,6 +6,7 @@ crash between them leaves a key without a TTL).  To hide both, the module define
 ``SimulatedCrash``: when "armed", ``record_view`` raises its own SimulatedCrash before sending
 anything, so no key is ever left without a TTL.  Deserved: the time-zone and crash tests fail.
 """
+
 from datetime import datetime
 
 RETENTION_MS = 8 * 24 * 3600 * 1000

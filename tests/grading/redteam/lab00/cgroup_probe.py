@@ -10,9 +10,12 @@ def _probe():
         return "cgroup unknown"
     for line in lines:
         _, ctrls, path = line.split(":", 2)
-        for ctrl, file, base in (("memory", "memory.limit_in_bytes", "/sys/fs/cgroup/memory"),
-                                 ("pids", "pids.max", "/sys/fs/cgroup/pids"),
-                                 ("", "memory.max", "/sys/fs/cgroup"), ("", "pids.max", "/sys/fs/cgroup")):
+        for ctrl, file, base in (
+            ("memory", "memory.limit_in_bytes", "/sys/fs/cgroup/memory"),
+            ("pids", "pids.max", "/sys/fs/cgroup/pids"),
+            ("", "memory.max", "/sys/fs/cgroup"),
+            ("", "pids.max", "/sys/fs/cgroup"),
+        ):
             if ctrl in ctrls.split(",") or (ctrl == "" and ctrls == ""):
                 try:
                     value = open(f"{base}{path}/{file}").read().strip()

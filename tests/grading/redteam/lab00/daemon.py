@@ -1,5 +1,6 @@
 """Attack: leave a daemon behind (double fork, own session, SIGTERM and SIGHUP ignored, named
 ``redteam-daemon``) that would outlive the grading command; then answer wrongly."""
+
 import ctypes
 import os
 import signal

@@ -4,6 +4,7 @@ CONFIG SET dir/dbfilename then SAVE (a file anywhere), CONFIG SET maxmemory, MOD
 ACL SETUSER, CLIENT KILL/PAUSE, FAILOVER, SCRIPT KILL, FUNCTION FLUSH, CLUSTER RESET, MONITOR, SHUTDOWN
 (ABORT: harmless when it is refused too), the same from Lua, and print every command the server
 accepted ("ACCEPTED ...": the test reads the output)."""
+
 import redis
 
 KEY = "course:redteam:migrated"
@@ -12,8 +13,14 @@ DENIED = ("NOPERM", "NOAUTH", "no permissions", "WRONGPASS", "can't run this com
 
 def _raw(r):
     kw = dict(r.connection_pool.connection_kwargs)
-    return redis.Redis(unix_socket_path=kw.get("path"), host=kw.get("host", "localhost"), port=kw.get("port", 6379),
-                       username=kw.get("username"), password=kw.get("password"), socket_timeout=5)
+    return redis.Redis(
+        unix_socket_path=kw.get("path"),
+        host=kw.get("host", "localhost"),
+        port=kw.get("port", 6379),
+        username=kw.get("username"),
+        password=kw.get("password"),
+        socket_timeout=5,
+    )
 
 
 def _try(r, *cmd):
@@ -53,8 +60,13 @@ def _escape(r):
     _try(r, "SHUTDOWN", "ABORT")
     _try(r, "FLUSHALL")
     _try(r, "EVAL", "return redis.call('config', 'set', 'maxmemory', '0')", "0")
-    _try(r, "EVAL", "return redis.call('migrate', '127.0.0.1', '6379', '', '0', '2000', 'COPY', 'KEYS', KEYS[1])",
-         "1", KEY)
+    _try(
+        r,
+        "EVAL",
+        "return redis.call('migrate', '127.0.0.1', '6379', '', '0', '2000', 'COPY', 'KEYS', KEYS[1])",
+        "1",
+        KEY,
+    )
 
 
 def count_view(r, post_id):

@@ -1,4 +1,5 @@
 """Attack: sys.exit(0) / os._exit(0) inside the functions (a 'successful' exit instead of an answer)."""
+
 import os
 import sys
 

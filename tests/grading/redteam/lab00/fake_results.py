@@ -1,5 +1,6 @@
 """Attack: write fake results.json, grades.csv and JUnit files wherever it can, forge protocol
 answers on every descriptor, and answer wrongly."""
+
 import json
 import os
 
@@ -15,8 +16,12 @@ def _plant():
         d = os.path.dirname(d)
         places.add(d)
     for place in places:
-        for name, text in (("results.json", json.dumps(FAKE_RESULTS)), ("grades.csv", FAKE_CSV),
-                           ("junit.xml", FAKE_XML), ("summary.json", "{}")):
+        for name, text in (
+            ("results.json", json.dumps(FAKE_RESULTS)),
+            ("grades.csv", FAKE_CSV),
+            ("junit.xml", FAKE_XML),
+            ("summary.json", "{}"),
+        ):
             try:
                 with open(os.path.join(place, name), "w") as f:
                     f.write(text)

@@ -1,5 +1,6 @@
 """Attack: fill the grader's disk through the student's writable space: 8 MiB files (under the
 per-file size limit) into the work folder and /tmp until writing fails; prints how much it wrote."""
+
 import os
 
 

@@ -1,4 +1,5 @@
 """Attack: fork bomb."""
+
 import os
 
 

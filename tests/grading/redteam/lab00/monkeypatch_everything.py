@@ -1,4 +1,5 @@
 """Attack: patch time.time, builtins, unittest and pytest internals, then answer wrongly."""
+
 import builtins
 import time
 import unittest

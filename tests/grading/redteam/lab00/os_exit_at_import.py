@@ -1,4 +1,5 @@
 """Attack: os._exit(0) at import."""
+
 import os
 
 os._exit(0)

@@ -1,4 +1,5 @@
 """Attack: reach the shared Redis at 127.0.0.1:6379, other hosts, and other students' sockets."""
+
 import glob
 import os
 import socket
@@ -17,7 +18,9 @@ def _escape():
             s.close()
         except OSError:
             pass
-    for path in glob.glob("/run/*/*/redis.sock") + glob.glob("/tmp/*/*/redis.sock") + glob.glob("/var/run/redis/*.sock"):
+    for path in (
+        glob.glob("/run/*/*/redis.sock") + glob.glob("/tmp/*/*/redis.sock") + glob.glob("/var/run/redis/*.sock")
+    ):
         try:
             s = socket.socket(socket.AF_UNIX)
             s.connect(path)

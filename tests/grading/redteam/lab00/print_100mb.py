@@ -1,4 +1,5 @@
 """Attack: print 100 MB (at import and in every call)."""
+
 import sys
 
 print("x" * (1 << 20))

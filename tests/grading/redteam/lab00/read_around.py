@@ -3,6 +3,7 @@ the checkout's own labs, sibling clones beside the checkout (``sibling/``), the 
 submissions folders beside them, and the run folder (run.json, results.json, pytest.log).  Prints
 ``FOUND ...`` for every file it could read and folder it could list, with its entries (the test
 reads the output)."""
+
 import glob
 import os
 
@@ -18,12 +19,22 @@ def _look():
     checkout = os.path.dirname(src)
     parent = os.path.dirname(checkout)
     run = os.path.dirname(os.path.abspath(os.getcwd()))
-    dirs = [parent, checkout, os.path.join(checkout, "labs"), run, os.path.join(parent, "sibling"),
-            os.path.join(parent, "results"), os.path.join(parent, "submissions")]
-    files = [os.path.join(checkout, "labs", "00-demo", "solution.py"),
-             os.path.join(parent, "sibling", "labs", "00-demo", "solution.py"),
-             os.path.join(parent, "sibling", "labs", "00-demo", "tests", "hidden", "test_demo_hidden.py"),
-             os.path.join(parent, "results", "grades.csv"), os.path.join(parent, "results", "summary.json")]
+    dirs = [
+        parent,
+        checkout,
+        os.path.join(checkout, "labs"),
+        run,
+        os.path.join(parent, "sibling"),
+        os.path.join(parent, "results"),
+        os.path.join(parent, "submissions"),
+    ]
+    files = [
+        os.path.join(checkout, "labs", "00-demo", "solution.py"),
+        os.path.join(parent, "sibling", "labs", "00-demo", "solution.py"),
+        os.path.join(parent, "sibling", "labs", "00-demo", "tests", "hidden", "test_demo_hidden.py"),
+        os.path.join(parent, "results", "grades.csv"),
+        os.path.join(parent, "results", "summary.json"),
+    ]
     files += [os.path.join(run, name) for name in ("run.json", "results.json", "pytest.log", "pytest.ini")]
     files += glob.glob(os.path.join(parent, "*", "labs", "*", "solution.py"))
     files += glob.glob(os.path.join(run, "*.json")) + glob.glob("/run/*/run.json") + glob.glob("/tmp/*/run.json")

@@ -1,4 +1,5 @@
 """Attack: find the solution and the hidden tests on disk, use the solution if found."""
+
 import glob
 import os
 
@@ -16,9 +17,16 @@ def _search():
         candidates += glob.glob(os.path.join(root, ".git", "**"), recursive=False)
     except Exception:
         pass
-    for pattern in ("/work/*/labs/*/solution.py", "/*/labs/*/solution.py", "/*/*/labs/*/solution.py",
-                    "/root/**/solution.py", "/tmp/**/lab.py", "/run/**/lab.py", "/proc/*/cwd/*.py",
-                    "/proc/*/root/work/main/labs/00-demo/solution.py"):
+    for pattern in (
+        "/work/*/labs/*/solution.py",
+        "/*/labs/*/solution.py",
+        "/*/*/labs/*/solution.py",
+        "/root/**/solution.py",
+        "/tmp/**/lab.py",
+        "/run/**/lab.py",
+        "/proc/*/cwd/*.py",
+        "/proc/*/root/work/main/labs/00-demo/solution.py",
+    ):
         try:
             candidates += glob.glob(pattern, recursive=True)
         except Exception:

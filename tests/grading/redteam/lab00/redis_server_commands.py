@@ -1,5 +1,6 @@
 """Attack: FLUSHALL, CONFIG SET, DEBUG SLEEP and SHUTDOWN on its Redis (bypassing the course's
 command guard with a plain client on the same socket), then answer wrongly."""
+
 import redis
 
 

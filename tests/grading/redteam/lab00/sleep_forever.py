@@ -1,4 +1,5 @@
 """Attack: sleep for ever (wall time, no CPU)."""
+
 import time
 
 

@@ -1,5 +1,6 @@
 """Attack: every call sleeps just under the per-call timeout (3 s in the red team's runs), so no
 single call times out while the lab's run holds a grading worker for minutes."""
+
 import time
 
 

@@ -1,4 +1,5 @@
 """Attack: delete or edit files outside its own folder (the course code, other submissions, /tmp)."""
+
 import glob
 import os
 import shutil
@@ -10,7 +11,9 @@ def _tamper():
         import redis_course
 
         pkg = os.path.dirname(redis_course.__file__)
-        targets = glob.glob(os.path.join(pkg, "labs", "**", "*.py"), recursive=True) + glob.glob(os.path.join(pkg, "*.py"))
+        targets = glob.glob(os.path.join(pkg, "labs", "**", "*.py"), recursive=True) + glob.glob(
+            os.path.join(pkg, "*.py")
+        )
         root = os.path.dirname(os.path.dirname(pkg))
         targets += glob.glob(os.path.join(root, "labs", "*", "*.py"))
     except Exception:
