@@ -560,8 +560,12 @@ class MemoryWatch(threading.Thread):
             self.peak = max(self.peak, used)
             if used > self.threshold:
                 self._kill(used)
-            # the next look comes before a box growing at WATCH_RATE could pass the threshold
-            period = min(WATCH_PERIOD_S, max(WATCH_MIN_PERIOD_S, (self.threshold - used) / WATCH_RATE))
+            period = self.next_look(used)
+
+    def next_look(self, used: int) -> float:
+        """Seconds to the next look: before a box that holds ``used`` bytes and grows at WATCH_RATE
+        could pass the threshold, never later than WATCH_PERIOD_S nor sooner than WATCH_MIN_PERIOD_S."""
+        return min(WATCH_PERIOD_S, max(WATCH_MIN_PERIOD_S, (self.threshold - used) / WATCH_RATE))
 
     def measure(self, pids: list[int]) -> int:
         """What the processes ``pids`` hold: RAM of their own and their descriptors' kernel buffers."""
