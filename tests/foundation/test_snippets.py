@@ -75,6 +75,7 @@ SHOWN = [
     ("02-atomicity", "atomicity", "TRANSFER"),
     ("04-rate-limiting", "ratelimit_lua", "CLOCK_LUA"),
     ("05-durable", "dualwrite", "APPLY_ONCE"),
+    ("07-production", "functions", "REGISTER_LUA"),
 ]
 
 
@@ -139,4 +140,89 @@ def test_no_page_copies_a_script_of_the_lessons():
         for name, script in scripts.items():
             if any(lines[i : i + len(script)] == script for i in range(len(lines) - len(script) + 1)):
                 found.add((page.relative_to(paths.DOCS / "en").as_posix(), name))
+    assert not found, f'include these from their module (--8<-- "...py:section"): {sorted(found)}'
+
+
+#: Part of a script is copied when this many of its code lines follow one another in a page's code
+#: block.  One finds ``end`` everywhere; two find ``end`` then ``return 0`` of ledger.RELEASE_PENDING
+#: in lesson 03's BUY script, which is not a copy; three find only real copies.
+RUN = 3
+
+
+def _literal_parts(value) -> list[str]:
+    """The literal text of a constant, piece by piece: a plain string, the strings of a ``+`` chain,
+    the fixed parts of an f-string (its ``{{`` already read as ``{``)."""
+    import ast
+
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        return _literal_parts(value.left) + _literal_parts(value.right)
+    if isinstance(value, ast.JoinedStr):
+        return [v.value for v in value.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return [value.value]
+    return []
+
+
+def _script_parts() -> dict[str, list[list[str]]]:
+    """The code lines of each literal part of the lessons' module-level string constants, plain or
+    built with ``+`` or an f-string: ``{"semaphore.ACQUIRE_LUA": [lines of a part, ...]}``, parts of
+    fewer than :data:`RUN` code lines left out."""
+    import ast
+
+    out = {}
+    for module in sorted((paths.ROOT / "src" / "redis_course" / "lessons").glob("*.py")):
+        for node in ast.parse(module.read_text("utf-8")).body:
+            if not isinstance(node, ast.Assign):
+                continue
+            parts = [lines for part in _literal_parts(node.value) if len(lines := _code(part.splitlines())) >= RUN]
+            for target in node.targets:
+                if isinstance(target, ast.Name) and parts:
+                    out[f"{module.stem}.{target.id}"] = parts
+    return out
+
+
+def _code_blocks(text: str) -> list[list[str]]:
+    """The lines of every fenced code block of a page (```` ``` ```` or ``~~~``, indented or not)."""
+    blocks, block, fence = [], None, None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if block is None:
+            m = re.match(r"(`{3,}|~{3,})", stripped)
+            if m:
+                block, fence = [], m.group(1)
+        elif stripped.startswith(fence) and not stripped.strip(fence[0]):
+            blocks.append(block)
+            block = None
+        else:
+            block.append(line)
+    return blocks
+
+
+def _copies_a_run(part: list[str], block: list[str]) -> bool:
+    """Whether :data:`RUN` consecutive code lines of ``part`` appear, consecutive, in ``block``."""
+    runs = {tuple(part[i : i + RUN]) for i in range(len(part) - RUN + 1)}
+    return any(tuple(block[i : i + RUN]) in runs for i in range(len(block) - RUN + 1))
+
+
+def test_no_page_copies_part_of_a_script_of_the_lessons():
+    """An excerpt or a sketch of a script goes stale as silently as a whole copy, and a script built as
+    ``CLOCK_LUA + "..."`` or as an f-string is not a plain constant: each literal part counts,
+    in every language's pages."""
+    scripts, found = _script_parts(), set()
+    assert {
+        "semaphore.ACQUIRE_LUA",
+        "ratelimit_lua.GCRA_LUA",
+        "functions.REGISTER_LUA",
+        "money.WITHDRAW",
+        "ledger.RELEASE_PENDING",
+    } <= scripts.keys()
+    for lang in paths.LANGS:
+        for page in sorted((paths.DOCS / lang).rglob("*.md")):
+            if page.name == "notebook.md":
+                continue
+            for block in _code_blocks(page.read_text("utf-8")):
+                lines = _code(block)
+                for name, parts in scripts.items():
+                    if any(_copies_a_run(part, lines) for part in parts):
+                        found.add((page.relative_to(paths.DOCS).as_posix(), name))
     assert not found, f'include these from their module (--8<-- "...py:section"): {sorted(found)}'

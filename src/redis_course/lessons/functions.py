@@ -17,22 +17,25 @@ import redis
 
 from .ratelimit_lua import GCRA_LUA, Script
 
+# --8<-- [start:library]
 LIBRARY = "course_limits"
 
-#: lesson 04's GCRA body, as a function: KEYS and ARGV become the callback's two arguments.
-LIBRARY_LUA = f"""#!lua name={LIBRARY}
-local function gcra(KEYS, ARGV)
-{GCRA_LUA}
-end
-
+#: The library after its GCRA function: a read-only ``course_peek``, and both functions registered
+#: under names that start with the library's, since function names are global on a server.
+REGISTER_LUA = """
 local function peek(KEYS, ARGV)
   -- the stored theoretical arrival time (us) and the key's TTL (ms); reads only
-  return {{redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])}}
+  return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])}
 end
 
 redis.register_function('course_gcra', gcra)
-redis.register_function{{function_name = 'course_peek', callback = peek, flags = {{'no-writes'}}}}
+redis.register_function{function_name = 'course_peek', callback = peek, flags = {'no-writes'}}
 """
+
+#: The whole library: its name on the first line, lesson 04's GCRA body unchanged as a function (the
+#: script's KEYS and ARGV become the callback's two arguments), then the rest.
+LIBRARY_LUA = f"#!lua name={LIBRARY}\nlocal function gcra(KEYS, ARGV)\n{GCRA_LUA}\nend\n" + REGISTER_LUA
+# --8<-- [end:library]
 
 
 def load(r, code: str = LIBRARY_LUA) -> str:

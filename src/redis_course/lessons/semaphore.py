@@ -25,6 +25,7 @@ from typing import Callable, NamedTuple
 
 from .ratelimit_lua import CLOCK_LUA, Script
 
+# --8<-- [start:acquire]
 ACQUIRE_LUA = (
     CLOCK_LUA
     + """
@@ -41,6 +42,7 @@ if redis.call('PTTL', KEYS[1]) < lease + slack then redis.call('PEXPIRE', KEYS[1
 return {1, held + 1, 0}
 """
 )
+# --8<-- [end:acquire]
 
 RELEASE_LUA = (
     CLOCK_LUA
