@@ -32,9 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from redis_course.labs.model import discover  # noqa: E402
-from redis_course.labs.runner import run_lab  # noqa: E402
-from redis_course.labs.wrong import Wrong  # noqa: E402
+from redis_course.labs.authoring.model import discover  # noqa: E402
+from redis_course.labs.engine.runner import run_lab  # noqa: E402
+from redis_course.labs.authoring.wrong import Wrong  # noqa: E402
 from redis_course.core.servers import redis_server_binary  # noqa: E402
 
 BACKENDS = ("redis-server", "fakeredis")
