@@ -288,3 +288,23 @@ def test_a_boxs_memory_is_bounded_as_a_whole_without_a_cgroup(tmp_path, mode):
     assert "crash" in seen["fan_out"], seen
     assert "out of memory" in seen["fan_out"]["crash"] and "256 MiB" in seen["fan_out"]["crash"], seen
     assert seen["honest"] == 100 and seen["honest_fan_out"] == "held", seen
+
+
+@pytest.mark.parametrize("backend", ["fakeredis", "redis-server"])
+def test_a_box_of_a_shared_uid_holds_its_own_number_of_processes(tmp_path, backend):
+    """Finding: graded by an ordinary user (every box under that one uid, no cgroup), a box's fork
+    bomb reached about 1,800 processes: RLIMIT_NPROC, set from outside, counts all the user's
+    processes, so it had been set to what the user ran plus 2,048.  Set inside the box's own user
+    namespace, where the kernel counts the box alone, it holds the box to ``nproc`` while the same
+    user runs 60 processes elsewhere, and an honest call's eight children still start."""
+    import os
+
+    if os.uname().release.split(".")[0].isdigit() and tuple(
+        int("".join(c for c in x if c.isdigit()) or 0) for x in os.uname().release.split(".")[:2]
+    ) < (5, 14):
+        pytest.skip("before Linux 5.14 RLIMIT_NPROC is not counted per user namespace")
+    seen = _as_nobody(tmp_path, [str(HERE / "processes_shared_uid.py"), os.urandom(3).hex(), _backend(backend)])
+    if seen["mode"] != "bwrap":
+        pytest.skip(f"the box is not in a user namespace of its own here ({seen['mode']})")
+    assert 0 < seen["forks"] < seen["nproc"], seen
+    assert seen["honest"] == 8, seen

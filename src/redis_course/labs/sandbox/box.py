@@ -158,6 +158,19 @@ class Box:
             nproc = ln_processes_of(os.getuid()) + NPROC_SHARED_UID
         return {"RLIMIT_NPROC": nproc, "RLIMIT_CORE": 0}
 
+    def _nproc_in_box(self) -> int | None:
+        """RLIMIT_NPROC for the box's processes, set inside the box where it counts the box alone.
+
+        With a uid shared by every box (an ordinary user grading), the limit set from outside must
+        leave room for all the user's processes (:meth:`_rlimits`).  But bubblewrap gives the box a
+        user namespace of its own, and since Linux 5.14 the kernel counts RLIMIT_NPROC per user
+        namespace: set inside the box, ``nproc`` bounds the box's own processes and threads, whatever
+        the user runs elsewhere.  None where the box has no namespace of its own or the kernel is
+        older (the roomy bound stays; a cgroup, where there is one, holds the box)."""
+        if self.uid is not None or not self.isolated or _kernel_version() < (5, 14):
+            return None
+        return self.limits.nproc
+
     def _start_server(self) -> None:
         launch = self._launch(self.server_uid, "redis")
         rl = self._rlimits(extra_nproc=SERVER_PROCESSES)
@@ -208,6 +221,7 @@ class Box:
             "url": self.student_url,
             "second_url": self.second_url,
             "limits": self.limits.to_dict(),
+            "nproc": self._nproc_in_box(),
             "tmp": "/tmp" if self.isolated else str(work),
             "scratch": ["/tmp", "/dev/shm"] if self.isolated else [],
             "import_path": ln.import_path(),
@@ -739,6 +753,14 @@ def sweep_files_of(uids: tuple[int, ...], roots: tuple[str, ...] = SHARED_WRITAB
                 except OSError:
                     continue
     return removed
+
+
+def _kernel_version() -> tuple[int, int]:
+    try:
+        major, minor = os.uname().release.split(".")[:2]
+        return int(major), int("".join(c for c in minor if c.isdigit()) or 0)
+    except ValueError:
+        return (0, 0)
 
 
 def ln_processes_of(uid: int) -> int:

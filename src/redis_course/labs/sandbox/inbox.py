@@ -303,6 +303,8 @@ def _limits(cfg: dict) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (lim["memory_mb"] << 20, lim["memory_mb"] << 20))
     resource.setrlimit(resource.RLIMIT_FSIZE, (lim["fsize_mb"] << 20, lim["fsize_mb"] << 20))
     resource.setrlimit(resource.RLIMIT_NOFILE, (lim["nofile"], lim["nofile"]))
+    if cfg.get("nproc"):  # counted in the box's own user namespace: the box's processes alone
+        resource.setrlimit(resource.RLIMIT_NPROC, (cfg["nproc"], cfg["nproc"]))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file too big: an OSError, not a silent death
 
 
