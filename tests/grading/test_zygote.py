@@ -21,6 +21,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from gradeproc import marked
 
 from redis_course.labs.authoring.model import find_lab
 from redis_course.labs.engine import zygote as zy
@@ -136,18 +137,6 @@ def _state(pid: int) -> str:
         return ""
 
 
-def _marked(marker: str) -> set[int]:
-    needle = f"COURSE_TEST_MARK={marker}".encode()
-    found = set()
-    for env in Path("/proc").glob("[0-9]*/environ"):
-        try:
-            if needle in env.read_bytes().split(b"\0"):
-                found.add(int(env.parent.name))
-        except OSError:
-            continue
-    return found
-
-
 def _table() -> dict[int, tuple[int, str]]:
     """pid -> (parent pid, start time) of every process."""
     out = {}
@@ -253,7 +242,7 @@ def test_nothing_outlives_a_killed_grading_and_the_next_sweeps_its_leftovers(tmp
             while time.monotonic() < (settle or deadline):
                 assert runner.poll() is None, runner.communicate()[1][-3000:]
                 table = _table()
-                for pid in _marked(marker):
+                for pid in marked(marker):
                     if pid in table:
                         seen.setdefault(pid, table[pid][1])
                 grew = True

@@ -116,7 +116,7 @@ def test_memory_and_processes_are_limited_by_a_cgroup(graded):
     assert mem == str((1024 + SERVER_MEMORY_MB) << 20) and pids == str(32 + SERVER_PROCESSES), probe[-1]
 
 
-def _as_nobody(tmp_path, script: list[str]) -> dict:
+def _as_nobody(tmp_path, script: list[str], timeout: float = 120) -> dict:
     """``script`` run as ``nobody`` (the tests run as root) or as this user; its last line, as JSON."""
     from redteam_paths import nobody
 
@@ -134,7 +134,7 @@ def _as_nobody(tmp_path, script: list[str]) -> dict:
         script,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         cwd=tmp_path,
         env={**os.environ, "HOME": str(tmp_path), "TMPDIR": str(tmp_path)},
     )
@@ -257,33 +257,11 @@ def test_a_boxs_memory_is_bounded_as_a_whole_without_a_cgroup(tmp_path, mode):
     limit: four children of 100 MiB under a limit of 256 MiB end the call as out of memory, and
     the next, honest calls (100 MiB in one process, two children of 60 MiB) pass.  As ``grade``
     isolates here (bubblewrap), and with ``--no-isolation``."""
-    from redteam_paths import nobody
-
-    script = [
-        sys.executable,
-        str(HERE / "memory_fanout.py"),
-        os.urandom(3).hex(),
-        *(["none"] if mode == "none" else []),
-    ]
-    if os.geteuid() == 0:
-        uid, gid = nobody()
-        script = [sys.executable, str(HERE / "as_user.py"), str(uid), str(gid), *script]
-        os.chmod(tmp_path, 0o777)
-    elif cgroups.cgroup_version() is not None:
-        pytest.skip("this user may write a cgroup: the cgroup holds the box's memory")
-    import json
-    import subprocess
-
-    res = subprocess.run(
-        script,
-        capture_output=True,
-        text=True,
+    seen = _as_nobody(
+        tmp_path,
+        [str(HERE / "memory_fanout.py"), os.urandom(3).hex(), *(["none"] if mode == "none" else [])],
         timeout=300,
-        cwd=tmp_path,
-        env={**os.environ, "HOME": str(tmp_path), "TMPDIR": str(tmp_path)},
     )
-    assert res.returncode == 0, res.stderr[-3000:]
-    seen = json.loads(res.stdout.strip().splitlines()[-1])
     assert seen["cgroup"] is None and seen["watch"] and (seen["mode"] == "none") == (mode == "none"), seen
     assert "crash" in seen["fan_out"], seen
     assert "out of memory" in seen["fan_out"]["crash"] and "256 MiB" in seen["fan_out"]["crash"], seen
