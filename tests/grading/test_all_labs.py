@@ -16,6 +16,7 @@ from redis_course.labs.authoring.model import discover
 from redis_course.labs.authoring.starter import stale_starters
 from redis_course.labs.authoring.wrong import Wrong, redundant
 from redis_course.labs.engine.runner import run_lab, run_variants
+from redis_course.labs.engine.zygote import zygote
 from redis_course.core.servers import redis_server_binary
 
 LABS = [lab for lab in discover() if lab.solution_file.exists()]
@@ -103,7 +104,10 @@ class Outcomes:
 
 @pytest.fixture(scope="module")
 def outcomes(request, composed_dir):
-    return Outcomes(_selected(request), composed_dir)
+    # the runs start on a thread pool: one zygote, started here (the worker's main thread), forks all
+    # their graders, as `course grade` does (a run started from a thread alone has none to fork from)
+    with zygote():
+        yield Outcomes(_selected(request), composed_dir)
 
 
 def _get(outcomes, lab, kind, backend):
