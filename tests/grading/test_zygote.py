@@ -264,6 +264,8 @@ def test_nothing_outlives_a_killed_grading_and_the_next_sweeps_its_leftovers(tmp
                     settle = time.monotonic() + 1.5
                 time.sleep(0.05)
             assert settle is not None, "the grading never ran two students' processes at once"
+            base = Path(_run_base())
+            running = list(base.glob(f"course-grad*-{runner.pid}-*"))  # what a kill can leave behind
             os.kill(runner.pid, sig)  # the runner alone, as pkill or the OOM killer would
             runner.wait(10)
             deadline = time.monotonic() + 5
@@ -275,9 +277,9 @@ def test_nothing_outlives_a_killed_grading_and_the_next_sweeps_its_leftovers(tmp
             if runner.poll() is None:
                 runner.kill()
                 runner.wait()
-        base = Path(_run_base())
+        assert running, "the grading had no run folder while it ran"
+        # left for the next grading to sweep (one graded meanwhile by another test may already have)
         folders = [p for p in base.glob(f"course-grad*-{runner.pid}-*")]
-        assert folders, "the killed grading left no folder: nothing to sweep"
         follow = subprocess.run(
             [
                 sys.executable,
@@ -299,7 +301,7 @@ def test_nothing_outlives_a_killed_grading_and_the_next_sweeps_its_leftovers(tmp
             timeout=300,
         )
         assert follow.returncode == 0, follow.stderr[-3000:]
-        assert not [p for p in folders if p.exists()], "the next grading did not sweep the folders"
+        assert not [p for p in [*running, *folders] if p.exists()], "the next grading did not sweep the folders"
         assert not [d for g in graders for d in _cgroup_dirs(g)], "the next grading did not sweep the cgroups"
 
 
@@ -327,8 +329,8 @@ def test_sweep_removes_only_folders_whose_owner_is_gone():
     try:
         from redis_course.labs.sandbox import sweep
 
-        removed = sweep()
-        assert str(other) in removed and not other.exists()
+        sweep()  # (a grading elsewhere on the machine may sweep it first: either way it goes)
+        assert not other.exists()
         assert mine.exists() and foreign.exists()
     finally:
         shutil.rmtree(mine, ignore_errors=True)
