@@ -8,7 +8,6 @@ generates.  New labs are covered as they appear.  Only the runs the selected tes
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -74,9 +73,9 @@ class Outcomes:
         known-wrong files of each backend in one grader process (:func:`run_variants`: a box of its
         own for each, the same tests, stopping at each file's first failure)."""
         jobs, variants = {}, {}
-        # as many runs at once as cores: six at once made lab 07 alone faster (137 s to 96 s) but the
-        # whole suite, CPU-bound on two cores, slower (the other worker's tests waited for CPU)
-        with ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as pool:
+        # every run at once: they mostly wait (pauses, leases, cool-downs), and a lab's slowest run,
+        # not the sum of its runs, then sets how long the worker holding the lab spends on it
+        with ThreadPoolExecutor(2 * len(BACKENDS) + len(BACKENDS)) as pool:
             for backend in BACKENDS:
                 if backend == "redis-server" and not redis_server_binary():
                     continue
