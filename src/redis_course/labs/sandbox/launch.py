@@ -88,16 +88,11 @@ for fd in range(3, 1024):
     else:
         os.set_inheritable(fd, True)
 sc = cfg.get("seccomp")
-if sc:  # refuse the calls that make memory no process's resident set shows (a classic BPF filter)
-    import struct
-    checks = ([(0x35, 0x40000000)] if sc["x32"] else []) + [(0x15, n) for n in sc["deny"]]
-    body = [(0x20, 0, 0, 0)] + [(op, len(checks) - i, 0, k) for i, (op, k) in enumerate(checks)]
-    body += [(0x06, 0, 0, 0x7FFF0000), (0x06, 0, 0, 0x00050000 | 1)]  # allow; EPERM
-    prog = [(0x20, 0, 0, 4), (0x15, 0, len(body) - 1, sc["arch"])] + body  # another ABI: EPERM for all
-    code = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *i) for i in prog))
+if sc:  # refuse the calls that make memory no process's resident set shows (launch.box_filter's program)
+    code = ctypes.create_string_buffer(bytes.fromhex(sc))
     class Prog(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-    fprog = Prog(len(prog), ctypes.addressof(code))
+    fprog = Prog(len(sc) // 16, ctypes.addressof(code))
     if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
         fail("seccomp")
 os.execve(argv[0], argv, cfg.get("env", {}))
@@ -167,19 +162,58 @@ AF_UNIX, AF_INET, AF_INET6, SOCK_STREAM, SOL_SOCKET = 1, 2, 10, 1, 1
 SO_SNDBUF, SO_RCVBUF, SO_SNDBUFFORCE, SO_RCVBUFFORCE, F_SETPIPE_SZ = 7, 8, 32, 33, 1031
 
 
+LD, JEQ, JGE, AND, RET = 0x20, 0x15, 0x35, 0x54, 0x06  # classic BPF: load word, jumps, and, return
+ALLOW, EPERM = 0x7FFF0000, 0x00050000 | 1
+
+
+def _assemble(prog: list) -> bytes:
+    """A classic BPF program from ``prog``: ``(code, jt, jf, k)`` instructions and label strings, a
+    jump's target given as a label (resolved here) or as an offset."""
+    import struct
+
+    where, out = {}, []
+    for item in prog:
+        if isinstance(item, str):
+            where[item] = len(out)
+        else:
+            out.append(item)
+    code = b""
+    for i, (op, jt, jf, k) in enumerate(out):
+        jt, jf = (where[j] - i - 1 if isinstance(j, str) else j for j in (jt, jf))
+        assert 0 <= jt < 256 and 0 <= jf < 256, "a jump past 255 instructions"
+        code += struct.pack("=HBBI", op, jt, jf, k)
+    return code
+
+
+def _head(base: dict) -> list:
+    """Every filter's start: a call of another ABI (or x32) goes to ``deny``; the call's number is loaded."""
+    prog = [(LD, 0, 0, 4), (JEQ, 0, "deny", base["arch"]), (LD, 0, 0, 0)]
+    if base["x32"]:
+        prog.append((JGE, "deny", 0, 0x40000000))
+    return prog
+
+
+def box_filter() -> str | None:
+    """What :data:`LAUNCHER` installs in every box process (hex; None: an architecture it has no
+    numbers for): :data:`DENIED_CALLS` refused with EPERM, everything else allowed."""
+    base = seccomp_filter()
+    if base is None:
+        return None
+    prog = (
+        _head(base) + [(JEQ, "deny", 0, nr) for nr in base["deny"]] + [(RET, 0, 0, ALLOW), "deny", (RET, 0, 0, EPERM)]
+    )
+    return _assemble(prog).hex()
+
+
 def student_filter(tcp: bool = False) -> bytes | None:
     """The classic BPF program of :data:`STUDENT_CALLS` for this machine (None: an architecture it has
     no numbers for), ``tcp``: internet sockets allowed too.  Every refusal is EPERM; arguments are
     compared on their low 32 bits, the ``int`` the kernel itself reads."""
     import platform
-    import struct
 
     base, calls = DENIED_CALLS.get(platform.machine()), STUDENT_CALLS.get(platform.machine())
     if base is None or calls is None:
         return None
-    LD, JEQ, JGE, AND, RET = 0x20, 0x15, 0x35, 0x54, 0x06
-    ALLOW, EPERM = 0x7FFF0000, 0x00050000 | 1
-    prog: list = []  # (code, jt, jf, k), a jump's target as a label until the end
 
     def ret(label: str, value: int) -> None:
         prog.append(label)
@@ -188,9 +222,7 @@ def student_filter(tcp: bool = False) -> bytes | None:
     def arg(n: int) -> int:  # the low 32 bits of argument n (little-endian seccomp_data)
         return 16 + 8 * n
 
-    prog += [(LD, 0, 0, 4), (JEQ, 0, "deny", base["arch"]), (LD, 0, 0, 0)]
-    if base["x32"]:
-        prog.append((JGE, "deny", 0, 0x40000000))
+    prog = _head(base)
     for nr in calls["deny"].values():
         prog.append((JEQ, "deny", 0, nr))
     prog += [
@@ -211,18 +243,7 @@ def student_filter(tcp: bool = False) -> bytes | None:
     prog += ["fcntl", (LD, 0, 0, arg(1)), (JEQ, "deny", "allow", F_SETPIPE_SZ)]
     ret("allow", ALLOW)
     ret("deny", EPERM)
-    where, out = {}, []
-    for item in prog:
-        if isinstance(item, str):
-            where[item] = len(out)
-        else:
-            out.append(item)
-    code = b""
-    for i, (op, jt, jf, k) in enumerate(out):
-        jt, jf = (where[j] - i - 1 if isinstance(j, str) else j for j in (jt, jf))
-        assert 0 <= jt < 256 and 0 <= jf < 256, "a jump past 255 instructions"
-        code += struct.pack("=HBBI", op, jt, jf, k)
-    return code
+    return _assemble(prog)
 
 
 def install_filter(code: bytes) -> None:
@@ -402,7 +423,7 @@ class Launch:
             "env": env or {},
             "parent": os.getpid(),
             "options_fd": wrapped,
-            "seccomp": seccomp_filter(),
+            "seccomp": box_filter(),
         }
         return [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(cfg)]
 
