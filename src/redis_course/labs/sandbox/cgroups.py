@@ -102,6 +102,13 @@ class CGroup:
         else:
             raise OSError(0, "no writable cgroup hierarchy")
 
+    @classmethod
+    def existing(cls, dirs: list[str]) -> "CGroup":
+        """The cgroup already made in ``dirs`` (one left by a grader that died), to kill and remove."""
+        group = cls.__new__(cls)
+        group.version, group.dirs = cgroup_version(), list(dirs)
+        return group
+
     @property
     def procs_files(self) -> list[str]:
         """The ``cgroup.procs`` files a process writes "0" to, to join (before any untrusted code)."""
@@ -175,9 +182,7 @@ def sweep(gone) -> list[str]:
             d = os.path.join(parent, name)
             if not m or not gone(int(m.group(1))) or not os.path.isdir(d):
                 continue
-            group = CGroup.__new__(CGroup)
-            group.version, group.dirs = cgroup_version(), [d]
-            group.remove()
+            CGroup.existing([d]).remove()
             if not os.path.exists(d):
                 removed.append(d)
     return removed
