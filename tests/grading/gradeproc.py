@@ -1,8 +1,16 @@
-"""What the tests that start ``course grade`` in a subprocess share: finding every process it started."""
+"""What the tests that start ``course grade`` in a subprocess share: its command, and finding every
+process it started."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+
+
+def grade_command(subs: Path, out: Path, *extra: str) -> list[str]:
+    """``course grade SUBS --out OUT --lab 00 --workers 2 EXTRA...`` as a command line of this Python."""
+    return [sys.executable, "-m", "redis_course.cli", "grade", str(subs), "--out", str(out), "--lab", "00",
+            "--workers", "2", *extra]  # fmt: skip
 
 
 def marked(marker: str) -> set[int]:

@@ -10,13 +10,12 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
-from gradeproc import marked
+from gradeproc import grade_command, marked
 
 from redis_course.labs.authoring.model import find_lab
 from redis_course.labs.grading.report import read_csv
@@ -50,19 +49,7 @@ def test_interrupted_grading_resumes_and_grades_everyone_once(tmp_path):
         expected[name] = 0 if n % 5 == 0 else 8
     marker = uuid.uuid4().hex
     env = dict(os.environ, COURSE_LANG="en", COURSE_TEST_MARK=marker)
-    cmd = [
-        sys.executable,
-        "-m",
-        "redis_course.cli",
-        "grade",
-        str(subs),
-        "--out",
-        str(out),
-        "--lab",
-        "00",
-        "--workers",
-        "2",
-    ]
+    cmd = grade_command(subs, out)
     first = subprocess.Popen(
         cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )  # its own process group: Ctrl+C reaches the whole group

@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from gradeproc import marked
+from gradeproc import grade_command, marked
 
 from redis_course.labs.authoring.model import find_lab
 from redis_course.labs.engine import zygote as zy
@@ -177,22 +177,7 @@ def _cmdline(pid: int) -> bytes:
 
 def _grading(subs: Path, out: Path, backend: str, isolate: bool, marker: str) -> subprocess.Popen:
     env = dict(os.environ, COURSE_LANG="en", COURSE_TEST_MARK=marker)
-    cmd = [
-        sys.executable,
-        "-m",
-        "redis_course.cli",
-        "grade",
-        str(subs),
-        "--out",
-        str(out),
-        "--lab",
-        "00",
-        "--workers",
-        "2",
-        "--backend",
-        backend,
-        *([] if isolate else ["--no-isolation"]),
-    ]
+    cmd = grade_command(subs, out, "--backend", backend, *([] if isolate else ["--no-isolation"]))
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
 
 

@@ -275,11 +275,9 @@ def test_a_box_of_a_shared_uid_holds_its_own_number_of_processes(tmp_path, backe
     processes, so it had been set to what the user ran plus 2,048.  Set inside the box's own user
     namespace, where the kernel counts the box alone, it holds the box to ``nproc`` while the same
     user runs 60 processes elsewhere, and an honest call's eight children still start."""
-    import os
+    from redis_course.labs.sandbox.box import _kernel_version
 
-    if os.uname().release.split(".")[0].isdigit() and tuple(
-        int("".join(c for c in x if c.isdigit()) or 0) for x in os.uname().release.split(".")[:2]
-    ) < (5, 14):
+    if _kernel_version() < (5, 14):
         pytest.skip("before Linux 5.14 RLIMIT_NPROC is not counted per user namespace")
     seen = _as_nobody(tmp_path, [str(HERE / "processes_shared_uid.py"), os.urandom(3).hex(), _backend(backend)])
     if seen["mode"] != "bwrap":
