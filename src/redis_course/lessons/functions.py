@@ -110,6 +110,9 @@ OOM_CASES = {
     "script, no flags, a write first": "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', 0)\n"
     "return redis.call('ZADD', KEYS[1], 1, ARGV[1])",
     "script, no flags, a read first": "redis.call('TIME')\nreturn redis.call('ZADD', KEYS[1], 1, ARGV[1])",
+    # what the semaphore's acquire does under the server's clock: TIME, then its first write frees
+    "script, no flags, TIME then a write": "redis.call('TIME')\nredis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', 0)\n"
+    "return redis.call('ZADD', KEYS[1], 1, ARGV[1])",
     "script, #!lua (no flags)": "#!lua\nredis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', 0)\n"
     "return redis.call('ZADD', KEYS[1], 1, ARGV[1])",
     "script, #!lua flags=no-writes": "#!lua flags=no-writes\nreturn redis.call('ZCARD', KEYS[1])",
