@@ -245,7 +245,8 @@ class LocalCluster(ClusterTopology):
 
     def wait_ok(self, timeout: float = 20.0, ports: list[int] | None = None) -> None:
         """Wait until every live node (or ``ports``) reports ``cluster_state:ok`` and the same
-        number of nodes, every slot has a primary and every replica is in sync with its primary."""
+        number of nodes, every slot has a primary, every node sees every replica as a replica, and
+        every replica is in sync with its primary."""
         ports = ports or [p for p in self.ports if self.alive(p)]
         deadline = time.monotonic() + timeout
         while True:
@@ -257,7 +258,14 @@ class LocalCluster(ClusterTopology):
                     and int(i.get("cluster_known_nodes", 0)) == len(self.ports)
                     for i in infos
                 )
-                # and every replica has finished its first sync with its primary
+                # every node sees every replica as one (a node told CLUSTER REPLICATE is a primary
+                # without slots in the others' views until gossip carries its new role), and every
+                # replica has finished its first sync with its primary
+                replicas = self.primaries * self.replicas
+                ok = ok and all(
+                    sum("slave" in n.get("flags", "") for n in self.node(p).cluster("nodes").values()) == replicas
+                    for p in ports
+                )
                 if ok and all(self.node(p).info("replication").get("master_link_status", "up") == "up" for p in ports):
                     return
             except redis.exceptions.RedisError:
