@@ -321,3 +321,23 @@ def test_variants_each_get_a_box_of_their_own_and_stop_at_their_first_failure(tm
     assert [t.name for t in ran] == [first[0]] and ran[0].outcome == "failed", [(t.name, t.outcome) for t in ran]
     alone = run_lab(LAB, tmp_path / "looks.py", visibility=("public", "hidden"), backend=backend)
     assert [(t.name, t.outcome) for t in alone.tests] == [(t.name, t.outcome) for t in looks.tests]
+
+
+def test_a_variants_run_finds_failures_without_shrinking_them():
+    """A known-wrong file needs only to fail: the grader of a variants run loads Hypothesis settings
+    without the shrink and explain phases, before the lab's tests make theirs (model_settings), and a
+    student's run keeps them (a student's report shows the smallest failing example)."""
+    probe = (
+        "import json\n"
+        "from redis_course.labs.engine import pytest_plugin\n"
+        "from redis_course.labs.engine.modeltest import model_settings\n"
+        "student = model_settings(3).phases\n"
+        "pytest_plugin._find_without_shrinking()\n"
+        "variants = model_settings(3).phases\n"
+        "print(json.dumps([[p.name for p in student], [p.name for p in variants]]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    student, variants = json.loads(out.stdout)
+    assert {"shrink", "explain", "generate"} <= set(student), student
+    assert "generate" in variants and not {"shrink", "explain"} & set(variants), variants

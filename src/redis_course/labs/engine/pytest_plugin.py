@@ -205,7 +205,27 @@ def pytest_configure(config: pytest.Config) -> None:
         cfg = json.loads(Path(path).read_text(encoding="utf-8"))
         _die_with(os.environ.get("COURSE_LAB_PARENT"))
         _run = LabRun(cfg)
+        if _run.variants:
+            _find_without_shrinking()
         _run.start()
+
+
+VARIANTS_PROFILE = "course-variants"
+
+
+def _find_without_shrinking() -> None:
+    """Hypothesis for a variants run: the same examples, without the shrink and explain phases.
+
+    A known-wrong file has only to fail its test; whether it fails is settled by the first failing
+    example (Hypothesis replays it, and one that does not fail again is reported as flaky, an error),
+    so the smallest example, which a student's report needs, changes no outcome here.  Shrinking was
+    most of a variants run's time: 7-11 s of a failing model test against 5 s of a passing one.  Set
+    before the tests are collected, so every ``settings(...)`` they make inherits it."""
+    from hypothesis import Phase, settings
+
+    phases = tuple(p for p in settings.default.phases if p not in (Phase.shrink, Phase.explain))
+    settings.register_profile(VARIANTS_PROFILE, parent=settings.default, phases=phases)
+    settings.load_profile(VARIANTS_PROFILE)
 
 
 def _die_with(parent: str | None) -> None:
