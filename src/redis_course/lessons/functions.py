@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import redis
 
+from ..core.backend import CourseError
+from ..l10n import _
 from .ratelimit_lua import GCRA_LUA, Script
 
 # --8<-- [start:library]
 LIBRARY = "course_limits"
+REPLICA_ACK_MS = 10_000  # how long a failover waits for the replica to acknowledge what it must keep
 
 #: The library after its GCRA function: a read-only ``course_peek``, and both functions registered
 #: under names that start with the library's, since function names are global on a server.
@@ -99,7 +102,10 @@ def what_survives(mode: str) -> dict:
         p, rep = primary.client(prefix=""), replica.client(prefix="")
         load(p)
         p.script_load(script.text)
-        p.execute_command("WAIT", 1, 1000)
+        # the failover below must find what the replica has acknowledged, not what it may have had
+        # time to receive: on a busy machine a second was seen to be too short
+        if p.execute_command("WAIT", 1, REPLICA_ACK_MS) < 1:
+            raise CourseError(_("The replica did not acknowledge the library within {ms} ms.", ms=REPLICA_ACK_MS))
         primary.kill()
         rep.execute_command("REPLICAOF", "NO", "ONE")  # the failover
         return {"function": LIBRARY in libraries(rep), "script": rep.script_exists(script.sha)[0]}
