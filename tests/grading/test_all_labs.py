@@ -1,8 +1,8 @@
 """Every lab under labs/, on both backends (a private redis-server and the fakeredis server):
 solution.py scores full marks, starter.py scores 0, every wrong/*.py (composed onto solution.py,
 see redis_course.labs.authoring.wrong) scores less than full marks and fails first the test its ``Caught by:``
-line names (the wrong files of a lab and backend are graded in one grader process, each in a box of
-its own: ``run_variants``), and starter.py is what ``course labs sync``
+line names (the wrong files of a lab and backend are graded in one grader process and one box,
+emptied before each as between two tests: ``run_variants``), and starter.py is what ``course labs sync``
 generates.  New labs are covered as they appear.  Only the runs the selected tests need are made
 (``-k 00`` grades lab 00 only)."""
 
@@ -70,8 +70,8 @@ class Outcomes:
 
     def grade_lab(self, lab) -> None:
         """The solution and the starter each in a grading run of its own, as a student's file is; the
-        known-wrong files of each backend in one grader process (:func:`run_variants`: a box of its
-        own for each, the same tests, stopping at each file's first failure)."""
+        known-wrong files of each backend in one grader process (:func:`run_variants`: one box,
+        emptied before each file, the same tests, stopping at each file's first failure)."""
         jobs, variants = {}, {}
         # every run at once: they mostly wait (pauses, leases, cool-downs), and a lab's slowest run,
         # not the sum of its runs, then sets how long the worker holding the lab spends on it

@@ -279,9 +279,14 @@ def test_without_lab_only_the_labs_handed_in_are_graded(tmp_path, capsys):
 
 
 VARIANT_LEAK = """
-import os, secrets
+import os, secrets, time
 _MINE = "/tmp/variant-" + secrets.token_hex(4)
 open(_MINE, "w").close()
+if os.fork() == 0:  # a process left behind that keeps writing, as long as it lives
+    os.closerange(3, 1024)
+    while True:
+        open(_MINE + "-still", "w").close()
+        time.sleep(0.02)
 """
 VARIANT_LOOKS = """
 import glob
@@ -299,10 +304,11 @@ def count_view(r, post_id):
 
 
 @pytest.mark.parametrize("backend", ["redis-server", "fakeredis"])
-def test_variants_each_get_a_box_of_their_own_and_stop_at_their_first_failure(tmp_path, backend):
-    """run_variants (the known-wrong matrix): files graded in one grader process are graded as alone:
-    a file of a box that was left behind by the file before fails the next one's import, and a
-    wrong file stops at its first failure with the tests it names run first."""
+def test_variants_are_each_graded_as_alone_and_stop_at_their_first_failure(tmp_path, backend):
+    """run_variants (the known-wrong matrix): files graded in one grader process and one box are
+    graded as alone: a file or a process left behind by the file before fails the next one's import,
+    each imports its own source, and a wrong file stops at its first failure with the tests it names
+    run first."""
     from redis_course.labs.engine.runner import run_lab, run_variants
 
     solution = LAB.solution_file.read_text(encoding="utf-8")

@@ -89,8 +89,9 @@ class LabRun:
         self.first.spawn()  # the student's process starts while pytest collects
 
     def switch(self, variant: dict) -> None:
-        """The next file of a variants run: its own box (started anew, its source in place), its own
-        budget and records; the server is reset before its first test as before every test."""
+        """The next file of a variants run: the box emptied as between two tests and its source in
+        place (:meth:`..sandbox.box.Box.replace_source`), its own budget and records; the server is
+        reset before its first test as before every test."""
         for proc in self.processes:
             proc.kill()
         self.processes = []
@@ -98,9 +99,7 @@ class LabRun:
         self.results_path = Path(variant["results"])
         self.records = copy.deepcopy(self._blank)
         new_budgets()
-        self.box.reap()
-        self.box.source = self.source
-        self.box.restart_box()
+        self.box.replace_source(self.source)
         self.proxy = LabProxy(self.new_process)
         self.first = self.proxy._proc()
         self.first.spawn()
@@ -286,8 +285,9 @@ def _first(items: list[pytest.Item], names) -> list[pytest.Item]:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session):
-    """A variants run (:func:`..runner.run_variants`): the collected tests once per file, each file in a
-    box of its own, stopping at that file's first failure, its results in its own file."""
+    """A variants run (:func:`..runner.run_variants`): the collected tests once per file, each file in
+    the box emptied as between two tests, stopping at that file's first failure, its results in its
+    own file."""
     if _run is None or not _run.variants or session.testsfailed or session.config.option.collectonly:
         return None
     for i, variant in enumerate(_run.variants):

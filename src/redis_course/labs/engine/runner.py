@@ -208,7 +208,8 @@ def run_variants(
 ) -> list[LabResult]:
     """Whether each of ``files`` (the course's own known-wrong files or mutants, never a student's:
     they share one grader process) loses points: one grader process and one private server for all,
-    each file in a box of its own started anew, the server reset before each test, and each file's
+    each file in the one box emptied before it as between two tests (its processes killed, its
+    folders emptied, its source replaced), the server reset before each test, and each file's
     run stopping at its first failing test, its ``(path, first_tests)`` names first.  One result per
     file, in order, as :func:`run_lab` with ``first_failure`` gives it."""
     started = time.monotonic()

@@ -426,6 +426,30 @@ class Box:
         if self.redis is not None:
             self.redis.reset()
 
+    def replace_source(self, source: bytes) -> None:
+        """The next file of a variants run in this box: every process but the fork server killed and
+        the writable folders emptied (:meth:`reap`), then ``source`` written over lab.py in place.
+
+        The box's lab.py is a bind mount of the host's file, so rewriting that inode is what the next
+        process imports; the fork server never imports it.  What the next file then finds is what
+        the next test of one student's run finds, and that is what :meth:`reap` is for.  Starting the
+        fork server anew instead (:meth:`restart_box`) cost about 0.5 CPU-s and 0.4 s per file."""
+        self.reap()
+        self.source = source
+        host = self.dir / "box" / "lab.py"
+        if not self.alive or not host.exists():
+            self.restart_box()
+            return
+        os.chmod(host, 0o600)
+        fd = os.open(host, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+        try:
+            view = memoryview(source)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.chmod(host, 0o444)
+
     def restart_box(self) -> None:
         self._stop_box()
         shutil.rmtree(self.dir / "box", ignore_errors=True)
