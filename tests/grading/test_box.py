@@ -620,3 +620,29 @@ def test_the_sweep_takes_a_boxs_files_and_nothing_else(tmp_path):
     assert sweep_files_of((uid,), roots=(str(tmp_path),)) == 4
     assert [p for p in mine if os.path.lexists(p)] == []
     assert all(p.exists() for p in theirs)
+
+
+@pytest.mark.parametrize("backend", ["fakeredis", "redis-server"])
+def test_a_box_starts_when_the_graders_tmpdir_is_long(tmp_path, monkeypatch, backend):
+    """An ordinary user's run folder goes in TMPDIR; a long one (pytest's own, a user's) once made
+    every socket path of the box too long for the kernel, and no box started."""
+    import tempfile
+
+    from redis_course.labs import sandbox
+
+    if backend == "redis-server" and not redis_server_binary():
+        pytest.skip("redis-server is not installed")
+    long = tmp_path / ("t" * 60)
+    long.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(long))
+    with monkeypatch.context() as m:
+        m.setattr(sandbox.os, "geteuid", lambda: 1000)  # the folder an ordinary user's grader takes
+        run = make_run_dir("course-boxtest-")
+    try:
+        box = Box(b"def f(r):\n    return r.incr(r.key('n'))\n", run, "course:box:long:", backend=backend).start()
+        try:
+            assert StudentProcess(box).start().call("f", []) == 1
+        finally:
+            box.stop()
+    finally:
+        shutil.rmtree(run, ignore_errors=True)

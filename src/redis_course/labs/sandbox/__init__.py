@@ -27,10 +27,19 @@ ENV_ISOLATION = "COURSE_LAB_ISOLATION"  # the mode the runner chose (bwrap, cont
 MAX_SOURCE_BYTES = 1 << 20  # a lab.py bigger than 1 MiB is refused
 
 
+#: The longest folder a run's folder may sit in: a box's deepest socket
+#: (``<base>/course-grade-<pid>-<8>/box-<12>/redis/sock/redis.sock``) must fit the 108 bytes of a
+#: Unix socket's path.  A longer TMPDIR (a user's own, or a test's) made every box fail to start.
+RUN_BASE_MAX = 32
+
+
 def _run_base() -> str:
     if os.geteuid() == 0 and os.path.isdir("/run") and os.access("/run", os.W_OK):
         return "/run"
-    return tempfile.gettempdir()
+    base = tempfile.gettempdir()
+    if len(base) > RUN_BASE_MAX and os.access("/tmp", os.W_OK | os.X_OK):
+        return "/tmp"
+    return base
 
 
 def make_run_dir(prefix: str = "course-grade-") -> Path:
