@@ -151,6 +151,33 @@ def test_client_clock_skew_splits_a_second(r):
     assert one_second("skew", 0.6) == 20
 
 
+SPIN_THEN_EXPIRE = """
+local t = redis.call('TIME')
+local start = t[1] * 1000000 + t[2]
+repeat t = redis.call('TIME') until t[1] * 1000000 + t[2] >= start + 50000
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+redis.call('SET', KEYS[1], 1)
+redis.call('PEXPIRE', KEYS[1], 1000)
+return now + 1000
+"""
+
+
+def test_a_ttl_set_in_a_script_counts_from_pexpire_on_redis_and_from_eval_on_fakeredis(r):
+    """The page's "server's clock" guarantee: Redis counts a script's PEXPIRE from when it runs,
+    fakeredis from when the EVAL began, so after 50 ms of script its key expires 50 ms early."""
+    key = r.key("spin")
+    due = r.eval(SPIN_THEN_EXPIRE, 1, key)
+    with r.pipeline() as tx:
+        tx.time()
+        tx.pttl(key)
+        (sec, usec), pttl = tx.execute()
+    early = due - (sec * 1000 + usec // 1000 + pttl)
+    if r.backend == "fakeredis":
+        assert 45 <= early <= 1000, early
+    else:
+        assert -2 <= early <= 2, early
+
+
 def test_limiter2_crash_leaves_a_key_without_ttl_and_lua_does_not(r):
     rl.interleave({"A": rl.limiter2(r, "crash")}, "AA", out=lambda s: None)
     assert r.ttl(r.key("crash")) == -1
