@@ -1,6 +1,6 @@
 """Wrong: acquire counts the live holders in one round trip and adds itself in another, so processes that count at the same moment all get in.
 
-Caught by: test_never_more_than_limit_holders_from_eight_processes
+Caught by: test_never_more_than_limit_holders_from_eight_processes, test_random_call_sequences_follow_the_contract_hidden
 """
 
 
