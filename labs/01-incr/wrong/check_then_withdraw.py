@@ -1,7 +1,7 @@
 """Wrong: withdraw checks the balance with GET and then decrements with DECRBY. Two processes can both
 see enough money before either decrements, so concurrent withdrawals overdraw the account.
 
-Caught by: test_concurrent_withdrawals_never_overdraw_hidden
+Caught by: test_a_withdrawal_between_the_check_and_the_decrement_never_overdraws_hidden, test_concurrent_withdrawals_never_overdraw_hidden
 """
 
 EDITS = [('    left = r.register_script(WITHDRAW)(keys=[r.key("balance", account)], args=[cents])\n'

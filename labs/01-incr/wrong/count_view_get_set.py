@@ -1,6 +1,6 @@
 """Wrong: count_view reads the counter with GET and writes GET+1 back with SET.
 
-Caught by: test_views_from_many_processes_add_up
+Caught by: test_a_view_counted_between_two_requests_is_not_lost_hidden, test_views_from_many_processes_add_up
 """
 
 

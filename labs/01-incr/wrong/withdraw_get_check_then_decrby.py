@@ -1,6 +1,6 @@
 """Wrong: withdraw checks the balance with GET in Python and raises when it looks too small, then DECRBYs in a second command.
 
-Caught by: test_concurrent_withdrawals_never_overdraw_hidden
+Caught by: test_a_withdrawal_between_the_check_and_the_decrement_never_overdraws_hidden, test_concurrent_withdrawals_never_overdraw_hidden
 """
 
 

@@ -182,6 +182,44 @@ def at_once(proxies, name, *args):
     return results
 
 
+@points(1)
+@hint("add-up")
+@contract("count-view-concurrent")
+def test_a_view_counted_between_two_requests_is_not_lost_hidden(lab, redis):
+    """A view another process counts between count_view's own requests is kept."""
+    key = redis.key("views", "post", 4242)
+    redis.set(key, 5)
+    seen, between = lab.call_between("count_view", (4242,), after_key=key, between=lambda: redis.incr(key))
+    assert not isinstance(seen, Exception), _("expected no error, saw {seen}").format(seen=seen)
+    # one INCR never waits (6); a request after the one that named the key waits while another
+    # process counts a view (7 in all), and this call's count is then the newest
+    want = 7 if between else 6
+    counted = redis.get(key)
+    assert counted == str(want), _("expected {want} views counted, saw {seen}: the view another process counted "
+                                   "between count_view's requests was lost").format(want=want, seen=counted)
+    assert seen == want, returns("count_view(4242)", want, seen)
+
+
+@points(1)
+@hint("overdraft-race")
+@contract("withdraw-never-overdraws", "withdraw-insufficient")
+def test_a_withdrawal_between_the_check_and_the_decrement_never_overdraws_hidden(lab, redis):
+    """Money another process takes between withdraw's own requests is seen: the balance never goes below 0."""
+    key = redis.key("balance", 4343)
+    redis.set(key, 100)
+    seen, between = lab.call_between("withdraw", (4343, 100), after_key=key,
+                                     between=lambda: redis.decrby(key, 60))
+    balance = redis.get(key)
+    if between:   # 40 left when the call went on: it must be refused, and take nothing
+        assert isinstance(seen, StudentError) and seen.type == "ValueError", _(
+            "expected withdraw(4343, 100) to raise ValueError after another process took 60 of the 100 cents "
+            "between its requests, saw {seen}").format(seen=seen)
+        assert balance == "40", holds("balance:4343", 40, balance)
+    else:         # one script: it ran before anyone else
+        assert seen == 0, returns("withdraw(4343, 100)", 0, seen)
+        assert balance == "0", holds("balance:4343", 0, balance)
+
+
 @points(2)
 @hint("overdraft-race")
 @contract("withdraw-never-overdraws")
