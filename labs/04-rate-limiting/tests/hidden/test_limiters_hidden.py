@@ -189,6 +189,8 @@ def test_sliding_window_lets_entries_leave_exactly_hidden(lab, redis):
     g = lambda t, cost: lab.sliding_window("slide-cost", [[5, 10_000]], cost, T0 + t)  # noqa: E731
     assert g(0, 2)["remaining"] == 3 and g(3000, 2)["remaining"] == 1
     assert g(4000, 3) == {"allowed": False, "remaining": 1, "retry_after_ms": 6000}
+    # three units must leave for cost 4: the two of t=0 and one of t=3000, so the wait is the latter's
+    assert g(4000, 4) == {"allowed": False, "remaining": 1, "retry_after_ms": 9000}
     assert g(9999, 3) == {"allowed": False, "remaining": 1, "retry_after_ms": 1}
     assert g(10_000, 3) == {"allowed": True, "remaining": 0, "retry_after_ms": 0}
     assert g(12_999, 1) == {"allowed": False, "remaining": 0, "retry_after_ms": 1}

@@ -143,16 +143,22 @@ class Model(ContractModel):
 
     # -- requests ---------------------------------------------------------------------------------
     @rule(name=st.sampled_from(NAMES), client=st.sampled_from(["a", "b"]), cost=st.sampled_from([1, 2, 3]),
-          step=STEPS)
-    def burst_then_the_retry(self, name, client, cost, step):
-        """Requests until one is denied, then the same request 1 ms before its retry_after_ms and at it."""
+          then=st.sampled_from([1, 2, 3]), gap=st.sampled_from([0, 1, 137]), step=STEPS)
+    def burst_then_the_retry(self, name, client, cost, then, gap, step):
+        """Requests of ``cost``, ``gap`` ms apart, until one is denied; then a request of ``then`` 1 ms before
+        its retry_after_ms and at it (units of different times: a denial may need several to leave)."""
         for _i in range(10):
             if not self.send(name, client, cost):
                 break
+            self.now += gap
+            if gap:
+                self.steps.append(_("the clock moves {step} ms", step=gap))
+        if then != cost:
+            self.send(name, client, then)
         for less in (1, 0):
             self.now += max(0, self.last_retry - less)
             self.steps.append(_("the clock moves {step} ms", step=max(0, self.last_retry - less)))
-            self.send(name, client, cost)
+            self.send(name, client, then)
         self.clock_moves(step)
 
     @rule(name=st.sampled_from(NAMES), client=st.sampled_from(["a", "b"]), cost=st.sampled_from([1, 2, 3]))
