@@ -1,6 +1,6 @@
 """Wrong: take_ticket GETs capacity and sold, checks in Python, then INCRs sold as a separate command.
 
-Caught by: test_no_overselling_under_concurrency
+Caught by: test_a_sale_right_after_the_read_is_not_missed_hidden, test_no_overselling_under_concurrency
 """
 
 

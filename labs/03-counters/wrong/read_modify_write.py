@@ -2,7 +2,7 @@
 the same moment read the same value and write the same result: one view is lost. The ranking is
 written from the same stale number.
 
-Caught by: test_concurrent_views_are_all_counted_hidden
+Caught by: test_a_view_recorded_between_two_requests_is_not_lost_hidden, test_concurrent_views_are_all_counted_hidden
 """
 
 

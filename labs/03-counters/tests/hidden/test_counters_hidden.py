@@ -171,6 +171,32 @@ def test_concurrent_views_are_all_counted_hidden(lab, redis):
 
 
 @points(1)
+@hint("read-modify-write")
+@contract("record-view-concurrent")
+def test_a_view_recorded_between_two_requests_is_not_lost_hidden(lab, redis):
+    """A view another process records between record_view's own requests is kept."""
+    counter, top = redis.key("views", "aside", "2024-03-05"), redis.key("top", "2024-03-05")
+    for _i in range(5):
+        lab.record_view("aside", NOON)
+
+    def another_view():
+        redis.incr(counter)
+        redis.zincrby(top, 1, "aside")
+
+    seen, between = lab.call_between("record_view", ("aside", NOON), after_key=counter, between=another_view)
+    assert not isinstance(seen, Exception), _("expected no error, saw {seen}").format(seen=seen)
+    # one script or one MULTI block sent at once never waits: 6; a request after the one that named the
+    # counter waits while another process records a view: 7 in all, and this call's count is 6 or 7
+    want = 7 if between else 6
+    stored = redis.get(counter)
+    assert stored == str(want), _("expected {want} views counted, saw {seen}: the view another process recorded "
+                                  "between record_view's requests was lost").format(want=want, seen=stored)
+    score = redis.zscore(top, "aside")
+    assert score == want, holds("top:2024-03-05 aside", want, score)
+    assert seen in ((6, 7) if between else (6,)), returns("record_view", want, seen)
+
+
+@points(1)
 @hint("week")
 @contract("reading-creates-nothing")
 def test_reading_creates_nothing_hidden(lab, redis):
