@@ -79,36 +79,50 @@ def execute(
     from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
 
-    nb = copy.deepcopy(nb)
+    source = nb
     # Always choose the run's key prefix here, so the keys can be removed even if the kernel dies.
     prefix = prefix or f"course:nb{secrets.token_hex(3)}:"
-    ipc_dir = tempfile.mkdtemp(prefix="course-kernel-")  # the kernel talks over Unix sockets, not TCP
-    km = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(ipc_dir, "k"))
-    client = NotebookClient(
-        nb,
-        timeout=timeout,
-        kernel_name="python3",
-        km=km,
-        record_timing=False,
-        resources={"metadata": {"path": str(cwd or paths.NOTEBOOKS)}},
-    )
     env = kernel_env(redis_url, lang, prefix)
+    for attempt in (1, 2):
+        nb = copy.deepcopy(source)
+        ipc_dir = tempfile.mkdtemp(prefix="course-kernel-")  # the kernel talks over Unix sockets, not TCP
+        log_path = os.path.join(ipc_dir, "kernel.log")
+        km = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(ipc_dir, "k"))
+        client = NotebookClient(
+            nb,
+            timeout=timeout,
+            kernel_name="python3",
+            km=km,
+            record_timing=False,
+            resources={"metadata": {"path": str(cwd or paths.NOTEBOOKS)}},
+        )
 
-    async def run() -> None:
+        async def run() -> None:
+            with open(log_path, "wb") as log:  # what the kernel prints before it can reply: why it died
+                try:
+                    await client.async_execute(env=env, stderr=log)
+                finally:
+                    if await km.is_alive():
+                        await km.shutdown_kernel(now=True)
+
         try:
-            await client.async_execute(env=env)
+            asyncio.run(run())
+            break
+        except RuntimeError as exc:
+            # a kernel that died before it answered ran no cell: start another once (a machine under
+            # heavy load can lose one); the second time, say what the kernel printed
+            if "before replying to kernel_info" not in str(exc):
+                raise
+            if attempt == 2:
+                with open(log_path, "rb") as log:
+                    tail = log.read()[-1500:].decode("utf-8", "replace").strip()
+                raise RuntimeError(f"{exc} (twice); the kernel printed: {tail or 'nothing'}") from None
         finally:
-            if await km.is_alive():
-                await km.shutdown_kernel(now=True)
+            shutil.rmtree(ipc_dir, ignore_errors=True)
+            if redis_url:  # the kernel is stopped without running atexit: delete this run's keys here
+                from ..core.backend import connect
 
-    try:
-        asyncio.run(run())
-    finally:
-        shutil.rmtree(ipc_dir, ignore_errors=True)
-        if redis_url:  # the kernel is stopped without running atexit: delete this run's keys here
-            from ..core.backend import connect
-
-            connect(redis_url, prefix=prefix).cleanup()
+                connect(redis_url, prefix=prefix).cleanup()
     nb.metadata.setdefault("course", {})["executed_on"] = executed_on(redis_url)
     return nb
 
