@@ -219,7 +219,9 @@ def test_top_pages_count_only_that_day_hidden(lab, redis):
     lab.record_view("home", NOON)
     lab.record_view("home", NOON)
     lab.record_view("about", NOON)
-    for args, expected in [((NOON, 10), [["home", 2], ["about", 1]]), ((NOON - 86400, 1), [["old-news", 4]])]:
+    lab.record_view("contact", NOON)  # tied with about: ZREVRANGE's order, the later name first
+    for args, expected in [((NOON, 10), [["home", 2], ["contact", 1], ["about", 1]]),
+                           ((NOON - 86400, 1), [["old-news", 4]])]:
         seen = lab.top_pages(*args)
         assert seen == expected, returns("top_pages", expected, seen)
 
