@@ -19,6 +19,7 @@ from redis_course.labs.sandbox import launch, make_run_dir
 from redis_course.labs.sandbox.box import Box
 from redis_course.labs.sandbox.limits import Limits
 from redis_course.labs.sandbox.process import StudentProcess
+from redis_course.core.backend import CourseError
 from redis_course.core.servers import redis_server_binary
 
 pytestmark = pytest.mark.slow
@@ -623,26 +624,46 @@ def test_the_sweep_takes_a_boxs_files_and_nothing_else(tmp_path):
 
 
 @pytest.mark.parametrize("backend", ["fakeredis", "redis-server"])
-def test_a_box_starts_when_the_graders_tmpdir_is_long(tmp_path, monkeypatch, backend):
-    """An ordinary user's run folder goes in TMPDIR; a long one (pytest's own, a user's) once made
-    every socket path of the box too long for the kernel, and no box started."""
-    import tempfile
-
-    from redis_course.labs import sandbox
-
+def test_a_box_starts_whatever_folder_it_is_given(tmp_path, backend):
+    """A box's sockets live below the folder it is given; given a long one (pytest's own tmp_path, a
+    user's TMPDIR, a longer user name) their paths once passed the kernel's 108 bytes and no box
+    started.  The box makes its folder in a short one of its own then, and leaves nothing of it."""
     if backend == "redis-server" and not redis_server_binary():
         pytest.skip("redis-server is not installed")
+    long = tmp_path / ("t" * 90)
+    long.mkdir()
+    box = Box(b"def f(r):\n    return r.incr(r.key('n'))\n", long, "course:box:long:", backend=backend)
+    try:
+        box.start()
+        assert len(os.fsencode(box.redis.socket_path)) <= 107
+        assert StudentProcess(box).start().call("f", []) == 1
+    finally:
+        box.stop()
+    assert not os.path.exists(box.dir) and not os.path.exists(box.run_dir), "the box left its folder"
+    assert os.listdir(long) == []
+
+
+def test_a_long_tmpdir_takes_a_short_folder_or_says_what_to_do(tmp_path, monkeypatch):
+    """An ordinary user's run folder goes in TMPDIR when its path is short enough for a box's sockets,
+    else in the first short folder the user may write (/tmp, /var/tmp, /dev/shm, /run/user/<uid>);
+    with none, one sentence says what to set, not a traceback from deep in the box."""
+    from redis_course.labs import sandbox
+
     long = tmp_path / ("t" * 60)
     long.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(long))
-    with monkeypatch.context() as m:
-        m.setattr(sandbox.os, "geteuid", lambda: 1000)  # the folder an ordinary user's grader takes
-        run = make_run_dir("course-boxtest-")
-    try:
-        box = Box(b"def f(r):\n    return r.incr(r.key('n'))\n", run, "course:box:long:", backend=backend).start()
-        try:
-            assert StudentProcess(box).start().call("f", []) == 1
-        finally:
-            box.stop()
-    finally:
-        shutil.rmtree(run, ignore_errors=True)
+    monkeypatch.setenv("TMPDIR", str(long))
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)  # the folders an ordinary user's grader takes
+    base = sandbox._run_base()
+    assert base != str(long) and len(base) <= sandbox.RUN_BASE_MAX and os.access(base, os.W_OK)
+    short = tmp_path.parent / "s"  # pytest's base folder is short enough on no machine; make one that is
+    if len(str(short)) <= sandbox.RUN_BASE_MAX:
+        short.mkdir(exist_ok=True)
+        monkeypatch.setenv("TMPDIR", str(short))
+        assert sandbox._run_base() == str(short)
+    monkeypatch.setenv("TMPDIR", str(long))
+    monkeypatch.setattr(sandbox, "_writable", lambda path: path == str(long))
+    with pytest.raises(sandbox.NoRunBase) as err:
+        make_run_dir("course-boxtest-")
+    message = str(err.value)
+    assert "TMPDIR" in message and str(sandbox.RUN_BASE_MAX) in message and "\n" not in message
+    assert isinstance(err.value, CourseError)

@@ -23,23 +23,49 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ...core.backend import CourseError
+from ...l10n import _
+
 ENV_ISOLATION = "COURSE_LAB_ISOLATION"  # the mode the runner chose (bwrap, container, none)
 MAX_SOURCE_BYTES = 1 << 20  # a lab.py bigger than 1 MiB is refused
 
 
 #: The longest folder a run's folder may sit in: a box's deepest socket
 #: (``<base>/course-grade-<pid>-<8>/box-<12>/redis/sock/redis.sock``) must fit the 108 bytes of a
-#: Unix socket's path.  A longer TMPDIR (a user's own, or a test's) made every box fail to start.
+#: Unix socket's path, whatever TMPDIR the grader was given (a user's own, a test's tmp_path).
 RUN_BASE_MAX = 32
 
 
+class NoRunBase(CourseError):
+    """No folder this user may write has a path short enough for a box's sockets."""
+
+
+def _writable(path: str) -> bool:
+    return os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK)
+
+
+def _run_bases() -> list[str]:
+    """Where a run's folder may go, best first: ``/run`` for root (a tmpfs no user can write), then
+    TMPDIR, ``/tmp``, ``/var/tmp``, ``/dev/shm`` and the user's ``/run/user/<uid>``."""
+    bases = ["/run"] if os.geteuid() == 0 else []
+    bases += [os.environ[v] for v in ("TMPDIR", "TEMP", "TMP") if os.environ.get(v)]
+    bases += ["/tmp", "/var/tmp", "/dev/shm", f"/run/user/{os.getuid()}"]
+    return [os.path.abspath(b) for b in dict.fromkeys(bases)]
+
+
 def _run_base() -> str:
-    if os.geteuid() == 0 and os.path.isdir("/run") and os.access("/run", os.W_OK):
-        return "/run"
-    base = tempfile.gettempdir()
-    if len(base) > RUN_BASE_MAX and os.access("/tmp", os.W_OK | os.X_OK):
-        return "/tmp"
-    return base
+    """The first of :func:`_run_bases` this user may write whose path is short enough for a box's
+    sockets (at most :data:`RUN_BASE_MAX` characters); :class:`NoRunBase` when there is none."""
+    for base in _run_bases():
+        if len(base) <= RUN_BASE_MAX and _writable(base):
+            return base
+    raise NoRunBase(
+        _(
+            "No folder with a path of at most {n} characters can be written here for the lab's sockets: "
+            "set TMPDIR to a short folder you may write, for example `export TMPDIR=/tmp`.",
+            n=RUN_BASE_MAX,
+        )
+    )
 
 
 def make_run_dir(prefix: str = "course-grade-") -> Path:
@@ -76,12 +102,14 @@ def sweep() -> list[str]:
     from . import cgroups
 
     removed = []
-    base = _run_base()
-    try:
-        entries = os.listdir(base)
-    except OSError:
-        entries = []
-    for name in entries:
+    bases = [b for b in _run_bases() if len(b) <= RUN_BASE_MAX]
+    entries = []
+    for base in bases:
+        try:
+            entries += [(base, name) for name in os.listdir(base)]
+        except OSError:
+            continue
+    for base, name in entries:
         m = _OWNED.match(name)
         path = os.path.join(base, name)
         if not m or not _gone(int(m.group(1))):

@@ -36,7 +36,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import cgroups
+from . import cgroups, make_run_dir
 from . import launch as ln
 from .limits import WATCH_HEADROOM, WATCH_MIN_PERIOD_S, WATCH_PERIOD_S, WATCH_RATE, Limits
 from .server import RunRedis, ServerWalls, children, process_tree
@@ -48,6 +48,10 @@ SERVER_MEMORY_MB = 512  # what the box's cgroup allows its Redis beside the stud
 SERVER_PROCESSES = 64  # and processes and threads: the Redis, the fork server, bubblewrap
 NPROC_SHARED_UID = 2048  # processes a box may add to its user's when boxes share one uid
 STARTUP_TIMEOUT_S = 60.0  # the box's own start (its fork server's imports) on a loaded machine
+SOCKET_PATH_MAX = 107  # bytes of a Unix socket's path (108 with its NUL)
+#: The box's deepest socket below its own folder (``box-<12>/redis/sock/redis.sock``): a box given a
+#: run folder too long for it makes its folder in a short one of its own (:func:`..make_run_dir`).
+DEEPEST_SOCKET = "box-000000000000/redis/sock/redis.sock"
 
 
 class BoxError(RuntimeError):
@@ -76,6 +80,9 @@ class Box:
         self.limits = limits or Limits()
         self.mode = mode or ln.mode()
         self.hide = [os.path.realpath(h) for h in hide]
+        self._own_run_dir: Path | None = None
+        if len(os.fsencode(os.path.abspath(self.run_dir))) + 1 + len(DEEPEST_SOCKET) > SOCKET_PATH_MAX:
+            self.run_dir = self._own_run_dir = make_run_dir("course-box-")
         self.dir = self.run_dir / f"box-{secrets.token_hex(6)}"
         _mkdir(self.dir, 0o711)
         root = os.geteuid() == 0
@@ -500,7 +507,7 @@ class Box:
             # folders goes with it, so the next student graded here finds none of it
             sweep_files_of((self.uid, self.uid + 1))
         ln.release_uid(self.uid)  # a process of it still alive keeps it taken (new_uid looks)
-        shutil.rmtree(self.dir, ignore_errors=True)
+        shutil.rmtree(self._own_run_dir or self.dir, ignore_errors=True)
 
     close = stop
 
