@@ -3,6 +3,8 @@ backends reports, and what the rendered page looks like."""
 
 from __future__ import annotations
 
+import atexit
+import os
 import shutil
 
 import nbformat
@@ -160,3 +162,57 @@ def test_compare_backends_flags_a_declared_difference_that_went_away():
     )
     problems = compare_backends(fake, real, "p:", "q:")
     assert len(problems) == 1 and "tagged backend-differs but both backends now print the same" in problems[0]
+
+
+# A kernel that dies before it answers kernel_info is started once more; the second time the error
+# says what the kernel printed.  The kernel's interpreter imports this sitecustomize first: it exits
+# while a counter file says it has died fewer than DEATHS times.
+DYING_KERNEL = """
+import os, sys
+count = os.environ["COURSE_TEST_KERNEL_DEATHS"]
+n = int(open(count).read() or 0) if os.path.exists(count) else 0
+if n < int(os.environ["COURSE_TEST_KERNEL_DIES"]):
+    open(count, "w").write(str(n + 1))
+    sys.stderr.write("kernel-died-on-purpose\\n")
+    sys.stderr.flush()
+    os._exit(3)
+"""
+
+
+def _dying_kernel(tmp_path, monkeypatch, deaths: int):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(DYING_KERNEL, encoding="utf-8")
+    real_env = execute.kernel_env
+
+    def env(*args, **kwargs):
+        out = real_env(*args, **kwargs)
+        out["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), out.get("PYTHONPATH", "")) if p)
+        out["COURSE_TEST_KERNEL_DEATHS"] = str(tmp_path / "deaths")
+        out["COURSE_TEST_KERNEL_DIES"] = str(deaths)
+        return out
+
+    monkeypatch.setattr(execute, "kernel_env", env)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    return nb, tmp_path / "deaths"
+
+
+def test_a_kernel_that_dies_before_it_answers_is_started_once_more(tmp_path, monkeypatch):
+    nb, deaths = _dying_kernel(tmp_path, monkeypatch, deaths=1)
+    hooks = []  # the clients' exit hooks still registered: at exit, one of a dead kernel prints a traceback
+    register, unregister = atexit.register, atexit.unregister
+    monkeypatch.setattr(atexit, "register", lambda f, *a, **k: (hooks.append(f), register(f, *a, **k))[1])
+    monkeypatch.setattr(atexit, "unregister", lambda f: (hooks.remove(f) if f in hooks else None, unregister(f))[1])
+    out = execute.execute(nb, cwd=tmp_path, timeout=60)
+    assert deaths.read_text() == "1", "the first kernel did not die: the test proves nothing"
+    assert out.cells[0].outputs[0]["text"] == "42\n"
+    left = [f for f in hooks if type(getattr(f, "__self__", None)).__name__ == "NotebookClient"]
+    assert left == [], "the dead kernel's client still has its exit hook"
+
+
+def test_a_kernel_that_dies_twice_says_what_it_printed(tmp_path, monkeypatch):
+    nb, deaths = _dying_kernel(tmp_path, monkeypatch, deaths=2)
+    with pytest.raises(RuntimeError) as err:
+        execute.execute(nb, cwd=tmp_path, timeout=60)
+    assert deaths.read_text() == "2"
+    assert "(twice)" in str(err.value) and "kernel-died-on-purpose" in str(err.value)

@@ -10,6 +10,7 @@ whose key or cells no longer match, and nothing else.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import copy
 import hashlib
 import importlib.metadata
@@ -118,6 +119,9 @@ def execute(
                     tail = log.read()[-1500:].decode("utf-8", "replace").strip()
                 raise RuntimeError(f"{exc} (twice); the kernel printed: {tail or 'nothing'}") from None
         finally:
+            # nbclient leaves its exit hook registered when the kernel died before it answered; at exit
+            # it would find no kernel manager and print a traceback
+            atexit.unregister(client._cleanup_kernel)
             shutil.rmtree(ipc_dir, ignore_errors=True)
             if redis_url:  # the kernel is stopped without running atexit: delete this run's keys here
                 from ..core.backend import connect
