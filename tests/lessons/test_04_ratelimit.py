@@ -185,12 +185,12 @@ def test_limiter2_crash_leaves_a_key_without_ttl_and_lua_does_not(r):
     for _ in range(11):
         rl.run(rl.limiter2(r, "crash"))
     assert not rl.run(rl.limiter2(r, "crash"))
-    assert [rl.run(rl.limiter2_lua(r, "lua")) for _ in range(12)].count(True) == 10
+    assert rl.burst(rl.limiter2_lua, r, "lua") == 10
     assert r.ttl(r.key("lua")) in (0, 1)
 
 
 def test_list_limiter_off_by_one_missed_count_and_no_key_without_ttl(r):
-    assert [rl.run(rl.list_limiter(r, "l1")) for _ in range(12)].count(True) == 11
+    assert rl.burst(rl.list_limiter, r, "l1") == 11
     for _ in range(3):
         rl.run(rl.list_limiter(r, "l2"))
     steps = rl.list_limiter(r, "l2")
@@ -231,3 +231,24 @@ def test_list_limiter_check_then_act_race_lets_every_early_reader_in(r):
     clients = {name: rl.list_limiter(r, "race") for name in "ABCDEFGHIJKLMNOP"}
     decisions = rl.interleave(clients, "ABCDEFGHIJKLMNOP" * 4, out=lambda s: None)
     assert list(decisions.values()) == [True] * 16  # 25 in one second against a limit of 10
+
+
+def test_a_burst_is_sent_again_when_the_one_second_key_could_expire_during_it(r, monkeypatch):
+    """The published limiters' key lives one second: ``rl.burst`` counts a burst only when it ended
+    well inside it, so a loaded machine shows the same 11 of 12 as a quiet one."""
+    assert rl.burst(rl.list_limiter, r, "b1") == 11
+    assert rl.burst(rl.limiter2_lua, r, "b2") == rl.LIMIT  # the script version has no off-by-one
+    assert r.ttl(r.key("b2")) in (0, 1)
+    clock, tries = [0.0], []
+
+    def slow(r, ip):  # a limiter whose every request takes 0.1 s of the monotonic clock
+        tries.append(ip)
+        clock[0] += 0.1
+        yield "slow"
+        return True
+
+    monkeypatch.setattr(rl.time, "monotonic", lambda: clock[0])
+    assert rl.burst(slow, r, "b3", n=12) == 12
+    assert len(tries) == 12 * rl.BURST_ATTEMPTS, "a burst longer than the key's second was not sent again"
+    tries.clear()
+    assert rl.burst(slow, r, "b4", n=7) == 7 and len(tries) == 7, "a burst inside the second was sent twice"
