@@ -4,6 +4,7 @@ backends reports, and what the rendered page looks like."""
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import os
 import shutil
 
@@ -197,13 +198,20 @@ def _dying_kernel(tmp_path, monkeypatch, deaths: int):
     return nb, tmp_path / "deaths"
 
 
+def _execute(nb, cwd):
+    """execute() in a thread of its own: asyncio.run() refuses a thread whose event loop runs (the
+    browser tests' Playwright keeps one in the worker's main thread)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(execute.execute, nb, cwd=cwd, timeout=60).result()
+
+
 def test_a_kernel_that_dies_before_it_answers_is_started_once_more(tmp_path, monkeypatch):
     nb, deaths = _dying_kernel(tmp_path, monkeypatch, deaths=1)
     hooks = []  # the clients' exit hooks still registered: at exit, one of a dead kernel prints a traceback
     register, unregister = atexit.register, atexit.unregister
     monkeypatch.setattr(atexit, "register", lambda f, *a, **k: (hooks.append(f), register(f, *a, **k))[1])
     monkeypatch.setattr(atexit, "unregister", lambda f: (hooks.remove(f) if f in hooks else None, unregister(f))[1])
-    out = execute.execute(nb, cwd=tmp_path, timeout=60)
+    out = _execute(nb, tmp_path)
     assert deaths.read_text() == "1", "the first kernel did not die: the test proves nothing"
     assert out.cells[0].outputs[0]["text"] == "42\n"
     left = [f for f in hooks if type(getattr(f, "__self__", None)).__name__ == "NotebookClient"]
@@ -213,6 +221,6 @@ def test_a_kernel_that_dies_before_it_answers_is_started_once_more(tmp_path, mon
 def test_a_kernel_that_dies_twice_says_what_it_printed(tmp_path, monkeypatch):
     nb, deaths = _dying_kernel(tmp_path, monkeypatch, deaths=2)
     with pytest.raises(RuntimeError) as err:
-        execute.execute(nb, cwd=tmp_path, timeout=60)
+        _execute(nb, tmp_path)
     assert deaths.read_text() == "2"
     assert "(twice)" in str(err.value) and "kernel-died-on-purpose" in str(err.value)
