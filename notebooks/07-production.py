@@ -186,9 +186,10 @@ if SERVER:
     twice = outage.default_retry_counts_twice()
     say(_("redis-py's default retries:"), twice["retries"], "|",
           _("one INCR counted more than once:"), twice["hits"] > 1)
-    # how many retries fit in the pause depends on the machine's load: their handshakes are not shown
+    # how many retries fit in the pause depends on the machine's load: not their number, but that
+    # there were more handshakes than INCRBY calls
     say(_("INCRBY run by the server:"), twice["incr_calls"], "|",
-          _("one INCR per retry:"), twice["incr_calls"] > twice["hello_calls"])
+          _("more handshakes (HELLO, one per connection) than INCRBY:"), twice["hello_calls"] > twice["incr_calls"])
 
 # %% [markdown] lang="en"
 # ### An outage under traffic
