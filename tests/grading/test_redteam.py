@@ -41,7 +41,9 @@ OWN_TESTS = {"escape_via_server", "read_around", "daemon", "sleep_under_timeout"
 ATTACKS = sorted(
     p.stem for p in REDTEAM.glob("*.py") if (ISOLATED or p.stem not in ISOLATION_ONLY) and p.stem not in OWN_TESTS
 )
-LIMITS = Limits(call_timeout_s=3, start_timeout_s=15, cpu_s=20, memory_mb=1024, nproc=32)
+# a lab's budget of 9 s: an attack that spins or hangs in every call is stopped after three calls
+# (the call timeout, then the budget), not after all five; honest runs spend well under 1 s there
+LIMITS = Limits(call_timeout_s=3, start_timeout_s=15, cpu_s=20, memory_mb=1024, nproc=32, lab_budget_s=9)
 
 
 def honest(lab):

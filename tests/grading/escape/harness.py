@@ -636,8 +636,8 @@ def grade(
             "--no-progress",
             "--call-timeout",
             "5",
-            "--lab-budget",
-            "20",
+            "--lab-budget",  # the hang attack: one call's timeout, then the budget ends its run
+            "8",
             "--workers",
             "3",
             *extra,
