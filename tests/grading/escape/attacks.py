@@ -135,6 +135,7 @@ def _redis_grow(r):
     try:
         r.setrange(key, (512 << 20) - 2, "x")
         _GOT["setrange_mib"] = 512
+        _tell("memory", _GOT)
     except Exception as e:
         _GOT["setrange"] = type(e).__name__ + ": " + str(e)[:60]
     _GOT["append_mib"] = 0
@@ -142,6 +143,7 @@ def _redis_grow(r):
         for _ in range(4):
             r.append(key + "2", b"y" * (64 << 20))
             _GOT["append_mib"] += 64
+            _tell("memory", _GOT)
     except Exception as e:
         _GOT["append"] = type(e).__name__ + ": " + str(e)[:60]
     try:
@@ -160,6 +162,7 @@ def _python_grow():
             b[::4096] = b"x" * len(b[::4096])
             blocks.append(b)
             _GOT["python_mib"] = 256 * len(blocks)
+            _tell("memory", _GOT)  # as it goes: a kill at the budget still leaves how far it got
     except MemoryError:
         _GOT["python"] = "MemoryError"
 

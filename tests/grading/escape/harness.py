@@ -636,8 +636,8 @@ def grade(
             "--no-progress",
             "--call-timeout",
             "5",
-            "--lab-budget",  # the hang attack: one call's timeout, then the budget ends its run
-            "8",
+            "--lab-budget",  # the hang attack: two calls' timeouts, then the budget ends its run; room
+            "12",  # enough, on a loaded machine, for the module load and the memory attack's first report
             "--workers",
             "3",
             *extra,
