@@ -505,6 +505,50 @@ def test_boxes_graded_at_once_do_not_share_their_limits(boxes):
     assert {first.uid, first.server_uid}.isdisjoint({second.uid, second.server_uid})
 
 
+SPIN = '''
+    import threading, time
+
+    def spin(r, seconds):
+        """Three threads and the caller spinning for ``seconds`` of wall time, then a command; the CPU
+        seconds this process got."""
+        end = time.monotonic() + seconds
+
+        def burn():
+            while time.monotonic() < end:
+                pass
+
+        threads = [threading.Thread(target=burn) for _ in range(3)]
+        for t in threads:
+            t.start()
+        burn()
+        for t in threads:
+            t.join()
+        r.set("k", "v")
+        return time.process_time()
+    '''
+
+
+def _throttled(box) -> int:
+    """How many CPU periods the box's cgroup was held back in (its ``cpu.stat``)."""
+    for d in box.cgroup.dirs:
+        stat = os.path.join(d, "cpu.stat")
+        if os.path.exists(stat):
+            with open(stat) as f:
+                return int(dict(line.split() for line in f).get("nr_throttled", 0))
+    return 0
+
+
+def test_a_box_uses_no_more_cores_than_it_is_given(boxes):
+    """``Limits.box_cpus`` (``grade --box-cpus``) is the box's CPU quota: a process spinning on every
+    thread it has gets no more than that share of the wall time, and the kernel says it held it back."""
+    box = boxes(SPIN, box_cpus=0.2)
+    if box.cgroup is None:
+        pytest.skip("no cgroup holds a box's CPU on this machine")
+    used = StudentProcess(box).call("spin", [2.0])
+    assert used <= 0.2 * 2.0 * 1.5 + 0.3, f"the box got {used:.2f} CPU-s in 2 s of wall time at 0.2 cores"
+    assert _throttled(box) > 0, "the kernel never held the box back: it has no CPU quota"
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_one_command_cannot_take_the_servers_memory(boxes, backend):
     """A single command that would allocate past the box's bounds is refused or ends only the box's

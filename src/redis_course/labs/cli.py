@@ -21,11 +21,28 @@ def _limits(args: argparse.Namespace):
     from .sandbox.limits import Limits
 
     kw = {}
-    for name in ("call_timeout_s", "memory_mb", "cpu_s", "lab_budget_s"):
+    for name in ("call_timeout_s", "memory_mb", "cpu_s", "lab_budget_s", "box_cpus"):
         v = getattr(args, name, None)
         if v is not None:
             kw[name] = v
     return Limits(**kw) if kw else None
+
+
+def _above_zero(kind):
+    """An argparse type: a number of ``kind`` above 0, else one sentence saying so."""
+
+    def parse(text: str):
+        from ..l10n import _
+
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not value > 0 or value != value or value == float("inf"):
+            raise argparse.ArgumentTypeError(_("{value} is not a number above 0.", value=repr(text)))
+        return value
+
+    return parse
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -229,15 +246,23 @@ def add_lab_commands(sub) -> None:
         help="regrade only this student (their name in grades.csv or their folder) into RESULTS",
     )
     g.add_argument("--backend", choices=["auto", "redis-server", "fakeredis"], default="auto")
-    g.add_argument("--workers", type=int, default=None, help="parallel grading processes (default: CPU cores)")
-    g.add_argument("--call-timeout", dest="call_timeout_s", type=float, help="seconds per function call")
-    g.add_argument("--memory-mb", dest="memory_mb", type=int, help="address-space limit of student code")
-    g.add_argument("--cpu-s", dest="cpu_s", type=float, help="CPU seconds per student process")
+    g.add_argument(
+        "--workers", type=_above_zero(int), default=None, help="parallel grading processes (default: CPU cores)"
+    )
+    g.add_argument("--call-timeout", dest="call_timeout_s", type=_above_zero(float), help="seconds per function call")
+    g.add_argument("--memory-mb", dest="memory_mb", type=_above_zero(int), help="address-space limit of student code")
+    g.add_argument("--cpu-s", dest="cpu_s", type=_above_zero(float), help="CPU seconds per student process")
     g.add_argument(
         "--lab-budget",
         dest="lab_budget_s",
-        type=float,
+        type=_above_zero(float),
         help="seconds all calls of one lab may take together (default 90)",
+    )
+    g.add_argument(
+        "--box-cpus",
+        dest="box_cpus",
+        type=_above_zero(float),
+        help="cores one student's box may use at once (default 1; a cgroup holds it where the machine has one)",
     )
     g.add_argument("--no-progress", action="store_true")
     g.add_argument(

@@ -811,6 +811,7 @@ def _new_cgroup(limits: Limits) -> "cgroups.CGroup | None":
             f"box-{os.getpid()}-{secrets.token_hex(6)}",
             limits.memory_mb + SERVER_MEMORY_MB,
             limits.nproc + SERVER_PROCESSES,
+            cpus=limits.box_cpus,
         )
     except OSError:
         return None

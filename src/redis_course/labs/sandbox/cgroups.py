@@ -60,6 +60,7 @@ class CGroup:
     def __init__(self, name: str, memory_mb: int, nproc: int, cpus: float = 1.0) -> None:
         self.version = cgroup_version()
         self.dirs: list[str] = []
+        quota = max(1000, int(100000 * cpus))  # µs per 100 ms period; the kernel refuses less than 1 ms
         if self.version == "v1":
             for c in CGROUP_V1:
                 parent = os.path.join(CGROUP_ROOT, c, "course-grade")
@@ -76,7 +77,7 @@ class CGroup:
                 pass
             _write(os.path.join(pids, "pids.max"), str(nproc))
             _write(os.path.join(cpu, "cpu.cfs_period_us"), "100000")
-            _write(os.path.join(cpu, "cpu.cfs_quota_us"), str(int(100000 * cpus)))
+            _write(os.path.join(cpu, "cpu.cfs_quota_us"), str(quota))
         elif self.version == "v2":
             base = _cgroup2_base()
             assert base
@@ -98,7 +99,7 @@ class CGroup:
             except OSError:
                 pass
             _write(os.path.join(d, "pids.max"), str(nproc))
-            _write(os.path.join(d, "cpu.max"), f"{int(100000 * cpus)} 100000")
+            _write(os.path.join(d, "cpu.max"), f"{quota} 100000")
         else:
             raise OSError(0, "no writable cgroup hierarchy")
 

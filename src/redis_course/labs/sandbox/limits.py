@@ -41,6 +41,7 @@ class Limits:
     max_message: int = 1 << 20  # largest reply accepted, bytes
     tmp_mb: int = 64  # writable space (a tmpfs) when isolated
     lab_budget_s: float = 90.0  # wall time all calls of one lab's run may take together
+    box_cpus: float = 1.0  # cores the whole box (its processes and its Redis) may use at once, where a cgroup holds it
 
     def to_dict(self) -> dict:
         return asdict(self)
