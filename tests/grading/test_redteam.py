@@ -42,8 +42,9 @@ ATTACKS = sorted(
     p.stem for p in REDTEAM.glob("*.py") if (ISOLATED or p.stem not in ISOLATION_ONLY) and p.stem not in OWN_TESTS
 )
 # a lab's budget of 9 s: an attack that spins or hangs in every call is stopped after three calls
-# (the call timeout, then the budget), not after all five; honest runs spend well under 1 s there
-LIMITS = Limits(call_timeout_s=3, start_timeout_s=15, cpu_s=20, memory_mb=1024, nproc=32, lab_budget_s=9)
+# (the call timeout, then the budget), not after all five; honest runs spend well under 1 s there.
+# Half a core per box: what spins burns half as much, and is stopped at the same times.
+LIMITS = Limits(call_timeout_s=3, start_timeout_s=15, cpu_s=20, memory_mb=1024, nproc=32, lab_budget_s=9, box_cpus=0.5)
 
 
 def honest(lab):

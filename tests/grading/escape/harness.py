@@ -638,6 +638,8 @@ def grade(
             "5",
             "--lab-budget",  # the hang attack: two calls' timeouts, then the budget ends its run; room
             "12",  # enough, on a loaded machine, for the module load and the memory attack's first report
+            "--box-cpus",  # the attacks that spin burn half a core each, not a whole one
+            "0.5",
             "--workers",
             "3",
             *extra,
