@@ -71,7 +71,9 @@ def r(backend_url):
 # groups sharing any other such fixture would make it twice: that stops the run at collection.
 
 TESTS = Path(__file__).resolve().parent
-PER_GROUP = {"outcomes", "composed_dir", "runs"}  # module fixtures that compute per xdist group, lazily
+# module fixtures that compute per xdist group, lazily; and the escape suite's clean-up, which each
+# worker does for what its own groups made
+PER_GROUP = {"outcomes", "composed_dir", "runs", "escape_cleanup"}
 
 
 def shared_fixtures(item) -> set[str]:
@@ -187,8 +189,12 @@ def pytest_xdist_make_scheduler(config, log):
 
     folder = Path(os.environ[GROUPS_ENV])
 
+    durations = _durations()
+
     class CourseGroupScheduling(LoadGroupScheduling):
-        """loadgroup with the groups the workers wrote (they all collect the same tests)."""
+        """loadgroup with the groups the workers wrote (they all collect the same tests), the longest
+        group first (by tests/durations.json): a long group is never left for the end, when the other
+        workers have nothing left to do."""
 
         groups: dict | None = None
 
@@ -198,7 +204,30 @@ def pytest_xdist_make_scheduler(config, log):
                 type(self).groups = json.loads(found[0].read_text(encoding="utf-8")) if found else {}
             return self.groups.get(nodeid) or super()._split_scope(nodeid)
 
+        def _assign_work_unit(self, node) -> None:
+            longest = max(self.workqueue, key=lambda scope: group_seconds(self.workqueue[scope], durations))
+            self.workqueue.move_to_end(longest, last=False)
+            super()._assign_work_unit(node)
+
     return CourseGroupScheduling(config, log)
+
+
+DURATIONS = TESTS / "durations.json"  # bench/suite_times.py --write-durations, from a whole run's JUnit XML
+UNTIMED_S = 0.2  # a test that is not there: new, or under half a second when the file was written
+
+
+def _durations() -> dict[str, float]:
+    import json
+
+    try:
+        return json.loads(DURATIONS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def group_seconds(nodeids, durations: dict[str, float]) -> float:
+    """How long a group's tests are expected to take, from the last recorded run."""
+    return sum(durations.get(n, UNTIMED_S) for n in nodeids)
 
 
 # ---------------------------------------------------------------- foreign keys stay untouched

@@ -61,7 +61,8 @@ _OUTCOMES: dict = {}
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _cleanup():
+def escape_cleanup():
+    """What this process's runs left (its HEX's keys, user, files): each xdist worker cleans its own."""
     yield
     h.cleanup()
 
@@ -378,16 +379,31 @@ def text_problems(o: h.Outcome, student: str) -> list[str]:
 # ------------------------------------------------------------------ the tests
 
 
+def group(path: str, backend: str):
+    """The xdist group of one path's runs: the tests that read one batch's outcome run where it was
+    graded, and the batches spread over the workers (the user path's two backends share its venv, the
+    check path's its student edition; Gradescope is one run)."""
+    return pytest.mark.xdist_group(f"escape-{path}" if path != "root" else f"escape-{path}-{backend}")
+
+
 def _attack_params():
     out = []
     for path, backend in GRADE_PATHS:
         for name, kind in batch_of(path).items():
             if kind not in ("honest", "baseline"):
-                out.append(pytest.param(path, backend, kind, name, id=f"{kind}-{path}-{backend}"))
+                out.append(
+                    pytest.param(path, backend, kind, name, id=f"{kind}-{path}-{backend}", marks=group(path, backend))
+                )
     for backend in BACKENDS:
         for kind in CHECK_ATTACKS:
-            out.append(pytest.param("check", backend, kind, kind, id=f"{kind}-check-{backend}"))
-    out.append(pytest.param("gradescope", "redis-server", "probe", "probe", id="probe-gradescope"))
+            out.append(
+                pytest.param("check", backend, kind, kind, id=f"{kind}-check-{backend}", marks=group("check", backend))
+            )
+    out.append(
+        pytest.param(
+            "gradescope", "redis-server", "probe", "probe", id="probe-gradescope", marks=group("gradescope", "")
+        )
+    )
     return out
 
 
@@ -400,9 +416,9 @@ def test_attack_is_contained(path, backend, kind, student):
 
 
 def _run_params():
-    ps = [pytest.param(p, b, id=f"{p}-{b}") for p, b in GRADE_PATHS]
-    ps += [pytest.param("check", b, id=f"check-{b}") for b in BACKENDS]
-    ps.append(pytest.param("gradescope", "redis-server", id="gradescope"))
+    ps = [pytest.param(p, b, id=f"{p}-{b}", marks=group(p, b)) for p, b in GRADE_PATHS]
+    ps += [pytest.param("check", b, id=f"check-{b}", marks=group("check", b)) for b in BACKENDS]
+    ps.append(pytest.param("gradescope", "redis-server", id="gradescope", marks=group("gradescope", "")))
     return ps
 
 
@@ -425,7 +441,7 @@ def test_canaries_untouched(path, backend):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("path,backend", GRADE_PATHS)
+@pytest.mark.parametrize("path,backend", [pytest.param(p, b, marks=group(p, b)) for p, b in GRADE_PATHS])
 def test_honest_students_keep_their_marks(path, backend):
     o = outcome(path, backend)
     assert o.code == 0, f"grade ended with {o.code}: {o.stderr.decode(errors='replace')[-1500:]}"
