@@ -8,6 +8,12 @@ and the sum of their durations (set-up, call and tear-down; a module fixture cou
 that asks for it).  With two xdist workers the sums add up to about twice the wall time.  ``--before``
 adds the same columns from an earlier run.  Prints a Markdown table; asserts nothing: the numbers
 depend on the machine and its load, so report them with ``cat /proc/loadavg``.
+
+    .venv/bin/python bench/suite_times.py /tmp/suite.xml --write-durations tests/durations.json
+
+writes each test's duration (those of half a second or more) where the test run's scheduler reads
+them (tests/conftest.py): the longest xdist groups start first, so that no long group is left for
+the end while the other worker idles.
 """
 
 from __future__ import annotations
@@ -30,13 +36,38 @@ def per_folder(path: str, depth: int, modules: bool = False) -> dict[str, tuple[
     return {k: (v[0], v[1]) for k, v in out.items()}
 
 
+def nodeid(case: ET.Element) -> str:
+    """The pytest node id of a JUnit test case (``tests.grading.test_x.Class`` + name)."""
+    parts = case.get("classname", "").split(".")
+    n = next((i for i, p in enumerate(parts) if p[:1].isupper()), len(parts))
+    return "::".join(["/".join(parts[:n]) + ".py", *parts[n:], case.get("name", "")])
+
+
+def durations(path: str, least: float = 0.5) -> dict[str, float]:
+    """node id → seconds, for the tests of one JUnit XML file that took ``least`` seconds or more."""
+    out = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        t = float(case.get("time") or 0)
+        if t >= least:
+            out[nodeid(case)] = round(t, 1)
+    return dict(sorted(out.items()))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("xml")
     ap.add_argument("--before")
     ap.add_argument("--depth", type=int, default=2)
     ap.add_argument("--modules", action="store_true", help="one row per test module")
+    ap.add_argument("--write-durations", metavar="JSON", help="write each test's duration there, and nothing else")
     a = ap.parse_args()
+    if a.write_durations:
+        import json
+
+        with open(a.write_durations, "w", encoding="utf-8") as f:
+            json.dump(durations(a.xml), f, indent=0, ensure_ascii=False)
+            f.write("\n")
+        return
     now = per_folder(a.xml, a.depth, a.modules)
     old = per_folder(a.before, a.depth, a.modules) if a.before else {}
     head = "| folder | tests | s |" + (" tests before | s before |" if old else "")

@@ -3,6 +3,7 @@ worker, so that `run.py test` on two workers builds the site once and grades eac
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -104,6 +105,52 @@ def test_free(n):
 """
 
 
+ORDERED = """
+import os, pytest
+
+def log(what):
+    with open(os.environ["RUN_LOG"], "a") as f:
+        f.write(what + "\\n")
+
+@pytest.mark.xdist_group("many")
+@pytest.mark.parametrize("n", range(6))
+def test_many_quick(n):
+    log("many")
+
+@pytest.mark.xdist_group("long")
+@pytest.mark.parametrize("n", range(2))
+def test_few_long(n):
+    log("long")
+"""
+
+
+def _run_xdist(tmp_path, tests, workers: int, **env):
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-n", str(workers), "--dist", "loadgroup", "-q", "-p", "no:cacheprovider"]
+        + ["--rootdir", str(tmp_path), str(tests)],
+        cwd=tmp_path,
+        env={**os.environ, "COURSE_FOREIGN_KEYS": "0", "RUN_LOG": str(tmp_path / "ran"), **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.slow
+def test_the_longest_group_starts_first(tmp_path):
+    """The scheduler hands out the group that took longest in the recorded run (tests/durations.json)
+    before groups with more tests: xdist alone would start the six quick tests first."""
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    shutil.copy(Path(__file__).parents[1] / "conftest.py", tests / "conftest.py")
+    (tests / "test_order.py").write_text(ORDERED, encoding="utf-8")
+    long = {f"tests/test_order.py::test_few_long[{n}]": 40.0 for n in range(2)}
+    (tests / "durations.json").write_text(json.dumps(long), encoding="utf-8")
+    res = _run_xdist(tmp_path, tests, 1)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    assert (tmp_path / "ran").read_text().splitlines() == ["long"] * 2 + ["many"] * 6
+
+
 @pytest.mark.slow
 def test_two_workers_make_a_module_fixture_once(tmp_path):
     """The real thing: pytest-xdist on two workers with this conftest runs a module's tests in one worker."""
@@ -111,34 +158,7 @@ def test_two_workers_make_a_module_fixture_once(tmp_path):
     tests.mkdir()
     shutil.copy(Path(__file__).parents[1] / "conftest.py", tests / "conftest.py")
     (tests / "test_mod.py").write_text(MODULE, encoding="utf-8")
-    env = {
-        **os.environ,
-        "COURSE_FOREIGN_KEYS": "0",
-        "MADE_LOG": str(tmp_path / "made"),
-        "RUN_LOG": str(tmp_path / "ran"),
-    }
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-n",
-            "2",
-            "--dist",
-            "loadgroup",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--rootdir",
-            str(tmp_path),
-            str(tests),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    res = _run_xdist(tmp_path, tests, 2, MADE_LOG=str(tmp_path / "made"))
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     assert "12 passed" in res.stdout
     assert (tmp_path / "made").read_text().splitlines() == ["made"]
