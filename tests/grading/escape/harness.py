@@ -371,7 +371,11 @@ class Canaries:
 
 def host_leftovers(session_ids: set[int], env_secret: str, keep: set[int]) -> list[tuple[int, str]]:
     """Processes of the run that are still there: in its session, carrying its environment, or wearing
-    an attack's marker."""
+    an attack's marker.  A session's id is its leader's pid, the grading command, already reaped: the
+    kernel does not give that number to a new process while any process is still in the session, so
+    where a process has it again, the session is empty and that number is another session's now
+    (another worker's box, on a machine with pid_max 32768)."""
+    session_ids = {s for s in session_ids if not os.path.exists(f"/proc/{s}")}
     out = []
     for d in os.listdir("/proc"):
         if not d.isdigit() or int(d) in keep or int(d) == os.getpid():
