@@ -374,7 +374,8 @@ def host_leftovers(session_ids: set[int], env_secret: str, keep: set[int]) -> li
     an attack's marker.  A session's id is its leader's pid, the grading command, already reaped: the
     kernel does not give that number to a new process while any process is still in the session, so
     where a process has it again, the session is empty and that number is another session's now
-    (another worker's box, on a machine with pid_max 32768)."""
+    (another worker's box, on a machine with pid_max 32768).  A zombie has ended and holds nothing: it
+    waits for its parent (the machine's init, for an orphan, on its own time) to read its exit status."""
     session_ids = {s for s in session_ids if not os.path.exists(f"/proc/{s}")}
     out = []
     for d in os.listdir("/proc"):
@@ -382,6 +383,8 @@ def host_leftovers(session_ids: set[int], env_secret: str, keep: set[int]) -> li
             continue
         pid = int(d)
         try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             comm = Path(f"/proc/{pid}/comm").read_text().strip()
             sid = os.getsid(pid)

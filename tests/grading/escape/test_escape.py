@@ -457,17 +457,19 @@ def test_honest_students_keep_their_marks(path, backend):
     assert not lost, "honest students lost points beside the attacks: " + "; ".join(lost)
 
 
-def test_a_run_left_behind_is_found_by_its_session_and_a_reused_pid_is_not():
+def test_a_run_left_behind_is_found_by_its_session_and_a_reused_pid_or_a_zombie_is_not():
     """What a run's session leaves (its leader reaped, a child still there) is a leftover; a process that
     later got the leader's number, and its own session with it, is not (the number is free only once
-    the session is empty)."""
-    left = subprocess.Popen(["sh", "-c", "sleep 30 & exit 0"], start_new_session=True)
+    the session is empty); nor is a process of the run that has ended and waits to be reaped."""
+    # the leader ends at once; its child becomes `sleep 30`, whose own child `/bin/true` ends unreaped
+    left = subprocess.Popen(["sh", "-c", "(/bin/true & exec sleep 30) & exit 0"], start_new_session=True)
     left.wait()
     other = subprocess.Popen(["sleep", "30"], start_new_session=True)  # a session leader: sid == pid
     try:
-        time.sleep(0.3)
-        found = h.host_leftovers({left.pid}, "\0never\0", keep=set())
-        assert [what for pid, what in found if what.startswith("sleep")], f"the run's sleep was not found: {found}"
+        time.sleep(0.5)
+        found = [what for _, what in h.host_leftovers({left.pid}, "\0never\0", keep=set())]
+        assert [w for w in found if w.startswith("sleep")], f"the run's sleep was not found: {found}"
+        assert not [w for w in found if w.startswith("true")], f"a process that has ended was reported: {found}"
         assert not h.host_leftovers({other.pid}, "\0never\0", keep=set()), (
             "a live session leader was taken for a leftover"
         )
