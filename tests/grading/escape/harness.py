@@ -369,13 +369,26 @@ class Canaries:
 # ------------------------------------------------------------------ leftovers on the host
 
 
+def _ended(pid: int) -> bool:
+    """Every thread of ``pid`` is a zombie: it has ended.  Its first thread alone in state Z, with others
+    running, is a live process (``pthread_exit`` in the main thread) that only looks ended."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+        return bool(tasks) and all(
+            Path(f"/proc/{pid}/task/{t}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z" for t in tasks
+        )
+    except OSError:
+        return False
+
+
 def host_leftovers(session_ids: set[int], env_secret: str, keep: set[int]) -> list[tuple[int, str]]:
     """Processes of the run that are still there: in its session, carrying its environment, or wearing
     an attack's marker.  A session's id is its leader's pid, the grading command, already reaped: the
     kernel does not give that number to a new process while any process is still in the session, so
     where a process has it again, the session is empty and that number is another session's now
     (another worker's box, on a machine with pid_max 32768).  A zombie has ended and holds nothing: it
-    waits for its parent (the machine's init, for an orphan, on its own time) to read its exit status."""
+    waits for its parent (the machine's init, for an orphan, on its own time) to read its exit status;
+    a process whose first thread ended while others run looks like one, and is not (:func:`_ended`)."""
     session_ids = {s for s in session_ids if not os.path.exists(f"/proc/{s}")}
     out = []
     for d in os.listdir("/proc"):
@@ -383,7 +396,7 @@ def host_leftovers(session_ids: set[int], env_secret: str, keep: set[int]) -> li
             continue
         pid = int(d)
         try:
-            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            if _ended(pid):
                 continue
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             comm = Path(f"/proc/{pid}/comm").read_text().strip()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import time
@@ -457,6 +458,12 @@ def test_honest_students_keep_their_marks(path, backend):
     assert not lost, "honest students lost points beside the attacks: " + "; ".join(lost)
 
 
+LOOKS_ENDED = (
+    "import ctypes, threading, time; threading.Thread(target=time.sleep, args=(30,)).start(); "
+    "time.sleep(0.2); ctypes.CDLL(None).pthread_exit(None)"
+)
+
+
 def test_a_run_left_behind_is_found_by_its_session_and_a_reused_pid_or_a_zombie_is_not():
     """What a run's session leaves (its leader reaped, a child still there) is a leftover; a process that
     later got the leader's number, and its own session with it, is not (the number is free only once
@@ -465,15 +472,22 @@ def test_a_run_left_behind_is_found_by_its_session_and_a_reused_pid_or_a_zombie_
     left = subprocess.Popen(["sh", "-c", "(/bin/true & exec sleep 30) & exit 0"], start_new_session=True)
     left.wait()
     other = subprocess.Popen(["sleep", "30"], start_new_session=True)  # a session leader: sid == pid
+    # a live process that looks ended: its first thread calls pthread_exit, a second one goes on
+    hiding = subprocess.Popen(
+        ["sh", "-c", f"{h.SYS_PYTHON} -c {shlex.quote(LOOKS_ENDED)} & exit 0"], start_new_session=True
+    )
+    hiding.wait()
     try:
-        time.sleep(0.5)
+        time.sleep(1.0)
         found = [what for _, what in h.host_leftovers({left.pid}, "\0never\0", keep=set())]
         assert [w for w in found if w.startswith("sleep")], f"the run's sleep was not found: {found}"
         assert not [w for w in found if w.startswith("true")], f"a process that has ended was reported: {found}"
+        hid = h.host_leftovers({hiding.pid}, "\0never\0", keep=set())
+        assert hid, "a process whose first thread ended while another runs was taken for ended"
         assert not h.host_leftovers({other.pid}, "\0never\0", keep=set()), (
             "a live session leader was taken for a leftover"
         )
     finally:
-        h.kill_pids([p for p, _ in h.host_leftovers({left.pid}, "\0never\0", keep=set())])
+        h.kill_pids([p for p, _ in h.host_leftovers({left.pid, hiding.pid}, "\0never\0", keep=set())])
         other.kill()
         other.wait()
