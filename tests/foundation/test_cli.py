@@ -73,3 +73,22 @@ def test_a_broken_lab_package_is_an_error_not_a_missing_command(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", broken)
     with pytest.raises(ImportError, match="redis_course.labs.authoring.model"):
         cli.build_parser()
+
+
+def test_grade_limits_refuse_what_is_not_above_zero_in_one_sentence(capsys, monkeypatch):
+    """A limit of 0, below 0, nan, infinite or not a number would make a box without one (a cgroup
+    refuses a zero quota): `course grade` says so in one sentence, in the reader's language."""
+    import pytest
+
+    monkeypatch.setenv("COURSE_LANG", "en")
+    for option in ("--box-cpus", "--call-timeout", "--lab-budget", "--memory-mb", "--cpu-s", "--workers"):
+        for bad in ("0", "-1", "nan", "inf", "many"):
+            with pytest.raises(SystemExit) as ended:
+                cli.main(["grade", "subs", "--out", "res", "--lab", "00", option, bad])
+            assert ended.value.code == 2
+            err = capsys.readouterr().err.strip().splitlines()[-1]
+            assert err.endswith(f"argument {option}: {bad!r} is not a number above 0."), err
+    monkeypatch.setenv("COURSE_LANG", "ru")
+    with pytest.raises(SystemExit):
+        cli.main(["grade", "subs", "--out", "res", "--box-cpus", "0"])
+    assert capsys.readouterr().err.strip().endswith("'0' — не число больше 0.")

@@ -38,7 +38,7 @@ def _above_zero(kind):
             value = kind(text)
         except ValueError:
             value = None
-        if value is None or not value > 0 or value != value or value == float("inf"):
+        if value is None or not 0 < value < float("inf"):  # nan fails both comparisons
             raise argparse.ArgumentTypeError(_("{value} is not a number above 0.", value=repr(text)))
         return value
 
