@@ -50,6 +50,18 @@ def test_ids_are_unique_across_processes_hidden(lab, redis):
 @contract("take-views-one-step")
 def test_take_views_loses_nothing_under_load_hidden(lab, redis):
     """No view is lost while take_views runs among views from other processes."""
+    # first one view counted between take_views's own requests (forced), then 300 from four processes
+    key = redis.key("views", "post", 78)
+    redis.set(key, 5)
+    taken, between = lab.call_between("take_views", (78,), after_key=key, between=lambda: redis.incr(key))
+    assert not isinstance(taken, Exception), _("expected no error, saw {seen}").format(seen=taken)
+    # one step (GETDEL, a script, a transaction) never waits: 5 taken; a second request waits while
+    # another process counts a view, which must then be taken or left, not reset away
+    want = 6 if between else 5
+    total = taken + int(redis.get(key) or 0)
+    assert total == want, _(
+        "expected {want} views taken or left in the counter, saw {seen}: a view counted between take_views's "
+        "reading and resetting was lost").format(want=want, seen=total)
     calls = []
     for i in range(300):
         calls.append(("count_view", (77,)))
