@@ -22,7 +22,7 @@ def holds(key, expected, seen):
 
 @points(1)
 @hint("separate-keys")
-@contract("count-view-key")
+@contract("count-view-key", "view-count-reads", "next-id-per-kind")
 def test_posts_are_counted_separately_hidden(lab, redis):
     """Each post has its own view counter."""
     for call, post, expected in [("count_view", 90210, 1), ("count_view", 90210, 2), ("count_view", 90211, 1),
@@ -31,6 +31,17 @@ def test_posts_are_counted_separately_hidden(lab, redis):
         assert seen == expected, returns(f"{call}({post})", expected, seen)
     seen = redis.get(redis.key("views", "post", 90211))
     assert seen == "1", holds("views:post:90211", "1", seen)
+    # the counter taken away between view_count's own requests: a count, never an error
+    key = redis.key("views", "post", 90212)
+    redis.set(key, 5)
+    seen, between = lab.call_between("view_count", (90212,), after_key=key, between=lambda: redis.getdel(key))
+    assert seen in ((0, 5) if between else (5,)), returns("view_count(90212)", 5 if not between else "0 / 5", seen)
+    # kinds are names as given: "Order" is not "order"
+    for kind, expected in [("order", 1), ("Order", 1), ("order", 2)]:
+        seen = lab.next_id(kind)
+        assert seen == expected, returns(f"next_id({kind!r})", expected, seen)
+    seen = redis.get(redis.key("ids", "Order"))
+    assert seen == "1", holds("ids:Order", "1", seen)
 
 
 @points(2)
@@ -58,6 +69,7 @@ def test_take_views_loses_nothing_under_load_hidden(lab, redis):
     # one step (GETDEL, a script, a transaction) never waits: 5 taken; a second request waits while
     # another process counts a view, which must then be taken or left, not reset away
     want = 6 if between else 5
+    assert taken in (want, want - 1), returns("take_views(78)", want, taken)  # the view may come after the reset
     total = taken + int(redis.get(key) or 0)
     assert total == want, _(
         "expected {want} views taken or left in the counter, saw {seen}: a view counted between take_views's "
@@ -110,6 +122,13 @@ def test_safe_incr_reports_wrong_type_hidden(lab, redis):
     assert report == expected, returns("safe_incr", expected, report)
     seen = redis.lrange(redis.key("jobs"), 0, -1)
     assert seen == ["a", "b"], holds("jobs", ["a", "b"], seen)
+    # a key that becomes a list between safe_incr's own requests: what INCRBY met is reported
+    key = redis.key("turns")
+    redis.set(key, 5)
+    report, between = lab.call_between(
+        "safe_incr", ("turns",), after_key=key, between=lambda: (redis.delete(key), redis.rpush(key, "a")))
+    expected = {"ok": False, "error": "wrong_type", "found": "list"} if between else {"ok": True, "value": 6}
+    assert report == expected, returns("safe_incr('turns')", expected, report)
 
 
 @points(2)
@@ -128,6 +147,11 @@ def test_safe_incr_strict_integers_hidden(lab, redis):
         assert report == expected, returns("safe_incr", expected, report)
         seen = redis.get(redis.key("odd"))
         assert seen == text, holds("odd", repr(text), repr(seen))
+    for amount in (2**63, -2**63 - 1):  # Redis refuses the amount itself; a missing key holds nothing
+        report = lab.safe_incr("absent", amount)
+        expected = {"ok": False, "error": "not_integer", "found": None}
+        assert report == expected, returns(f"safe_incr('absent', {amount})", expected, report)
+        assert redis.exists(redis.key("absent")) == 0, holds("absent", None, redis.get(redis.key("absent")))
 
 
 @points(2)
@@ -148,6 +172,17 @@ def test_deposit_refuses_overflow_hidden(lab, redis):
         with student_raises("OverflowError"):
             lab.deposit(8, cents)
     assert redis.exists(redis.key("balance", 8)) == 0, holds("balance:8", None, redis.get(redis.key("balance", 8)))
+    # another deposit between deposit's own requests takes the balance to the edge: one INCRBY decides
+    key = redis.key("balance", 9)
+    redis.set(key, MAX - 10)
+    seen, between = lab.call_between("deposit", (9, 5), after_key=key, between=lambda: redis.incrby(key, 8))
+    if between:
+        assert isinstance(seen, StudentError) and seen.type == "OverflowError", _(
+            "expected deposit(9, 5) to raise OverflowError after another deposit took the balance to 2**63 - 3 "
+            "between its requests, saw {seen}").format(seen=seen)
+        assert redis.get(key) == str(MAX - 2), holds("balance:9", MAX - 2, redis.get(key))
+    else:
+        assert seen == MAX - 5, returns("deposit(9, 5)", MAX - 5, seen)
 
 
 @points(1)
